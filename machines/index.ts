@@ -1,0 +1,2 @@
+export * from './callPipeline.js';
+export * from './toolCall.js';

@@ -1,0 +1,487 @@
+/**
+ * One tool call, stage by stage (SPEC §2). Each stage is a named state, so an inspector shows a
+ * call sitting in `awaitingApproval` or `executing`. The stage work is done by the injected
+ * `CallPipeline`; a stage that answers synchronously is passed within the same macrostep (a
+ * raised event), and a stage with no listeners is skipped by a guarded transition.
+ *
+ * Every exit, failure or not, goes through `finalizing`, which materialises a frozen result: the
+ * actor never throws to its parent; its output is the `ToolResult`.
+ */
+import { assign, enqueueActions, setup, type AnyActorRef } from 'xstate';
+import { ErrorCode, errorNameFor, type ApprovalAnswer, type ToolCallRequest, type ToolErrorInfo, type ToolResult } from '../src/protocol/index.js';
+import type {
+  CallPipeline,
+  CallWhere,
+  GuardOutcome,
+  PostExecuteOutcome,
+  PreExecuteOutcome,
+  PrepareOutcome,
+  PreparedCall,
+  ResultDraft,
+  Settlement,
+  StageMarks,
+  StageTrace,
+} from './callPipeline.js';
+
+export interface ToolCallInput {
+  readonly request: ToolCallRequest;
+  readonly where: CallWhere;
+  readonly pipeline: CallPipeline;
+  /** Validation already done by the scheduler (it needs the args to plan); else done here. */
+  readonly prepared?: PrepareOutcome;
+}
+
+export interface ToolCallContext {
+  readonly request: ToolCallRequest;
+  readonly where: CallWhere;
+  readonly pipeline: CallPipeline;
+  readonly prepareOutcome: PrepareOutcome | undefined;
+  readonly pre: PreExecuteOutcome | undefined;
+  readonly guardOutcome: GuardOutcome;
+  readonly settlement: Settlement | undefined;
+  readonly trace: StageTrace;
+  readonly abort: AbortController | undefined;
+  readonly approvalAbort: AbortController | undefined;
+  readonly marks: StageMarks | undefined;
+  readonly result: ToolResult | undefined;
+}
+
+export type ToolCallEvent =
+  | { type: 'PRE.PENDING' }
+  | { type: 'PRE.DECIDED'; outcome: PreExecuteOutcome }
+  | { type: 'APPROVAL.ANSWERED'; answer: ApprovalAnswer | 'cancelled' }
+  | { type: 'EXECUTED'; settlement: Settlement }
+  | { type: 'POST.PENDING' }
+  | { type: 'POST.DONE'; outcome: PostExecuteOutcome }
+  /** The caller cancelled: not-yet-dispatched calls end ABORTED_BEFORE_DISPATCH, running ones are aborted. */
+  | { type: 'CANCEL'; reason?: string };
+
+const errorInfo = (code: ErrorCode, message: string): ToolErrorInfo => ({ name: errorNameFor(code), code, message });
+const fail = (code: ErrorCode, message: string, content?: string): Settlement => ({ ok: false, error: errorInfo(code, message), content });
+
+function prepared(context: ToolCallContext): PreparedCall {
+  const outcome = context.prepareOutcome;
+  if (!outcome?.ok) throw new Error('toolCall: stage reached without a validated call');
+  return outcome.prepared;
+}
+
+function sendIfActive(self: AnyActorRef, event: ToolCallEvent): boolean {
+  if (self.getSnapshot().status !== 'active') return false;
+  self.send(event);
+  return true;
+}
+
+function where(context: ToolCallContext) {
+  return { turnId: context.where.turnId, stepIndex: context.where.stepIndex, callId: context.request.callId };
+}
+
+function hookFailedSettlement(f: { hook: string; listener: string; message: string }): Settlement {
+  return fail(ErrorCode.HOOK_FAILED, `${f.hook} listener "${f.listener}" failed: ${f.message}`);
+}
+
+/** After an allow (or approval), go to the next stage that has work. */
+const toGuardOrExecuting = [{ guard: 'hasGuards', target: 'guard' }, { target: 'executing' }] as const;
+
+export const toolCallMachine = setup({
+  types: {
+    context: {} as ToolCallContext,
+    input: {} as ToolCallInput,
+    events: {} as ToolCallEvent,
+    output: {} as ToolResult,
+  },
+  actions: {
+    mark: ({ context }, stage: keyof StageMarks) => {
+      if (context.marks) context.marks[stage] = context.pipeline.now();
+    },
+    runPreExecute: enqueueActions(({ context, enqueue, self }) => {
+      const outcome = context.pipeline.preExecute(prepared(context), context.trace);
+      if (outcome instanceof Promise) {
+        enqueue.raise({ type: 'PRE.PENDING' });
+        outcome.then(
+          (o) => sendIfActive(self, { type: 'PRE.DECIDED', outcome: o }),
+          (e: unknown) =>
+            sendIfActive(self, {
+              type: 'PRE.DECIDED',
+              outcome: { kind: 'failed', hook: 'tools/pre-execute', listener: context.trace.listener ?? '?', message: String(e) },
+            }),
+        );
+      } else {
+        enqueue.raise({ type: 'PRE.DECIDED', outcome });
+      }
+    }),
+    runPostExecute: enqueueActions(({ context, enqueue, self }) => {
+      const s = context.settlement;
+      if (!s?.ok) return;
+      const outcome = context.pipeline.postExecute(prepared(context), s.draft, context.trace);
+      if (outcome instanceof Promise) {
+        enqueue.raise({ type: 'POST.PENDING' });
+        outcome.then(
+          (o) => sendIfActive(self, { type: 'POST.DONE', outcome: o }),
+          (e: unknown) =>
+            sendIfActive(self, {
+              type: 'POST.DONE',
+              outcome: { kind: 'failed', hook: 'tools/post-execute', listener: context.trace.listener ?? '?', message: String(e) },
+            }),
+        );
+      } else {
+        enqueue.raise({ type: 'POST.DONE', outcome });
+      }
+    }),
+    startApproval: ({ context, self }) => {
+      const p = prepared(context);
+      const reason = context.pre?.kind === 'ask' ? context.pre.reason : undefined;
+      context.pipeline.record({ type: 'tool/approval-request', ...where(context), toolName: p.view.toolName, reason });
+      context.pipeline.requestApproval(p, reason, context.approvalAbort!.signal).then(
+        (answer) => sendIfActive(self, { type: 'APPROVAL.ANSWERED', answer }),
+        () => sendIfActive(self, { type: 'APPROVAL.ANSWERED', answer: 'cancelled' }),
+      );
+    },
+    stopApproval: ({ context }) => context.approvalAbort?.abort(),
+    recordApproval: ({ context }, answer: 'timeout' | 'cancelled' | 'remembered' | ApprovalAnswer) => {
+      context.pipeline.record({ type: 'tool/approval-answer', ...where(context), answer });
+    },
+    rememberApproval: ({ context }) => context.pipeline.rememberApproval(prepared(context)),
+    startBody: ({ context, self }) => {
+      const p = prepared(context);
+      const pipeline = context.pipeline;
+      pipeline.execute(p, context.abort!.signal).then(
+        (outcome) => {
+          const settlement = outcome.ok ? pipeline.draftFromValue(p, outcome.value) : { ok: false as const, error: outcome.error };
+          if (self.getSnapshot().status === 'active' && self.getSnapshot().matches('executing')) {
+            self.send({ type: 'EXECUTED', settlement });
+          } else {
+            pipeline.record({
+              type: 'warning',
+              ...where(context),
+              code: 'LATE_OUTCOME_DISCARDED',
+              message: `the body of "${p.view.toolName}" settled after its call was already settled; its outcome was discarded`,
+              data: { ok: outcome.ok },
+            });
+          }
+        },
+        // pipeline.execute never rejects by contract; this is a last line of defence.
+        (e: unknown) => sendIfActive(self, { type: 'EXECUTED', settlement: fail(ErrorCode.TOOL_FAILED, String(e)) }),
+      );
+    },
+    abortBody: ({ context }, reason: string | undefined) => context.abort?.abort(reason ?? 'cancelled'),
+    recordHookFailure: ({ context }, f: { hook: string; listener: string; message: string }) => {
+      context.pipeline.record({
+        type: 'hook/failed',
+        ...where(context),
+        hook: f.hook as 'tools/pre-execute',
+        listener: f.listener,
+        message: f.message,
+        failed: 'closed',
+      });
+    },
+  },
+  guards: {
+    prepareFailed: ({ context }) => !context.prepareOutcome?.ok,
+    hasPreExecute: ({ context }) => context.pipeline.hasPreExecute(),
+    hasGuards: ({ context }) => context.pipeline.hasGuards(),
+    hasPostExecute: ({ context }) => context.pipeline.hasPostExecute(),
+    preFailed: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'failed',
+    preDenied: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'deny',
+    preAskRemembered: ({ context, event }) =>
+      event.type === 'PRE.DECIDED' && event.outcome.kind === 'ask' && context.pipeline.isApprovalRemembered(prepared(context)),
+    preAsk: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'ask',
+    approvedAlways: ({ event }) => event.type === 'APPROVAL.ANSWERED' && event.answer === 'allowed-always',
+    approvedOnce: ({ event }) => event.type === 'APPROVAL.ANSWERED' && event.answer === 'allowed-once',
+    guardFailed: ({ context }) => context.guardOutcome?.kind === 'failed',
+    guardDenied: ({ context }) => context.guardOutcome?.kind === 'deny',
+    bodyFailed: ({ event }) => event.type === 'EXECUTED' && !event.settlement.ok,
+    postFailed: ({ event }) => event.type === 'POST.DONE' && event.outcome.kind === 'failed',
+    postBlocked: ({ event }) => event.type === 'POST.DONE' && event.outcome.kind === 'blocked',
+    postInvalidOutput: ({ event }) => event.type === 'POST.DONE' && event.outcome.kind === 'invalid-output',
+  },
+  delays: {
+    hookTimeout: ({ context }) => context.pipeline.limits.hookTimeoutMs,
+    approvalTimeout: ({ context }) => context.pipeline.limits.approvalTimeoutMs,
+    abortGrace: ({ context }) => context.pipeline.limits.abortGraceMs,
+  },
+}).createMachine({
+  id: 'toolCall',
+  context: ({ input }) => ({
+    request: input.request,
+    where: input.where,
+    pipeline: input.pipeline,
+    prepareOutcome: input.prepared,
+    pre: undefined,
+    guardOutcome: undefined,
+    settlement: undefined,
+    trace: {},
+    abort: undefined,
+    approvalAbort: undefined,
+    marks: undefined,
+    result: undefined,
+  }),
+  initial: 'validating',
+  states: {
+    validating: {
+      entry: [
+        assign(({ context }) => {
+          const outcome = context.prepareOutcome ?? context.pipeline.prepare(context.request, context.where);
+          const marks = outcome.ok && context.pipeline.isMetered(outcome.prepared) ? { validating: context.pipeline.now() } : undefined;
+          return { prepareOutcome: outcome, marks };
+        }),
+      ],
+      always: [
+        {
+          guard: 'prepareFailed',
+          target: 'finalizing',
+          actions: assign({ settlement: ({ context }) => ({ ok: false as const, error: (context.prepareOutcome as { error: ToolErrorInfo }).error }) }),
+        },
+        { guard: 'hasPreExecute', target: 'preExecute' },
+        ...toGuardOrExecuting,
+      ],
+    },
+    preExecute: {
+      entry: [{ type: 'mark', params: 'preExecute' }, assign({ trace: () => ({}) })],
+      initial: 'deciding',
+      states: {
+        deciding: { entry: 'runPreExecute', on: { 'PRE.PENDING': 'waitingForListener' } },
+        waitingForListener: {
+          after: {
+            hookTimeout: {
+              target: '#toolCall.finalizing',
+              actions: [
+                {
+                  type: 'recordHookFailure',
+                  params: ({ context }) => ({
+                    hook: 'tools/pre-execute',
+                    listener: context.trace.listener ?? '?',
+                    message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
+                  }),
+                },
+                assign({
+                  settlement: ({ context }) =>
+                    hookFailedSettlement({
+                      hook: 'tools/pre-execute',
+                      listener: context.trace.listener ?? '?',
+                      message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
+                    }),
+                }),
+              ],
+            },
+          },
+        },
+      },
+      on: {
+        'PRE.DECIDED': [
+          {
+            guard: 'preFailed',
+            target: 'finalizing',
+            actions: [
+              { type: 'recordHookFailure', params: ({ event }) => event.outcome as { hook: string; listener: string; message: string } },
+              assign({ settlement: ({ event }) => hookFailedSettlement(event.outcome as { hook: string; listener: string; message: string }) }),
+            ],
+          },
+          {
+            guard: 'preDenied',
+            target: 'finalizing',
+            actions: assign({
+              settlement: ({ event }) => {
+                const reason = (event.outcome as { reason: string }).reason;
+                return fail(ErrorCode.POLICY_DENIED, `denied by policy: ${reason}`);
+              },
+            }),
+          },
+          {
+            guard: 'preAskRemembered',
+            target: 'guard',
+            actions: [assign({ pre: ({ event }) => event.outcome }), { type: 'recordApproval', params: 'remembered' }],
+          },
+          { guard: 'preAsk', target: 'awaitingApproval', actions: assign({ pre: ({ event }) => event.outcome }) },
+          ...toGuardOrExecuting,
+        ],
+        CANCEL: {
+          target: 'finalizing',
+          actions: assign({ settlement: () => fail(ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the tool body was dispatched') }),
+        },
+      },
+    },
+    awaitingApproval: {
+      entry: [{ type: 'mark', params: 'awaitingApproval' }, assign({ approvalAbort: () => new AbortController() }), 'startApproval'],
+      exit: 'stopApproval',
+      after: {
+        approvalTimeout: {
+          target: 'finalizing',
+          actions: [
+            { type: 'recordApproval', params: 'timeout' },
+            assign({
+              settlement: ({ context }) =>
+                fail(ErrorCode.APPROVAL_DENIED, `approval not answered within ${context.pipeline.limits.approvalTimeoutMs} ms`),
+            }),
+          ],
+        },
+      },
+      on: {
+        'APPROVAL.ANSWERED': [
+          {
+            guard: 'approvedAlways',
+            target: 'guard',
+            actions: [{ type: 'recordApproval', params: 'allowed-always' }, 'rememberApproval'],
+          },
+          { guard: 'approvedOnce', target: 'guard', actions: { type: 'recordApproval', params: 'allowed-once' } },
+          {
+            target: 'finalizing',
+            actions: [
+              { type: 'recordApproval', params: ({ event }) => event.answer },
+              assign({ settlement: ({ event }) => fail(ErrorCode.APPROVAL_DENIED, `approval ${event.answer === 'cancelled' ? 'cancelled' : 'denied'}`) }),
+            ],
+          },
+        ],
+        CANCEL: {
+          target: 'finalizing',
+          actions: [
+            { type: 'recordApproval', params: 'cancelled' },
+            assign({ settlement: () => fail(ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled while waiting for approval') }),
+          ],
+        },
+      },
+    },
+    guard: {
+      entry: [{ type: 'mark', params: 'guard' }, assign({ guardOutcome: ({ context }) => context.pipeline.guard(prepared(context)) })],
+      always: [
+        {
+          guard: 'guardFailed',
+          target: 'finalizing',
+          actions: [
+            { type: 'recordHookFailure', params: ({ context }) => context.guardOutcome as { hook: string; listener: string; message: string } },
+            assign({ settlement: ({ context }) => hookFailedSettlement(context.guardOutcome as { hook: string; listener: string; message: string }) }),
+          ],
+        },
+        {
+          guard: 'guardDenied',
+          target: 'finalizing',
+          actions: assign({
+            settlement: ({ context }) => {
+              const g = context.guardOutcome as { reason: string; listener: string };
+              return fail(ErrorCode.GUARD_DENIED, `denied by guard "${g.listener}": ${g.reason}`);
+            },
+          }),
+        },
+        { target: 'executing' },
+      ],
+    },
+    executing: {
+      entry: [{ type: 'mark', params: 'executing' }, assign({ abort: () => new AbortController() }), 'startBody'],
+      initial: 'running',
+      states: {
+        running: { on: { CANCEL: 'aborting' } },
+        aborting: {
+          entry: { type: 'abortBody', params: ({ event }) => (event.type === 'CANCEL' ? event.reason : undefined) },
+          after: {
+            abortGrace: {
+              target: '#toolCall.finalizing',
+              actions: assign({ settlement: () => fail(ErrorCode.ABORTED, 'cancelled; the tool body did not settle within the grace period') }),
+            },
+          },
+        },
+      },
+      on: {
+        EXECUTED: [
+          {
+            guard: 'bodyFailed',
+            target: 'finalizing',
+            actions: assign({
+              settlement: ({ event, self }) => {
+                const s = (event as { settlement: Settlement & { ok: false } }).settlement;
+                // After a cancel, a failing body failed because of the abort: that is ABORTED.
+                return self.getSnapshot().matches({ executing: 'aborting' }) && s.error.code !== ErrorCode.ABORTED
+                  ? fail(ErrorCode.ABORTED, `cancelled: ${s.error.message}`)
+                  : s;
+              },
+            }),
+          },
+          { guard: 'hasPostExecute', target: 'postExecute', actions: assign({ settlement: ({ event }) => event.settlement }) },
+          { target: 'finalizing', actions: assign({ settlement: ({ event }) => event.settlement }) },
+        ],
+      },
+    },
+    postExecute: {
+      entry: [{ type: 'mark', params: 'postExecute' }, assign({ trace: () => ({}) })],
+      initial: 'deciding',
+      states: {
+        deciding: { entry: 'runPostExecute', on: { 'POST.PENDING': 'waitingForListener' } },
+        waitingForListener: {
+          after: {
+            hookTimeout: {
+              target: '#toolCall.finalizing',
+              actions: [
+                {
+                  type: 'recordHookFailure',
+                  params: ({ context }) => ({
+                    hook: 'tools/post-execute',
+                    listener: context.trace.listener ?? '?',
+                    message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
+                  }),
+                },
+                assign({
+                  settlement: ({ context }) =>
+                    hookFailedSettlement({
+                      hook: 'tools/post-execute',
+                      listener: context.trace.listener ?? '?',
+                      message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
+                    }),
+                }),
+              ],
+            },
+          },
+        },
+      },
+      on: {
+        'POST.DONE': [
+          {
+            guard: 'postFailed',
+            target: 'finalizing',
+            actions: [
+              { type: 'recordHookFailure', params: ({ event }) => event.outcome as { hook: string; listener: string; message: string } },
+              assign({ settlement: ({ event }) => hookFailedSettlement(event.outcome as { hook: string; listener: string; message: string }) }),
+            ],
+          },
+          {
+            guard: 'postBlocked',
+            target: 'finalizing',
+            actions: assign({
+              settlement: ({ event }) => {
+                const o = event.outcome as { feedback: string; listener: string };
+                return fail(ErrorCode.POST_EXECUTE_BLOCKED, `blocked by post-execute listener "${o.listener}": ${o.feedback}`, o.feedback);
+              },
+            }),
+          },
+          {
+            guard: 'postInvalidOutput',
+            target: 'finalizing',
+            actions: assign({ settlement: ({ event }) => fail(ErrorCode.INVALID_OUTPUT, (event.outcome as { message: string }).message) }),
+          },
+          {
+            target: 'finalizing',
+            actions: assign({
+              settlement: ({ event }) => ({ ok: true as const, draft: (event.outcome as { kind: 'accepted'; draft: ResultDraft }).draft }),
+            }),
+          },
+        ],
+      },
+    },
+    finalizing: {
+      entry: [
+        { type: 'mark', params: 'finalizing' },
+        assign({
+          result: ({ context }) =>
+            context.pipeline.finalize(
+              context.request,
+              context.prepareOutcome?.ok ? context.prepareOutcome.prepared : undefined,
+              context.settlement ?? fail(ErrorCode.TOOL_FAILED, 'the call ended without a settlement'),
+              context.marks,
+            ),
+        }),
+      ],
+      always: 'settled',
+    },
+    settled: { type: 'final' },
+  },
+  output: ({ context }) => context.result!,
+});
+
+export type ToolCallMachine = typeof toolCallMachine;

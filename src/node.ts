@@ -1,0 +1,2 @@
+/** dsh/node: everything in `dsh`, plus the Node-only adapters (files, processes). */
+export * from './index.js';

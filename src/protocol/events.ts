@@ -1,0 +1,159 @@
+import { z } from 'zod';
+import { ErrorCodeSchema } from './errorCodes.js';
+import { ApprovalAnswerSchema } from './decisions.js';
+import { ToolResultSchema } from './results.js';
+
+const base = { seq: z.number().int().positive(), time: z.number() };
+/** Where an event happened: absent for a call run on its own, outside any turn. */
+const where = { turnId: z.string().optional(), stepIndex: z.number().int().nonnegative().optional() };
+
+export const TurnOutcomeSchema = z.enum(['completed', 'cancelled', 'failed', 'max-steps']);
+export type TurnOutcome = z.infer<typeof TurnOutcomeSchema>;
+
+export const RequestErrorKindSchema = z.enum(['context-overflow', 'retryable', 'aborted', 'fatal']);
+export type RequestErrorKind = z.infer<typeof RequestErrorKindSchema>;
+
+export const ExecutionModeSchema = z.enum(['parallel', 'exclusive']);
+export type ExecutionMode = z.infer<typeof ExecutionModeSchema>;
+
+export const TurnStartEvent = z.object({ ...base, type: z.literal('turn/start'), turnId: z.string(), input: z.string() });
+export const StepStartEvent = z.object({ ...base, type: z.literal('step/start'), turnId: z.string(), stepIndex: z.number().int().nonnegative() });
+/** Coalesced model output: one event per contiguous run of text (or reasoning), not one per token. */
+export const LlmStreamEvent = z.object({
+  ...base,
+  type: z.literal('llm/stream'),
+  turnId: z.string(),
+  stepIndex: z.number().int().nonnegative(),
+  kind: z.enum(['text', 'reasoning']),
+  text: z.string(),
+});
+export const ToolCallEvent = z.object({
+  ...base,
+  ...where,
+  type: z.literal('tool/call'),
+  callId: z.string(),
+  toolName: z.string(),
+  /** The arguments exactly as the model sent them (raw JSON text when it sent text). */
+  input: z.unknown(),
+  index: z.number().int().nonnegative(),
+  executionMode: ExecutionModeSchema,
+});
+export const ToolResultEvent = z.object({
+  ...base,
+  ...where,
+  type: z.literal('tool/result'),
+  callId: z.string(),
+  toolName: z.string(),
+  /** `seq` of the `tool/call` this result answers. */
+  sourceEventSeqs: z.array(z.number().int().positive()).min(1),
+  result: ToolResultSchema,
+});
+export const StepEndEvent = z.object({
+  ...base,
+  type: z.literal('step/end'),
+  turnId: z.string(),
+  stepIndex: z.number().int().nonnegative(),
+  finishReason: z.string(),
+  toolCalls: z.number().int().nonnegative(),
+});
+export const TurnEndEvent = z.object({
+  ...base,
+  type: z.literal('turn/end'),
+  turnId: z.string(),
+  outcome: TurnOutcomeSchema,
+  steps: z.number().int().nonnegative(),
+  error: z.string().optional(),
+});
+export const RequestErrorEvent = z.object({
+  ...base,
+  type: z.literal('agent/request-error'),
+  turnId: z.string(),
+  stepIndex: z.number().int().nonnegative(),
+  attempt: z.number().int().positive(),
+  kind: RequestErrorKindSchema,
+  status: z.number().int().optional(),
+  message: z.string(),
+  /** What the retry policy decided: retry after a delay, compact then retry, or give up. */
+  action: z.enum(['retry', 'compact', 'give-up']),
+  delayMs: z.number().nonnegative().optional(),
+});
+export const ContextCompactedEvent = z.object({
+  ...base,
+  type: z.literal('context/compacted'),
+  turnId: z.string(),
+  strategy: z.string(),
+  /** `seq`s of the tool/result events whose model view is now a stub. */
+  stubbedSeqs: z.array(z.number().int().positive()),
+  beforeChars: z.number().int().nonnegative(),
+  afterChars: z.number().int().nonnegative(),
+});
+export const ApprovalRequestEvent = z.object({
+  ...base,
+  ...where,
+  type: z.literal('tool/approval-request'),
+  callId: z.string(),
+  toolName: z.string(),
+  reason: z.string().optional(),
+});
+export const ApprovalAnswerEvent = z.object({
+  ...base,
+  ...where,
+  type: z.literal('tool/approval-answer'),
+  callId: z.string(),
+  /** `timeout` and `cancelled` are recorded as such and deny like `denied`. */
+  answer: z.union([ApprovalAnswerSchema, z.enum(['timeout', 'cancelled', 'remembered'])]),
+});
+export const HookFailedEvent = z.object({
+  ...base,
+  ...where,
+  type: z.literal('hook/failed'),
+  callId: z.string(),
+  hook: z.enum(['tools/pre-execute', 'tools/guard', 'tools/execute', 'tools/post-execute', 'finalizeContent', 'tools/result']),
+  listener: z.string(),
+  message: z.string(),
+  /** Closed: the call was denied/blocked. Open: the failure was ignored (observers). */
+  failed: z.enum(['closed', 'open']),
+});
+export const WarningEvent = z.object({
+  ...base,
+  ...where,
+  type: z.literal('warning'),
+  callId: z.string().optional(),
+  code: z.string(),
+  message: z.string(),
+  data: z.record(z.string(), z.unknown()).optional(),
+});
+export const SpilledEvent = z.object({
+  ...base,
+  ...where,
+  type: z.literal('tool/spilled'),
+  callId: z.string(),
+  locator: z.string(),
+  bytes: z.number().int().nonnegative(),
+  lines: z.number().int().nonnegative(),
+});
+
+export const LogEventSchema = z.discriminatedUnion('type', [
+  TurnStartEvent,
+  StepStartEvent,
+  LlmStreamEvent,
+  ToolCallEvent,
+  ToolResultEvent,
+  StepEndEvent,
+  TurnEndEvent,
+  RequestErrorEvent,
+  ContextCompactedEvent,
+  ApprovalRequestEvent,
+  ApprovalAnswerEvent,
+  HookFailedEvent,
+  WarningEvent,
+  SpilledEvent,
+]);
+export type LogEvent = z.infer<typeof LogEventSchema>;
+export type LogEventType = LogEvent['type'];
+export type LogEventOf<T extends LogEventType> = Extract<LogEvent, { type: T }>;
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event before the log stamps it with `seq` and `time`. */
+export type NewLogEvent = DistributiveOmit<LogEvent, 'seq' | 'time'>;
+

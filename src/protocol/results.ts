@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { ErrorCodeSchema } from './errorCodes.js';
+
+export const ToolErrorInfoSchema = z.object({
+  name: z.string(),
+  code: ErrorCodeSchema,
+  message: z.string(),
+});
+export type ToolErrorInfo = z.infer<typeof ToolErrorInfoSchema>;
+
+/** The materialised, frozen result of one tool call: what the log stores and the model sees. */
+export const ToolResultSchema = z.object({
+  callId: z.string(),
+  toolName: z.string(),
+  isError: z.boolean(),
+  error: ToolErrorInfoSchema.optional(),
+  /** Model-facing text. */
+  content: z.string(),
+  /** Canonical value produced by the tool body (absent for error results). */
+  value: z.unknown().optional(),
+  metadata: z.record(z.string(), z.unknown()),
+});
+export type ToolResult = z.infer<typeof ToolResultSchema>;
+
+/** A tool call as the model emitted it. `input` is the raw JSON text (or an already parsed value). */
+export const ToolCallRequestSchema = z.object({
+  callId: z.string(),
+  toolName: z.string(),
+  input: z.unknown(),
+});
+export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;

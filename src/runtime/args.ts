@@ -1,0 +1,57 @@
+import { freeze } from 'immer';
+import { ErrorCode } from '../protocol/index.js';
+import type { AnyTool } from './defineTool.js';
+import { ToolError } from './toolError.js';
+
+export interface ArgLimits {
+  /** Largest raw argument text accepted, in UTF-16 code units (default 1 MiB). */
+  maxArgsChars: number;
+  /** Deepest nesting of objects/arrays accepted (default 64). */
+  maxArgsDepth: number;
+}
+export const defaultArgLimits: ArgLimits = { maxArgsChars: 1 << 20, maxArgsDepth: 64 };
+
+/**
+ * Turns the model's raw input into validated, deep-frozen args, or throws an `INVALID_ARGS`
+ * ToolError. Size and depth are checked iteratively before zod sees the value, so hostile input
+ * fails with a clear code rather than a stack overflow; `__proto__`-like keys stay plain data.
+ */
+export function parseArgs(tool: AnyTool, input: unknown, limits: ArgLimits): unknown {
+  let raw: unknown = input;
+  if (typeof input === 'string') {
+    if (input.length > limits.maxArgsChars) {
+      throw new ToolError(ErrorCode.INVALID_ARGS, `arguments are ${input.length} chars, over the limit of ${limits.maxArgsChars}`);
+    }
+    try {
+      raw = input.trim() === '' ? {} : JSON.parse(input);
+    } catch (e) {
+      throw new ToolError(ErrorCode.INVALID_ARGS, `arguments are not valid JSON: ${(e as Error).message}`);
+    }
+  }
+  checkShape(raw, limits);
+  const parsed = tool.input.safeParse(raw);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .slice(0, 5)
+      .map((i: { path: PropertyKey[]; message: string }) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`)
+      .join('; ');
+    throw new ToolError(ErrorCode.INVALID_ARGS, `arguments do not match the schema of "${tool.name}": ${issues}`);
+  }
+  return freeze(parsed.data, true);
+}
+
+/** Depth and size walk with an explicit stack; also rejects values JSON cannot carry. */
+function checkShape(value: unknown, limits: ArgLimits): void {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  let nodes = 0;
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= limits.maxArgsDepth) {
+      throw new ToolError(ErrorCode.INVALID_ARGS, `arguments are nested deeper than ${limits.maxArgsDepth} levels`);
+    }
+    if (++nodes > limits.maxArgsChars) throw new ToolError(ErrorCode.INVALID_ARGS, 'arguments are too large');
+    const children = Array.isArray(v) ? v : Object.values(v);
+    for (const c of children) stack.push([c, depth + 1]);
+  }
+}

@@ -1,0 +1,110 @@
+import { freeze } from 'immer';
+import { createActor, toPromise, type ActorRefFrom } from 'xstate';
+import { toolCallMachine } from '../../machines/toolCall.js';
+import type { PipelineLimits } from '../../machines/callPipeline.js';
+import type { ToolCallRequest, ToolResult } from '../protocol/index.js';
+import { defaultArgLimits, type ArgLimits } from './args.js';
+import { createCallPipeline, type ApprovalService } from './callPipeline.js';
+import { systemClock, type Clock } from './clock.js';
+import { ToolRegistry, type AnyTool } from './defineTool.js';
+import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName } from './hooks.js';
+import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
+
+export interface RuntimeOptions {
+  tools?: readonly AnyTool[];
+  /** The session log (default: a new in-memory log on the runtime's clock). */
+  log?: SessionLog;
+  clock?: Clock;
+  approval?: ApprovalService;
+  /** Shared, read-only context handed (deep-frozen) to every tool body. */
+  context?: Record<string, unknown>;
+  limits?: Partial<PipelineLimits>;
+  argLimits?: Partial<ArgLimits>;
+  /** Most calls of one parallel group running at once (default 8). */
+  concurrency?: number;
+}
+
+export const defaultLimits: PipelineLimits = { hookTimeoutMs: 30_000, approvalTimeoutMs: 300_000, abortGraceMs: 2_000 };
+
+export interface CallHandle {
+  readonly actor: ActorRefFrom<typeof toolCallMachine>;
+  /** Settles with the frozen result once `tool/result` is in the log. */
+  readonly result: Promise<ToolResult>;
+  /** Aborts the call (before dispatch: ABORTED_BEFORE_DISPATCH; running: ABORTED). */
+  cancel(reason?: string): void;
+}
+
+/** Wires tools, hooks, guards, log, clock and approval into a runtime that runs calls through the machines. */
+export function createRuntime(options: RuntimeOptions = {}) {
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? createMemoryLog({ clock });
+  const tools = new ToolRegistry(options.tools ?? []);
+  const hooks = new HookRegistry();
+  const guards = new GuardRegistry();
+  const limits: PipelineLimits = { ...defaultLimits, ...options.limits };
+  const pipeline = createCallPipeline({
+    tools,
+    hooks,
+    guards,
+    log,
+    clock,
+    limits,
+    argLimits: { ...defaultArgLimits, ...options.argLimits },
+    approval: options.approval,
+    context: freeze(structuredClone(options.context ?? {}), true),
+  });
+
+  /** Runs one call outside any turn: `tool/call` is appended before it runs, `tool/result` after. */
+  function runCall(request: ToolCallRequest, at: { index?: number; turnId?: string; stepIndex?: number } = {}): CallHandle {
+    const where = { index: at.index ?? 0, turnId: at.turnId, stepIndex: at.stepIndex };
+    const prepared = pipeline.prepare(request, where);
+    const callEvent = log.append({
+      type: 'tool/call',
+      turnId: where.turnId,
+      stepIndex: where.stepIndex,
+      callId: request.callId,
+      toolName: request.toolName,
+      input: request.input,
+      index: where.index,
+      executionMode: prepared.ok ? prepared.prepared.view.executionMode : 'parallel',
+    });
+    const actor = createActor(toolCallMachine, { input: { request, where, pipeline, prepared }, clock });
+    const result = toPromise(actor).then((r) => {
+      log.append({
+        type: 'tool/result',
+        turnId: where.turnId,
+        stepIndex: where.stepIndex,
+        callId: r.callId,
+        toolName: r.toolName,
+        sourceEventSeqs: [callEvent.seq],
+        result: r,
+      });
+      return r;
+    });
+    actor.start();
+    return { actor, result, cancel: (reason) => actor.send({ type: 'CANCEL', reason }) };
+  }
+
+  return {
+    log,
+    clock,
+    pipeline,
+    limits,
+    concurrency: options.concurrency ?? 8,
+    hooks: {
+      /** Registers a named listener on a hook; returns its remover. */
+      on: <K extends HookName>(hook: K, name: string, fn: HookMap[K]) => hooks.on(hook, name, fn),
+      /** Fixes the order of a hook's listeners by name. */
+      order: (hook: HookName, names: readonly string[]) => hooks.order(hook, names),
+    },
+    tools: {
+      /** Adds a monotonic guard: a string denies, undefined changes nothing. */
+      guard: (fn: Guard, name?: string) => guards.add(fn, name),
+      register: (tool: AnyTool) => tools.register(tool),
+      list: () => tools.list(),
+    },
+    runCall,
+  };
+}
+
+export type Runtime = ReturnType<typeof createRuntime>;

@@ -1,0 +1,88 @@
+import type { z } from 'zod';
+import type { Clock } from './clock.js';
+
+/** What a tool body gets besides its arguments. */
+export interface ExecContext {
+  /** Aborted on caller cancel, timeout or a wrapper's own reason. Forward it to anything slow. */
+  readonly signal: AbortSignal;
+  readonly callId: string;
+  readonly clock: Clock;
+  /** 1 for the first attempt, more when a retry wrapper runs the body again. */
+  readonly attempt: number;
+  /** A deep-frozen view of the runtime's shared context: bodies may read it, never change it. */
+  readonly context: Readonly<Record<string, unknown>>;
+  /** Records a `warning` event about this call in the session log. */
+  readonly warn: (code: string, message: string, data?: Record<string, unknown>) => void;
+}
+
+export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
+  readonly name: string;
+  readonly description: string;
+  readonly input: I;
+  readonly output?: z.ZodType<O>;
+  /** Opt-in parallelism: only calls for which this returns true may overlap others. */
+  readonly isConcurrencySafe: (args: z.infer<I>) => boolean;
+  /** Same args, same effect: the retry wrapper may run it again. Default false. */
+  readonly idempotent: boolean;
+  readonly execute: (args: z.infer<I>, exec: ExecContext) => Promise<O> | O;
+  /** Model-facing text for a value. Default: strings as they are, other values as JSON. */
+  readonly toContent: (value: O) => string;
+  /** Synchronous last content-only fix, called exactly once per result the body produced. */
+  readonly finalizeContent?: (content: string) => string;
+}
+
+export interface ToolSpec<I extends z.ZodType, O> {
+  name: string;
+  description?: string;
+  input: I;
+  output?: z.ZodType<O>;
+  isConcurrencySafe?: (args: z.infer<I>) => boolean;
+  idempotent?: boolean;
+  execute: (args: z.infer<I>, exec: ExecContext) => Promise<O> | O;
+  toContent?: (value: O) => string;
+  finalizeContent?: (content: string) => string;
+}
+
+/** Default content: a string value is its own content; anything else is its JSON. */
+export function defaultContent(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '';
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** Declares a tool: its name, zod input (and optional output) schema and its body. */
+export function defineTool<I extends z.ZodType, O = unknown>(spec: ToolSpec<I, O>): ToolDefinition<I, O> {
+  if (!/^[a-zA-Z0-9_.:-]{1,128}$/.test(spec.name)) throw new TypeError(`defineTool: invalid tool name ${JSON.stringify(spec.name)}`);
+  return Object.freeze({
+    name: spec.name,
+    description: spec.description ?? '',
+    input: spec.input,
+    output: spec.output,
+    isConcurrencySafe: spec.isConcurrencySafe ?? (() => false),
+    idempotent: spec.idempotent ?? false,
+    execute: spec.execute,
+    toContent: spec.toContent ?? defaultContent,
+    finalizeContent: spec.finalizeContent,
+  });
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = ToolDefinition<any, any>;
+
+/** The tools a runtime knows, by name. */
+export class ToolRegistry {
+  private readonly byName = new Map<string, AnyTool>();
+  constructor(tools: readonly AnyTool[] = []) {
+    for (const t of tools) this.register(t);
+  }
+  register(tool: AnyTool): void {
+    if (this.byName.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`);
+    this.byName.set(tool.name, tool);
+  }
+  get(name: string): AnyTool | undefined {
+    return this.byName.get(name);
+  }
+  list(): AnyTool[] {
+    return [...this.byName.values()];
+  }
+}

@@ -1,0 +1,109 @@
+import type { PostExecuteDecision, PreExecuteDecision, ToolResult } from '../protocol/index.js';
+import type { ExecContext } from './defineTool.js';
+import type { CallView, ExecOutcome, ResultDraft, SyncOrAsync } from '../../machines/callPipeline.js';
+
+/** A pre-execute listener: return a decision, or call `next()` to hand over (SPEC §2.1). */
+export type PreExecuteListener = (
+  call: CallView,
+  next: () => SyncOrAsync<PreExecuteDecision>,
+) => SyncOrAsync<PreExecuteDecision | void>;
+
+/** An around-wrapper of the tool body; `next(exec)` may replace `exec.signal` but never remove it. */
+export type ExecuteWrapper = (
+  call: CallView,
+  exec: ExecContext,
+  next: (exec?: Partial<Pick<ExecContext, 'signal' | 'attempt'>>) => Promise<ExecOutcome>,
+) => Promise<ExecOutcome>;
+
+/** A post-execute listener sees the result so far (with earlier listeners' rewrites). */
+export type PostExecuteListener = (draft: ResultDraft, call: CallView) => SyncOrAsync<PostExecuteDecision | void>;
+
+/** An observer of frozen, final results: it can look, nothing else. */
+export type ResultObserver = (result: ToolResult) => void;
+
+/** The monotonic guard: a string denies with that reason; `undefined` changes nothing. There is no allow. */
+export type Guard = (call: CallView) => string | undefined;
+
+export interface HookMap {
+  'tools/pre-execute': PreExecuteListener;
+  'tools/execute': ExecuteWrapper;
+  'tools/post-execute': PostExecuteListener;
+  'tools/result': ResultObserver;
+}
+export type HookName = keyof HookMap;
+
+export interface Named<F> {
+  readonly name: string;
+  readonly fn: F;
+}
+
+/**
+ * Named listeners per hook. Order is registration order unless `order(hook, names)` fixes it:
+ * names listed there come first in that order, the rest keep their registration order after them.
+ */
+export class HookRegistry {
+  private readonly listeners: { [K in HookName]: Array<Named<HookMap[K]>> } = {
+    'tools/pre-execute': [],
+    'tools/execute': [],
+    'tools/post-execute': [],
+    'tools/result': [],
+  };
+  private readonly explicitOrder: Partial<Record<HookName, readonly string[]>> = {};
+  private readonly sorted: Partial<{ [K in HookName]: ReadonlyArray<Named<HookMap[K]>> }> = {};
+
+  /** Registers a named listener; returns a function that removes it. */
+  on<K extends HookName>(hook: K, name: string, fn: HookMap[K]): () => void {
+    const list = this.listeners[hook] as Array<Named<HookMap[K]>>;
+    if (list.some((l) => l.name === name)) throw new Error(`${hook}: a listener named "${name}" is already registered`);
+    const entry = Object.freeze({ name, fn });
+    list.push(entry);
+    delete this.sorted[hook];
+    return () => {
+      const i = list.indexOf(entry);
+      if (i >= 0) list.splice(i, 1);
+      delete this.sorted[hook];
+    };
+  }
+
+  /** Fixes the order of a hook's listeners by name (SPEC: the pre-execute layer is reorderable). */
+  order(hook: HookName, names: readonly string[]): void {
+    this.explicitOrder[hook] = [...names];
+    delete this.sorted[hook];
+  }
+
+  /** The listeners of a hook in the order they run. */
+  list<K extends HookName>(hook: K): ReadonlyArray<Named<HookMap[K]>> {
+    const cached = this.sorted[hook];
+    if (cached) return cached as ReadonlyArray<Named<HookMap[K]>>;
+    const list = this.listeners[hook] as Array<Named<HookMap[K]>>;
+    const order = this.explicitOrder[hook];
+    let result: Array<Named<HookMap[K]>> = list.slice();
+    if (order) {
+      const rank = new Map(order.map((n, i) => [n, i]));
+      result = list
+        .map((l, i) => ({ l, key: rank.has(l.name) ? rank.get(l.name)! : order.length + i }))
+        .sort((a, b) => a.key - b.key)
+        .map((x) => x.l);
+    }
+    const frozen = Object.freeze(result);
+    (this.sorted as Record<string, unknown>)[hook] = frozen;
+    return frozen;
+  }
+}
+
+/** Guards run in registration order; every one is consulted until one denies. */
+export class GuardRegistry {
+  private readonly guards: Array<Named<Guard>> = [];
+  private anon = 0;
+  add(fn: Guard, name?: string): () => void {
+    const entry = Object.freeze({ name: name ?? (fn.name || `guard#${++this.anon}`), fn });
+    this.guards.push(entry);
+    return () => {
+      const i = this.guards.indexOf(entry);
+      if (i >= 0) this.guards.splice(i, 1);
+    };
+  }
+  list(): ReadonlyArray<Named<Guard>> {
+    return this.guards;
+  }
+}

@@ -1,0 +1,66 @@
+import type { LogEvent, NewLogEvent } from '../../protocol/index.js';
+import type { Clock } from '../clock.js';
+import { systemClock } from '../clock.js';
+
+type Stamped<E> = E & { seq: number; time: number };
+
+/** The append-only session log: the single source of truth. */
+export interface SessionLog {
+  /** Appends an event, stamping it with the next `seq` (from 1, strictly increasing) and the time. */
+  append<E extends NewLogEvent>(event: E): Stamped<E>;
+  /** Events with `from <= seq <= to` (both optional, inclusive). */
+  events(range?: { from?: number; to?: number }): readonly LogEvent[];
+  /** The event with this `seq`, if any. */
+  get(seq: number): LogEvent | undefined;
+  /** `seq` of the last appended event (0 when empty). */
+  readonly lastSeq: number;
+  /** Called synchronously after each append; returns an unsubscribe function. */
+  subscribe(listener: (event: LogEvent) => void): () => void;
+}
+
+/** Something that persists appended events (a JSONL file, IndexedDB, a server). */
+export interface LogSink {
+  write(event: LogEvent): void;
+}
+
+/** Browser-safe in-memory log. Events are frozen (shallowly: results inside are already deep-frozen). */
+export function createMemoryLog(options: { clock?: Clock; sink?: LogSink; initial?: readonly LogEvent[] } = {}): SessionLog {
+  const clock = options.clock ?? systemClock;
+  const store: LogEvent[] = [];
+  const listeners = new Set<(event: LogEvent) => void>();
+  for (const e of options.initial ?? []) {
+    if (e.seq !== store.length + 1) throw new Error(`log replay: expected seq ${store.length + 1}, got ${e.seq}`);
+    store.push(Object.freeze(e));
+  }
+  const log: SessionLog = {
+    append(event) {
+      const stamped = Object.freeze({ ...event, seq: store.length + 1, time: clock.now() }) as unknown as LogEvent;
+      store.push(stamped);
+      options.sink?.write(stamped);
+      for (const l of listeners) {
+        try {
+          l(stamped);
+        } catch {
+          // A subscriber (a UI view) cannot break the log.
+        }
+      }
+      return stamped as never;
+    },
+    events(range) {
+      const from = Math.max(1, range?.from ?? 1);
+      const to = Math.min(store.length, range?.to ?? store.length);
+      return store.slice(from - 1, to);
+    },
+    get(seq) {
+      return store[seq - 1];
+    },
+    get lastSeq() {
+      return store.length;
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  return log;
+}

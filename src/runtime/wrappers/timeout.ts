@@ -1,0 +1,44 @@
+import { ErrorCode, errorNameFor } from '../../protocol/index.js';
+import type { CallView, ExecOutcome } from '../../../machines/callPipeline.js';
+import type { ExecuteWrapper } from '../hooks.js';
+import { ToolError } from '../toolError.js';
+
+export interface TimeoutOptions {
+  /** Deadline in ms, or a function of the call (return undefined for no deadline). */
+  ms: number | ((call: CallView) => number | undefined);
+}
+
+/**
+ * Settles the call as `TIMEOUT` at the deadline, even when the body ignores its signal: the body's
+ * signal is aborted with a TIMEOUT reason, and its late outcome is discarded (and reported).
+ */
+export function timeout(options: TimeoutOptions): ExecuteWrapper {
+  return (call, exec, next) => {
+    const ms = typeof options.ms === 'function' ? options.ms(call) : options.ms;
+    if (ms === undefined || !Number.isFinite(ms)) return next();
+    const controller = new AbortController();
+    return new Promise<ExecOutcome>((resolve) => {
+      let settled = false;
+      const timer = exec.clock.setTimeout(() => {
+        if (settled) return;
+        settled = true;
+        const message = `"${call.toolName}" did not finish within ${ms} ms`;
+        controller.abort(new ToolError(ErrorCode.TIMEOUT, message));
+        resolve({ ok: false, error: { name: errorNameFor(ErrorCode.TIMEOUT), code: ErrorCode.TIMEOUT, message } });
+      }, ms);
+      next({ signal: controller.signal }).then((outcome) => {
+        if (settled) {
+          exec.warn('LATE_OUTCOME_DISCARDED', `"${call.toolName}" settled after its ${ms} ms deadline; the outcome was discarded`, {
+            ok: outcome.ok,
+            code: outcome.ok ? undefined : outcome.error.code,
+          });
+          return;
+        }
+        settled = true;
+        exec.clock.clearTimeout(timer);
+        resolve(outcome);
+      });
+    });
+  };
+}
+
