@@ -46,7 +46,7 @@ export interface ToolCallContext {
   readonly result: ToolResult | undefined;
 }
 
-export type ToolCallEvent =
+export type ToolCallMachineEvent =
   | { type: 'PRE.PENDING' }
   | { type: 'PRE.DECIDED'; outcome: PreExecuteOutcome }
   | { type: 'APPROVAL.ANSWERED'; answer: ApprovalAnswer | 'cancelled' }
@@ -65,7 +65,7 @@ function prepared(context: ToolCallContext): PreparedCall {
   return outcome.prepared;
 }
 
-function sendIfActive(self: AnyActorRef, event: ToolCallEvent): boolean {
+function sendIfActive(self: AnyActorRef, event: ToolCallMachineEvent): boolean {
   if (self.getSnapshot().status !== 'active') return false;
   self.send(event);
   return true;
@@ -86,7 +86,7 @@ export const toolCallMachine = setup({
   types: {
     context: {} as ToolCallContext,
     input: {} as ToolCallInput,
-    events: {} as ToolCallEvent,
+    events: {} as ToolCallMachineEvent,
     output: {} as ToolResult,
   },
   actions: {
