@@ -202,9 +202,18 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
         failure ??= { listener, message: message(e) };
         return e;
       };
+      // The trace names the innermost listener that has not answered yet: when a listener hangs
+      // after its next() came back, it is the one a hook timeout must name, not the last consulted.
+      const pending: boolean[] = [];
+      const answered = (i: number) => {
+        pending[i] = false;
+        const j = pending.lastIndexOf(true);
+        if (j >= 0) trace.listener = listeners[j]!.name;
+      };
       const dispatch = (i: number): SyncOrAsync<PreExecuteDecision> => {
         if (i >= listeners.length) return ALLOW;
         const l = listeners[i]!;
+        pending[i] = true;
         trace.listener = l.name;
         let nextResult: SyncOrAsync<PreExecuteDecision> | undefined;
         let nextCalled = false;
@@ -224,13 +233,19 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
         try {
           r = l.fn(p.view, next);
         } catch (e) {
+          answered(i);
           throw noteFailure(l.name, e);
         }
         if (isPromise(r)) {
-          return r.then(settle, (e) => {
-            throw noteFailure(l.name, e);
-          });
+          return r.then(
+            (d) => (answered(i), settle(d)),
+            (e) => {
+              answered(i);
+              throw noteFailure(l.name, e);
+            },
+          );
         }
+        answered(i);
         return settle(r);
       };
       let result: SyncOrAsync<PreExecuteDecision>;
