@@ -6,6 +6,7 @@
 import { anySignal } from 'any-signal';
 import { freeze } from 'immer';
 import {
+  ApprovalAnswerSchema,
   ErrorCode,
   errorNameFor,
   type ApprovalAnswer,
@@ -267,7 +268,25 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
     rememberApproval: (p) => void remembered.add(approvalKey(p)),
     async requestApproval(p, reason, signal) {
       if (!deps.approval) return 'denied';
-      return deps.approval.request({ callId: p.view.callId, toolName: p.view.toolName, args: p.view.args, reason }, signal);
+      let answer: unknown;
+      try {
+        answer = await deps.approval.request({ callId: p.view.callId, toolName: p.view.toolName, args: p.view.args, reason }, signal);
+      } catch (e) {
+        // The call is denied either way; the log says why when it was not a withdrawal.
+        if (!signal.aborted) {
+          log.append({ type: 'warning', ...where(p.view), code: 'APPROVAL_FAILED', message: `the approval service failed: ${message(e)}` });
+        }
+        throw e;
+      }
+      // Anything but the three answers denies (SPEC §8.3), and the log only ever holds those three.
+      if (ApprovalAnswerSchema.safeParse(answer).success) return answer as ApprovalAnswer;
+      log.append({
+        type: 'warning',
+        ...where(p.view),
+        code: 'APPROVAL_ANSWER_INVALID',
+        message: `the approval service answered ${typeof answer === 'string' ? JSON.stringify(answer.slice(0, 100)) : typeof answer}; treated as denied`,
+      });
+      return 'denied';
     },
 
     guard(p: PreparedCall): GuardOutcome {
