@@ -1,0 +1,237 @@
+/**
+ * Runs one step's tool calls (SPEC §3): calls arrive in the model's order (`CALL.ADD`, possibly
+ * while the model still streams), each gets its `tool/call` event before anything runs, safe calls
+ * run in parallel groups bounded by `concurrency`, exclusive calls run alone, and results are
+ * committed (`tool/result`) strictly in array order, each as soon as all earlier ones settled.
+ *
+ * One toolCall child per running call, with the id `call-<index>` (reused across batches: unique
+ * ids leak in XState) and stopped as soon as it settles, so live children stay within the limit.
+ */
+import { enqueueActions, setup, type ActorRefFrom } from 'xstate';
+import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../src/protocol/index.js';
+import type { CallPipeline } from './callPipeline.js';
+import { CommitGate, type BatchEntry } from './commitGate.js';
+import { toolCallMachine } from './toolCall.js';
+
+/** The part of the session log the machines need: append, get the stamped seq back. */
+export interface LogPort {
+  append(event: NewLogEvent): { readonly seq: number };
+}
+
+export interface SchedulerInput {
+  readonly pipeline: CallPipeline;
+  readonly log: LogPort;
+  readonly turnId?: string;
+  readonly stepIndex?: number;
+  /** Most calls of a parallel group running at once (default 8). */
+  readonly concurrency?: number;
+  /** Calls known up front (a non-streaming batch); more may still arrive as `CALL.ADD`. */
+  readonly calls?: readonly ToolCallRequest[];
+  /** True when `calls` is the whole batch (same as sending `INPUT.END` right away). */
+  readonly complete?: boolean;
+  /** The caller's signal was already aborted: every call gets ABORTED_BEFORE_DISPATCH (SPEC §8.9). */
+  readonly cancelled?: boolean;
+}
+
+export interface SchedulerContext {
+  readonly pipeline: CallPipeline;
+  readonly log: LogPort;
+  readonly turnId: string | undefined;
+  readonly stepIndex: number | undefined;
+  readonly gate: CommitGate;
+  readonly inputClosed: boolean;
+  readonly cancelled: boolean;
+  /** Why the input ended early, if it did: not-started calls get this code. */
+  readonly cutOff: { code: ErrorCode; message: string } | undefined;
+}
+
+export interface SchedulerOutput {
+  readonly results: readonly ToolResult[];
+  readonly cancelled: boolean;
+  readonly maxRunning: number;
+}
+
+export type SchedulerEvent =
+  | { type: 'CALL.ADD'; request: ToolCallRequest }
+  /** No more calls. `finishReason: 'length'` means the message was cut off: not-started calls get TRUNCATED_CALL. */
+  | { type: 'INPUT.END'; finishReason?: string; error?: string }
+  | { type: 'CANCEL'; reason?: string }
+  | { type: `xstate.done.actor.${string}`; output: ToolResult; actorId: string };
+
+const CHILD_PREFIX = 'call-';
+
+function synthetic(ctx: SchedulerContext, e: BatchEntry, code: ErrorCode, message: string): ToolResult {
+  return ctx.pipeline.finalize(e.request, e.prepared.ok ? e.prepared.prepared : undefined, {
+    ok: false,
+    error: { name: errorNameFor(code), code, message },
+  }, undefined);
+}
+
+function addCall(ctx: SchedulerContext, request: ToolCallRequest): void {
+  const gate = ctx.gate;
+  const index = gate.entries.length;
+  const prepared = ctx.pipeline.prepare(request, { index, turnId: ctx.turnId, stepIndex: ctx.stepIndex });
+  // The tool/call event is in the log before the call can be dispatched (SPEC §1).
+  const { seq } = ctx.log.append({
+    type: 'tool/call',
+    turnId: ctx.turnId,
+    stepIndex: ctx.stepIndex,
+    callId: request.callId,
+    toolName: request.toolName,
+    input: request.input,
+    index,
+    executionMode: prepared.ok ? prepared.prepared.view.executionMode : 'parallel',
+  });
+  const { entry, duplicate } = gate.add(request, prepared, seq);
+  if (duplicate) {
+    gate.settle(index, synthetic(ctx, entry, ErrorCode.DUPLICATE_CALL_ID, `callId "${request.callId}" is used by an earlier call of this step; this call did not run`));
+  } else if (ctx.cancelled) {
+    gate.settle(index, synthetic(ctx, entry, ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the call was dispatched'));
+  }
+}
+
+function commit(ctx: SchedulerContext): void {
+  for (const e of ctx.gate.takeCommittable()) {
+    ctx.log.append({
+      type: 'tool/result',
+      turnId: ctx.turnId,
+      stepIndex: ctx.stepIndex,
+      callId: e.request.callId,
+      toolName: e.result!.toolName,
+      sourceEventSeqs: [e.callSeq],
+      result: e.result!,
+    });
+  }
+}
+
+/** Settles every call that has not started with the given code, in array order. */
+function settleQueued(ctx: SchedulerContext, code: ErrorCode, message: string): void {
+  for (const e of ctx.gate.queued()) ctx.gate.settle(e.index, synthetic(ctx, e, code, message));
+}
+
+export const schedulerMachine = setup({
+  types: {
+    context: {} as SchedulerContext,
+    input: {} as SchedulerInput,
+    events: {} as SchedulerEvent,
+    output: {} as SchedulerOutput,
+  },
+  actors: { toolCall: toolCallMachine },
+  actions: {
+    /** Commits what is ready, then starts every call the plan allows now. */
+    pump: enqueueActions(({ context, enqueue }) => {
+      commit(context);
+      if (context.cancelled) return;
+      for (let e = context.gate.nextToStart(context.inputClosed); e; e = context.gate.nextToStart(context.inputClosed)) {
+        context.gate.markRunning(e);
+        enqueue.spawnChild('toolCall', {
+          id: `${CHILD_PREFIX}${e.index}`,
+          input: {
+            request: e.request,
+            where: { index: e.index, turnId: context.turnId, stepIndex: context.stepIndex },
+            pipeline: context.pipeline,
+            prepared: e.prepared,
+          },
+        });
+      }
+    }),
+    settleChild: enqueueActions(({ context, event, enqueue }) => {
+      if (!event.type.startsWith('xstate.done.actor.')) return;
+      const e = event as { actorId: string; output: ToolResult };
+      const index = Number(e.actorId.slice(CHILD_PREFIX.length));
+      context.gate.settle(index, e.output);
+      enqueue.stopChild(e.actorId);
+    }),
+  },
+  guards: {
+    finished: ({ context }) => context.inputClosed && context.gate.allCommitted,
+  },
+}).createMachine({
+  id: 'scheduler',
+  context: ({ input }) => {
+    const ctx: SchedulerContext = {
+      pipeline: input.pipeline,
+      log: input.log,
+      turnId: input.turnId,
+      stepIndex: input.stepIndex,
+      gate: new CommitGate(input.concurrency ?? 8),
+      inputClosed: input.complete === true,
+      cancelled: input.cancelled === true,
+      cutOff: undefined,
+    };
+    for (const request of input.calls ?? []) addCall(ctx, request);
+    return ctx;
+  },
+  initial: 'running',
+  states: {
+    running: {
+      entry: 'pump',
+      always: { guard: 'finished', target: 'done' },
+      on: {
+        'CALL.ADD': {
+          actions: [({ context, event }) => addCall(context, event.request), 'pump'],
+        },
+        'INPUT.END': {
+          actions: [
+            enqueueActions(({ context, event, enqueue }) => {
+              const cutOff =
+                event.finishReason === 'length'
+                  ? {
+                      code: ErrorCode.TRUNCATED_CALL,
+                      message:
+                        'the model hit its output-token limit, so the arguments of this call may be cut off; it did not run. Re-issue the call with complete arguments.',
+                    }
+                  : event.error !== undefined
+                    ? { code: ErrorCode.ABORTED_BEFORE_DISPATCH, message: `the model's response failed before this call was dispatched: ${event.error}` }
+                    : undefined;
+              enqueue.assign({ inputClosed: true, cutOff });
+              if (cutOff) settleQueued(context, cutOff.code, cutOff.message);
+            }),
+            'pump',
+          ],
+        },
+        CANCEL: {
+          target: 'cancelling',
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            enqueue.assign({ cancelled: true });
+            for (const e of context.gate.runningEntries()) {
+              enqueue.sendTo(`${CHILD_PREFIX}${e.index}`, { type: 'CANCEL', reason: event.reason });
+            }
+          }),
+        },
+        'xstate.done.actor.*': { actions: ['settleChild', 'pump'] },
+      },
+    },
+    /** Started calls settle first; then the rest get ABORTED_BEFORE_DISPATCH, in order. */
+    cancelling: {
+      always: {
+        guard: ({ context }) => context.gate.running === 0,
+        target: 'drained',
+      },
+      on: {
+        'xstate.done.actor.*': { actions: ['settleChild', ({ context }) => commit(context)] },
+        'CALL.ADD': { actions: [({ context, event }) => addCall(context, event.request), ({ context }) => commit(context)] },
+        'INPUT.END': { actions: enqueueActions(({ enqueue }) => enqueue.assign({ inputClosed: true })) },
+      },
+    },
+    drained: {
+      entry: ({ context }) => {
+        settleQueued(context, ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the call was dispatched');
+        commit(context);
+      },
+      always: { guard: 'finished', target: 'done' },
+      on: {
+        'CALL.ADD': { actions: [({ context, event }) => addCall(context, event.request), ({ context }) => commit(context)] },
+        'INPUT.END': { actions: enqueueActions(({ enqueue }) => enqueue.assign({ inputClosed: true })) },
+      },
+    },
+    done: { type: 'final' },
+  },
+  output: ({ context }) => ({
+    results: context.gate.entries.map((e) => e.result!),
+    cancelled: context.cancelled,
+    maxRunning: context.gate.maxRunning,
+  }),
+});
+
+export type SchedulerActor = ActorRefFrom<typeof schedulerMachine>;

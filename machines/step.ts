@@ -1,0 +1,287 @@
+/**
+ * One step: `step/start` → one model request, streamed → its tool calls handed to the scheduler as
+ * they arrive (streaming dispatch: safe calls may start before the model finishes) → `step/end`.
+ * A failed request is classified by the injected policy: retry after a backoff, compact the context
+ * and retry only if the prompt shrank, or give up. Every opened step is closed, whatever happens.
+ */
+import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Prompt } from '@ai-sdk/provider';
+import { assign, enqueueActions, sendTo, setup } from 'xstate';
+import type { RequestErrorKind } from '../src/protocol/index.js';
+import type { CallPipeline } from './callPipeline.js';
+import { modelStreamLogic, type ModelStreamEvent } from './modelStream.js';
+import { schedulerMachine, type LogPort, type SchedulerOutput } from './scheduler.js';
+
+/** What the retry policy decided about one failed model request. */
+export interface RequestErrorDecision {
+  readonly kind: RequestErrorKind;
+  readonly status?: number;
+  readonly message: string;
+  readonly action: 'retry' | 'compact' | 'give-up';
+  readonly delayMs?: number;
+}
+
+/** Everything a step needs from the world, injected. */
+export interface StepDeps {
+  readonly pipeline: CallPipeline;
+  readonly log: LogPort;
+  readonly model: LanguageModelV3;
+  readonly tools: readonly LanguageModelV3FunctionTool[];
+  readonly concurrency: number;
+  /** The prompt for the next request: always a projection of the log. */
+  prompt(): LanguageModelV3Prompt;
+  /** Classifies a failed request and applies the retry policy. */
+  onRequestError(error: unknown, attempt: number, compactions: number): RequestErrorDecision;
+  /** Compacts the model's view (logging `context/compacted`); true only if the prompt shrank. */
+  compact(): boolean;
+  /** Longest run of streamed text held before an `llm/stream` event is written (default 8192 chars). */
+  readonly coalesceChars?: number;
+}
+
+export interface StepInput {
+  readonly deps: StepDeps;
+  readonly turnId: string;
+  readonly stepIndex: number;
+  /** The turn was already cancelled when this step was to start. */
+  readonly cancelled?: boolean;
+}
+
+export interface StepOutput {
+  readonly toolCalls: number;
+  readonly finishReason: string;
+  readonly cancelled: boolean;
+  readonly error?: string;
+  readonly results: SchedulerOutput['results'];
+}
+
+interface StepContext {
+  readonly deps: StepDeps;
+  readonly turnId: string;
+  readonly stepIndex: number;
+  readonly attempt: number;
+  readonly compactions: number;
+  /** Streamed text not yet logged (coalesced into one `llm/stream` event per contiguous run). */
+  readonly buffer: { kind: 'text' | 'reasoning'; text: string } | undefined;
+  readonly toolCalls: number;
+  readonly finishReason: string;
+  readonly cancelled: boolean;
+  readonly error: string | undefined;
+  readonly decision: RequestErrorDecision | undefined;
+  readonly results: SchedulerOutput['results'];
+}
+
+export type StepEvent = ModelStreamEvent | { type: 'CANCEL'; reason?: string } | { type: 'xstate.done.actor.scheduler'; output: SchedulerOutput };
+
+const flushBuffer = enqueueActions(({ context, enqueue }: { context: StepContext; enqueue: { assign: (a: Partial<StepContext>) => void } }) => {
+  const b = context.buffer;
+  if (!b || !b.text) return;
+  context.deps.log.append({ type: 'llm/stream', turnId: context.turnId, stepIndex: context.stepIndex, kind: b.kind, text: b.text });
+  enqueue.assign({ buffer: undefined });
+});
+
+export const stepMachine = setup({
+  types: {
+    context: {} as StepContext,
+    input: {} as StepInput,
+    events: {} as StepEvent,
+    output: {} as StepOutput,
+  },
+  actors: { scheduler: schedulerMachine, modelStream: modelStreamLogic },
+  actions: {
+    flush: flushBuffer as never,
+    bufferText: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'MODEL.TEXT') return;
+      const b = context.buffer;
+      const limit = context.deps.coalesceChars ?? 8192;
+      if (b && b.kind !== event.kind) {
+        context.deps.log.append({ type: 'llm/stream', turnId: context.turnId, stepIndex: context.stepIndex, kind: b.kind, text: b.text });
+        enqueue.assign({ buffer: { kind: event.kind, text: event.delta } });
+        return;
+      }
+      const text = (b?.text ?? '') + event.delta;
+      if (text.length >= limit) {
+        context.deps.log.append({ type: 'llm/stream', turnId: context.turnId, stepIndex: context.stepIndex, kind: event.kind, text });
+        enqueue.assign({ buffer: undefined });
+      } else {
+        enqueue.assign({ buffer: { kind: event.kind, text } });
+      }
+    }),
+    closeInput: sendTo('scheduler', ({ context }) => ({
+      type: 'INPUT.END' as const,
+      finishReason: context.finishReason,
+      error: context.error,
+    })),
+    recordRequestError: ({ context }) => {
+      const d = context.decision!;
+      context.deps.log.append({
+        type: 'agent/request-error',
+        turnId: context.turnId,
+        stepIndex: context.stepIndex,
+        attempt: context.attempt,
+        kind: d.kind,
+        status: d.status,
+        message: d.message,
+        action: d.action,
+        delayMs: d.delayMs,
+      });
+    },
+  },
+  guards: {
+    callsArrived: ({ context }) => context.toolCalls > 0,
+    retry: ({ context }) => context.decision?.action === 'retry',
+    compact: ({ context }) => context.decision?.action === 'compact',
+    startsCancelled: ({ context }) => context.cancelled,
+  },
+  delays: {
+    retryDelay: ({ context }) => context.decision?.delayMs ?? 0,
+  },
+}).createMachine({
+  id: 'step',
+  context: ({ input }) => ({
+    deps: input.deps,
+    turnId: input.turnId,
+    stepIndex: input.stepIndex,
+    attempt: 1,
+    compactions: 0,
+    buffer: undefined,
+    toolCalls: 0,
+    finishReason: 'unknown',
+    cancelled: input.cancelled === true,
+    error: undefined,
+    decision: undefined,
+    results: [],
+  }),
+  initial: 'starting',
+  states: {
+    starting: {
+      entry: [
+        ({ context }) => context.deps.log.append({ type: 'step/start', turnId: context.turnId, stepIndex: context.stepIndex }),
+        enqueueActions(({ context, enqueue }) =>
+          enqueue.spawnChild('scheduler', {
+            id: 'scheduler',
+            input: {
+              pipeline: context.deps.pipeline,
+              log: context.deps.log,
+              turnId: context.turnId,
+              stepIndex: context.stepIndex,
+              concurrency: context.deps.concurrency,
+            },
+          }),
+        ),
+      ],
+      always: [
+        { guard: 'startsCancelled', target: 'awaitingTools', actions: assign({ finishReason: 'cancelled' }) },
+        { target: 'requesting' },
+      ],
+    },
+    requesting: {
+      invoke: {
+        id: 'model',
+        src: 'modelStream',
+        input: ({ context }) => ({ model: context.deps.model, prompt: context.deps.prompt(), tools: context.deps.tools }),
+      },
+      on: {
+        'MODEL.TEXT': { actions: 'bufferText' },
+        'MODEL.TOOL_CALL': {
+          actions: [
+            'flush',
+            assign({ toolCalls: ({ context }) => context.toolCalls + 1 }),
+            sendTo('scheduler', ({ event }) => ({
+              type: 'CALL.ADD' as const,
+              request: { callId: event.callId, toolName: event.toolName, input: event.input },
+            })),
+          ],
+        },
+        'MODEL.FINISH': {
+          target: 'awaitingTools',
+          actions: ['flush', assign({ finishReason: ({ event }) => event.finishReason })],
+        },
+        'MODEL.ERROR': [
+          {
+            // Part of the response is already acted on: no retry in place; close what arrived.
+            guard: 'callsArrived',
+            target: 'awaitingTools',
+            actions: [
+              'flush',
+              assign({
+                decision: ({ context, event }) => ({ ...context.deps.onRequestError(event.error, context.attempt, context.compactions), action: 'give-up' as const }),
+              }),
+              'recordRequestError',
+              assign({ finishReason: 'error', error: ({ context }) => `model request failed mid-response: ${context.decision!.message}` }),
+            ],
+          },
+          {
+            target: 'recovering',
+            actions: [
+              assign({
+                buffer: undefined,
+                decision: ({ context, event }) => context.deps.onRequestError(event.error, context.attempt, context.compactions),
+              }),
+              'recordRequestError',
+            ],
+          },
+        ],
+        CANCEL: {
+          target: 'awaitingTools',
+          actions: ['flush', assign({ cancelled: true, finishReason: 'cancelled' }), sendTo('scheduler', ({ event }) => ({ type: 'CANCEL' as const, reason: event.reason }))],
+        },
+      },
+    },
+    /** A request failed before any of its tool calls arrived: retry, compact, or give up. */
+    recovering: {
+      always: [
+        { guard: 'retry', target: 'backingOff' },
+        { guard: 'compact', target: 'compacting' },
+        {
+          target: 'awaitingTools',
+          actions: assign({ finishReason: 'error', error: ({ context }) => `model request failed (${context.decision!.kind}): ${context.decision!.message}` }),
+        },
+      ],
+    },
+    backingOff: {
+      after: { retryDelay: { target: 'requesting', actions: assign({ attempt: ({ context }) => context.attempt + 1 }) } },
+      on: { CANCEL: { target: 'awaitingTools', actions: assign({ cancelled: true, finishReason: 'cancelled' }) } },
+    },
+    compacting: {
+      entry: assign({ decision: ({ context }) => (context.deps.compact() ? { ...context.decision!, action: 'retry' as const } : { ...context.decision!, action: 'give-up' as const }) }),
+      always: [
+        {
+          guard: 'retry',
+          target: 'requesting',
+          actions: assign({ attempt: ({ context }) => context.attempt + 1, compactions: ({ context }) => context.compactions + 1 }),
+        },
+        {
+          target: 'awaitingTools',
+          actions: assign({ finishReason: 'error', error: ({ context }) => `context overflow, and compaction could not shrink the prompt: ${context.decision!.message}` }),
+        },
+      ],
+    },
+    awaitingTools: {
+      entry: 'closeInput',
+      on: {
+        'xstate.done.actor.scheduler': { target: 'ending', actions: assign({ results: ({ event }) => event.output.results }) },
+        CANCEL: {
+          actions: [assign({ cancelled: true }), sendTo('scheduler', ({ event }) => ({ type: 'CANCEL' as const, reason: event.reason }))],
+        },
+      },
+    },
+    ending: {
+      entry: ({ context }) =>
+        context.deps.log.append({
+          type: 'step/end',
+          turnId: context.turnId,
+          stepIndex: context.stepIndex,
+          finishReason: context.cancelled ? 'cancelled' : context.finishReason,
+          toolCalls: context.toolCalls,
+        }),
+      always: 'done',
+    },
+    done: { type: 'final' },
+  },
+  output: ({ context }) => ({
+    toolCalls: context.toolCalls,
+    finishReason: context.cancelled ? 'cancelled' : context.finishReason,
+    cancelled: context.cancelled,
+    error: context.error,
+    results: context.results,
+  }),
+});

@@ -1,0 +1,125 @@
+/**
+ * One turn: `turn/start`, then steps until the model answers without tool calls, the step limit is
+ * reached, a step fails or the caller cancels; then exactly one `turn/end` with the outcome.
+ */
+import { assign, sendTo, setup, spawnChild, stopChild } from 'xstate';
+import type { TurnOutcome } from '../src/protocol/index.js';
+import { stepMachine, type StepDeps, type StepOutput } from './step.js';
+
+export interface TurnInput {
+  readonly deps: StepDeps;
+  readonly turnId: string;
+  readonly input: string;
+  /** At most this many model requests that open steps (SPEC §8.13). Default 16. */
+  readonly maxSteps?: number;
+}
+
+export interface TurnOutput {
+  readonly turnId: string;
+  readonly outcome: TurnOutcome;
+  readonly steps: number;
+  readonly error?: string;
+}
+
+interface TurnContext {
+  readonly deps: StepDeps;
+  readonly turnId: string;
+  readonly input: string;
+  readonly maxSteps: number;
+  readonly stepIndex: number;
+  readonly steps: number;
+  readonly cancelled: boolean;
+  readonly outcome: TurnOutcome | undefined;
+  readonly error: string | undefined;
+}
+
+export type TurnEvent =
+  | { type: 'START' }
+  | { type: 'CANCEL'; reason?: string }
+  | { type: 'xstate.done.actor.step'; output: StepOutput }
+  | { type: 'xstate.error.actor.step'; error: unknown };
+
+type StepDone = { output: StepOutput };
+
+export const turnMachine = setup({
+  types: {
+    context: {} as TurnContext,
+    input: {} as TurnInput,
+    events: {} as TurnEvent,
+    output: {} as TurnOutput,
+  },
+  actors: { step: stepMachine },
+  guards: {
+    stepCancelled: ({ context, event }) => context.cancelled || (event as unknown as StepDone).output.cancelled,
+    stepFailed: ({ event }) => (event as unknown as StepDone).output.error !== undefined,
+    answered: ({ event }) => (event as unknown as StepDone).output.toolCalls === 0,
+    outOfSteps: ({ context }) => context.stepIndex + 1 >= context.maxSteps,
+  },
+}).createMachine({
+  id: 'turn',
+  context: ({ input }) => ({
+    deps: input.deps,
+    turnId: input.turnId,
+    input: input.input,
+    maxSteps: Math.max(1, input.maxSteps ?? 16),
+    stepIndex: 0,
+    steps: 0,
+    cancelled: false,
+    outcome: undefined,
+    error: undefined,
+  }),
+  initial: 'idle',
+  states: {
+    /**
+     * Waits for `START`. (Logging `turn/start` in the initial macrostep would land after the first
+     * step's events: XState starts children created there before it runs deferred entry actions.)
+     */
+    idle: {
+      on: {
+        START: 'starting',
+        CANCEL: { target: 'starting', actions: assign({ cancelled: true }) },
+      },
+    },
+    starting: {
+      entry: ({ context }) => context.deps.log.append({ type: 'turn/start', turnId: context.turnId, input: context.input }),
+      always: [{ guard: ({ context }) => context.cancelled, target: 'ending', actions: assign({ outcome: 'cancelled' }) }, { target: 'stepping' }],
+    },
+    stepping: {
+      entry: [
+        assign({ steps: ({ context }) => context.steps + 1 }),
+        spawnChild('step', {
+          id: 'step',
+          input: ({ context }) => ({ deps: context.deps, turnId: context.turnId, stepIndex: context.stepIndex, cancelled: context.cancelled }),
+        }),
+      ],
+      exit: stopChild('step'),
+      on: {
+        'xstate.done.actor.step': [
+          { guard: 'stepCancelled', target: 'ending', actions: assign({ outcome: 'cancelled' }) },
+          { guard: 'stepFailed', target: 'ending', actions: assign({ outcome: 'failed', error: ({ event }) => event.output.error }) },
+          { guard: 'answered', target: 'ending', actions: assign({ outcome: 'completed' }) },
+          { guard: 'outOfSteps', target: 'ending', actions: assign({ outcome: 'max-steps' }) },
+          { target: 'stepping', reenter: true, actions: assign({ stepIndex: ({ context }) => context.stepIndex + 1 }) },
+        ],
+        'xstate.error.actor.step': {
+          target: 'ending',
+          actions: assign({ outcome: 'failed', error: ({ event }) => `step crashed: ${String(event.error)}` }),
+        },
+        CANCEL: { actions: [assign({ cancelled: true }), sendTo('step', ({ event }) => ({ type: 'CANCEL' as const, reason: event.reason }))] },
+      },
+    },
+    ending: {
+      entry: ({ context }) =>
+        context.deps.log.append({
+          type: 'turn/end',
+          turnId: context.turnId,
+          outcome: context.outcome ?? 'failed',
+          steps: context.steps,
+          error: context.error,
+        }),
+      always: 'done',
+    },
+    done: { type: 'final' },
+  },
+  output: ({ context }) => ({ turnId: context.turnId, outcome: context.outcome ?? 'failed', steps: context.steps, error: context.error }),
+});
