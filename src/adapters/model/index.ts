@@ -1,0 +1,2 @@
+export * from './scriptedModel.js';
+export * from './modelErrors.js';

@@ -1,0 +1,115 @@
+/**
+ * Context compaction: the persistent reduction a context-overflow retry needs (SPEC §5). A
+ * compactor only *chooses* which tool results the model should see as stubs; the choice is
+ * recorded as a `context/compacted` event, and the projection applies it. Nothing is deleted: the
+ * full results stay in the log (and in the spill store).
+ */
+import type { LogEvent, LogEventOf } from '../protocol/index.js';
+import type { SessionLog } from './log/sessionLog.js';
+import { compactedStub, projectPrompt, promptSize } from './projection/prompt.js';
+
+export interface CompactionOptions {
+  /** The turn whose next request overflowed. */
+  turnId: string;
+}
+
+/** Which results to stub, and a name for the strategy (recorded in the event). */
+export interface CompactionResult {
+  /** `seq`s of `tool/result` events to show as stubs from now on. */
+  stubbedSeqs: number[];
+  strategy: string;
+}
+
+/** A pluggable compaction strategy: a pure choice over the log; `undefined` when it has nothing to offer. */
+export interface Compactor {
+  compact(events: readonly LogEvent[], options: CompactionOptions): CompactionResult | undefined;
+}
+
+/** Options of the default compactor. */
+export interface StubOlderToolResultsOptions {
+  /** Steps (with tool results) whose results stay intact, counted from the most recent. Default 1. */
+  keepRecentSteps?: number;
+}
+
+/**
+ * The default compactor: stubs the tool results of every step except the most recent ones, which
+ * the model is most likely still working from. A result is only stubbed when its stub is shorter.
+ */
+export function stubOlderToolResults(options: StubOlderToolResultsOptions = {}): Compactor {
+  const keep = Math.max(0, Math.floor(options.keepRecentSteps ?? 1));
+  const strategy = 'stub-older-tool-results';
+  return {
+    compact(events, { turnId }) {
+      const stubbed = new Set<number>();
+      const locators = new Map<string, string>();
+      // Results grouped by step, steps in log order.
+      const steps = new Map<string, LogEventOf<'tool/result'>[]>();
+      let seenTarget = false;
+      for (const event of events) {
+        // Later turns are not part of this turn's prompt, so stubbing them would not help.
+        if (event.type === 'turn/start') {
+          if (seenTarget && event.turnId !== turnId) break;
+          if (event.turnId === turnId) seenTarget = true;
+        }
+        if (event.type === 'context/compacted') for (const seq of event.stubbedSeqs) stubbed.add(seq);
+        if (event.type === 'tool/spilled' && event.turnId !== undefined) locators.set(`${event.turnId}\u0000${event.callId}`, event.locator);
+        if (event.type === 'tool/result' && event.turnId !== undefined) {
+          const key = `${event.turnId}\u0000${event.stepIndex ?? -1}`;
+          const group = steps.get(key) ?? [];
+          group.push(event);
+          steps.set(key, group);
+        }
+      }
+      const groups = [...steps.values()];
+      const older = groups.slice(0, Math.max(0, groups.length - keep)).flat();
+      const stubbedSeqs = older
+        .filter((r) => !stubbed.has(r.seq))
+        .filter((r) => {
+          const locator = locators.get(`${r.turnId}\u0000${r.callId}`);
+          const stub = compactedStub({ chars: r.result.content.length, seq: r.seq, ...(locator !== undefined ? { locator } : {}) });
+          return stub.length < r.result.content.length;
+        })
+        .map((r) => r.seq);
+      return stubbedSeqs.length ? { stubbedSeqs, strategy } : undefined;
+    },
+  };
+}
+
+/** The compactor used when none is configured. */
+export const defaultCompactor: Compactor = stubOlderToolResults();
+
+/** What `compactAndMeasure` did. */
+export interface CompactionMeasurement {
+  /** A `context/compacted` event was appended. */
+  compacted: boolean;
+  /** The projected prompt is now smaller than before: the only case that justifies a retry. */
+  shrank: boolean;
+  beforeChars: number;
+  afterChars: number;
+  event?: LogEventOf<'context/compacted'>;
+}
+
+/**
+ * Runs `compactor` over the log, measures the projected prompt before and after, and appends the
+ * `context/compacted` event (only when something new was stubbed).
+ */
+export function compactAndMeasure(log: SessionLog, compactor: Compactor, options: CompactionOptions & { system?: string }): CompactionMeasurement {
+  const events = log.events();
+  const projection = { turnId: options.turnId, ...(options.system !== undefined ? { system: options.system } : {}) };
+  const beforeChars = promptSize(projectPrompt(events, projection));
+  const unchanged: CompactionMeasurement = { compacted: false, shrank: false, beforeChars, afterChars: beforeChars };
+  const choice = compactor.compact(events, { turnId: options.turnId });
+  if (!choice) return unchanged;
+
+  // Only seqs that name a tool result not already stubbed count: a compactor that offers the same
+  // stubs again must not look like progress.
+  const already = new Set(events.flatMap((e) => (e.type === 'context/compacted' ? e.stubbedSeqs : [])));
+  const stubbedSeqs = [...new Set(choice.stubbedSeqs)].filter((seq) => log.get(seq)?.type === 'tool/result' && !already.has(seq)).sort((a, b) => a - b);
+  if (!stubbedSeqs.length) return unchanged;
+
+  const pending = { type: 'context/compacted', turnId: options.turnId, strategy: choice.strategy, stubbedSeqs, beforeChars, afterChars: 0 } as const;
+  const preview = { ...pending, seq: log.lastSeq + 1, time: 0 } as LogEvent;
+  const afterChars = promptSize(projectPrompt([...events, preview], projection));
+  const event = log.append({ ...pending, stubbedSeqs, afterChars });
+  return { compacted: true, shrank: afterChars < beforeChars, beforeChars, afterChars, event };
+}

@@ -1,0 +1,204 @@
+/**
+ * The model's view of a session: a pure function from the log to the `LanguageModelV3` prompt.
+ * Nothing here is stored; every request re-derives its prompt from the log, so compaction,
+ * replay and resume all see the same messages.
+ */
+import type {
+  LanguageModelV3Message,
+  LanguageModelV3Prompt,
+  LanguageModelV3TextPart,
+  LanguageModelV3ToolCallPart,
+  LanguageModelV3ToolResultPart,
+} from '@ai-sdk/provider';
+import type { LogEvent, LogEventOf } from '../../protocol/index.js';
+
+export interface ProjectPromptOptions {
+  /** Sent first as the system message. */
+  system?: string;
+  /** Project up to and including this turn (later turns are left out); default: every turn in the log. */
+  turnId?: string;
+}
+
+/** Where the full text of a compacted result can be found again. */
+export interface CompactedStubInfo {
+  /** Length (chars) of the content the stub replaces. */
+  chars: number;
+  /** `seq` of the `tool/result` event holding that content. */
+  seq: number;
+  /** Spill locator when the result was spilled (the log then holds only its preview). */
+  locator?: string;
+}
+
+/** The short text a compacted tool result is shown as. */
+export function compactedStub(info: CompactedStubInfo): string {
+  const size = `${groupThousands(info.chars)} chars`;
+  return info.locator === undefined
+    ? `[result compacted: ${size}; full text in session log seq ${info.seq}]`
+    : `[result compacted: ${size}; preview in session log seq ${info.seq}, full text at spill locator ${info.locator}]`;
+}
+
+// Locale-independent so the prompt (and its size) is identical in every runtime.
+function groupThousands(n: number): string {
+  return String(Math.trunc(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+interface StepView {
+  /** Text of the current attempt; a failed attempt's partial text is dropped (see below). */
+  text: string;
+  calls: LogEventOf<'tool/call'>[];
+  /** Results by the `seq` of the `tool/call` they answer. */
+  results: Map<number, { event: LogEventOf<'tool/result'>; locator: string | undefined }>;
+}
+
+interface TurnView {
+  turnId: string;
+  input: string | undefined;
+  steps: Map<number, StepView>;
+}
+
+/** Builds the prompt the model is sent, from the session log alone. */
+export function projectPrompt(events: readonly LogEvent[], options: ProjectPromptOptions = {}): LanguageModelV3Prompt {
+  const turns = new Map<string, TurnView>();
+  const stubbed = new Set<number>();
+  // Spill locators by turn + callId, as recorded by `tool/spilled` before the result is committed.
+  const locators = new Map<string, string>();
+
+  const turnOf = (turnId: string): TurnView => {
+    let turn = turns.get(turnId);
+    if (!turn) {
+      turn = { turnId, input: undefined, steps: new Map() };
+      turns.set(turnId, turn);
+    }
+    return turn;
+  };
+  const stepOf = (turnId: string, stepIndex: number | undefined): StepView => {
+    const turn = turnOf(turnId);
+    // An event without a step index belongs to the turn's latest step.
+    const index = stepIndex ?? (turn.steps.size ? Math.max(...turn.steps.keys()) : 0);
+    let step = turn.steps.get(index);
+    if (!step) {
+      step = { text: '', calls: [], results: new Map() };
+      turn.steps.set(index, step);
+    }
+    return step;
+  };
+
+  for (const event of events) {
+    switch (event.type) {
+      case 'turn/start':
+        turnOf(event.turnId).input = event.input;
+        break;
+      case 'step/start':
+        stepOf(event.turnId, event.stepIndex);
+        break;
+      case 'llm/stream':
+        // Reasoning is not replayed: without the provider's signature most APIs reject or drop it.
+        if (event.kind === 'text') stepOf(event.turnId, event.stepIndex).text += event.text;
+        break;
+      case 'agent/request-error':
+        // The response that failed never reached the model's history: its partial text is discarded
+        // so the retried request does not carry half an answer. Its tool calls (if streaming
+        // dispatch started any) stay, because they ran and have results.
+        stepOf(event.turnId, event.stepIndex).text = '';
+        break;
+      case 'tool/call':
+        if (event.turnId !== undefined) stepOf(event.turnId, event.stepIndex).calls.push(event);
+        break;
+      case 'tool/spilled':
+        if (event.turnId !== undefined) locators.set(`${event.turnId}\u0000${event.callId}`, event.locator);
+        break;
+      case 'tool/result':
+        if (event.turnId !== undefined) {
+          const step = stepOf(event.turnId, event.stepIndex);
+          const callSeq = event.sourceEventSeqs[0]!;
+          if (!step.results.has(callSeq)) step.results.set(callSeq, { event, locator: locators.get(`${event.turnId}\u0000${event.callId}`) });
+        }
+        break;
+      case 'context/compacted':
+        for (const seq of event.stubbedSeqs) stubbed.add(seq);
+        break;
+      default:
+        break;
+    }
+  }
+
+  const prompt: LanguageModelV3Message[] = [];
+  if (options.system !== undefined) prompt.push({ role: 'system', content: options.system });
+  for (const turn of turns.values()) {
+    if (turn.input !== undefined) prompt.push({ role: 'user', content: [{ type: 'text', text: turn.input }] });
+    for (const index of [...turn.steps.keys()].sort((a, b) => a - b)) {
+      const step = turn.steps.get(index)!;
+      // Model order, not completion order: the pairs the model sees are deterministic.
+      const calls = [...step.calls].sort((a, b) => a.index - b.index || a.seq - b.seq);
+      const assistant: (LanguageModelV3TextPart | LanguageModelV3ToolCallPart)[] = [];
+      if (step.text) assistant.push({ type: 'text', text: step.text });
+      for (const call of calls) assistant.push({ type: 'tool-call', toolCallId: call.callId, toolName: call.toolName, input: parseInput(call.input) });
+      if (assistant.length) prompt.push({ role: 'assistant', content: assistant });
+
+      const results: LanguageModelV3ToolResultPart[] = [];
+      for (const call of calls) {
+        const found = step.results.get(call.seq);
+        if (!found) continue; // a call still running: it has no result to show yet
+        const { event, locator } = found;
+        const content = stubbed.has(event.seq)
+          ? compactedStub({ chars: event.result.content.length, seq: event.seq, ...(locator !== undefined ? { locator } : {}) })
+          : event.result.content;
+        results.push({
+          type: 'tool-result',
+          toolCallId: call.callId,
+          toolName: call.toolName,
+          output: event.result.isError ? { type: 'error-text', value: content } : { type: 'text', value: content },
+        });
+      }
+      if (results.length) prompt.push({ role: 'tool', content: results });
+    }
+    if (options.turnId !== undefined && turn.turnId === options.turnId) break;
+  }
+  return prompt;
+}
+
+/** The arguments as the model sent them: parsed when the raw text is JSON, else the raw string. */
+function parseInput(input: unknown): unknown {
+  if (typeof input !== 'string') return input;
+  try {
+    return JSON.parse(input);
+  } catch {
+    return input;
+  }
+}
+
+/** Size of a prompt in characters of content (text, arguments, results), the measure compaction must reduce. */
+export function promptSize(prompt: LanguageModelV3Prompt): number {
+  let size = 0;
+  for (const message of prompt) {
+    if (message.role === 'system') {
+      size += message.content.length;
+      continue;
+    }
+    for (const part of message.content) {
+      switch (part.type) {
+        case 'text':
+        case 'reasoning':
+          size += part.text.length;
+          break;
+        case 'tool-call':
+          size += part.toolName.length + (typeof part.input === 'string' ? part.input.length : (JSON.stringify(part.input) ?? '').length);
+          break;
+        case 'tool-result': {
+          const out = part.output;
+          if (out.type === 'text' || out.type === 'error-text') size += out.value.length;
+          else if (out.type === 'json' || out.type === 'error-json') size += JSON.stringify(out.value).length;
+          else if (out.type === 'execution-denied') size += out.reason?.length ?? 0;
+          else size += JSON.stringify(out.value).length;
+          break;
+        }
+        case 'file':
+          size += typeof part.data === 'string' ? part.data.length : part.data instanceof URL ? part.data.href.length : part.data.byteLength;
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return size;
+}
