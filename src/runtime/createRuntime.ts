@@ -9,6 +9,8 @@ import { systemClock, type Clock } from './clock.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName } from './hooks.js';
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
+import type { RequestRetryPolicy } from './requestErrors.js';
+import { createTurnRunner, type CompactFn } from './turns.js';
 
 export interface RuntimeOptions {
   tools?: readonly AnyTool[];
@@ -22,6 +24,12 @@ export interface RuntimeOptions {
   argLimits?: Partial<ArgLimits>;
   /** Most calls of one parallel group running at once (default 8). */
   concurrency?: number;
+  /** What to do after a failed model request (default: bounded retries, compaction on overflow). */
+  retryPolicy?: RequestRetryPolicy;
+  /** Context compaction used on context overflow (a retry happens only if the prompt shrank). */
+  compact?: CompactFn;
+  /** Turn ids (default `turn-1`, `turn-2`, …). */
+  newTurnId?: () => string;
 }
 
 export const defaultLimits: PipelineLimits = { hookTimeoutMs: 30_000, approvalTimeoutMs: 300_000, abortGraceMs: 2_000 };
@@ -85,12 +93,27 @@ export function createRuntime(options: RuntimeOptions = {}) {
     return { actor, result, cancel: (reason) => actor.send({ type: 'CANCEL', reason }) };
   }
 
+  let turns = 0;
+  const concurrency = options.concurrency ?? 8;
+  const startTurn = createTurnRunner({
+    log,
+    pipeline,
+    clock,
+    concurrency,
+    tools: () => tools.list(),
+    retryPolicy: options.retryPolicy,
+    compact: options.compact,
+    newTurnId: options.newTurnId ?? (() => `turn-${++turns}`),
+  });
+
   return {
     log,
     clock,
     pipeline,
     limits,
-    concurrency: options.concurrency ?? 8,
+    concurrency,
+    /** Runs a turn: steps of model requests and tool calls until the model answers. */
+    startTurn,
     hooks: {
       /** Registers a named listener on a hook; returns its remover. */
       on: <K extends HookName>(hook: K, name: string, fn: HookMap[K]) => hooks.on(hook, name, fn),

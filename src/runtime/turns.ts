@@ -1,0 +1,112 @@
+/**
+ * Running turns: wires the turn machine to the runtime's log, pipeline, model, retry policy and
+ * compaction. The model's prompt is always projected from the log at request time.
+ */
+import type { LanguageModelV3, LanguageModelV3FunctionTool } from '@ai-sdk/provider';
+import { z } from 'zod';
+import { createActor, toPromise, type ActorRefFrom, type InspectionEvent } from 'xstate';
+import type { CallPipeline } from '../../machines/callPipeline.js';
+import type { RequestErrorDecision, StepDeps } from '../../machines/step.js';
+import { turnMachine, type TurnOutput } from '../../machines/turn.js';
+import type { Clock } from './clock.js';
+import type { AnyTool } from './defineTool.js';
+import type { SessionLog } from './log/sessionLog.js';
+import { projectPrompt } from './projection/prompt.js';
+import { classifyRequestError, createRequestRetryPolicy, type RequestRetryPolicy } from './requestErrors.js';
+
+export interface TurnOptions {
+  /** Any AI SDK `LanguageModelV3` provider, or `scriptedModel(...)`. */
+  model: LanguageModelV3;
+  /** The user's request that opens the turn. */
+  input: string;
+  system?: string;
+  /** At most this many model requests that open steps (default 16). */
+  maxSteps?: number;
+  /** Aborting it cancels the turn (same as `handle.cancel()`). */
+  signal?: AbortSignal;
+  /** XState inspection events of the turn and every child (steps, scheduler, calls): for UIs. */
+  inspect?: (event: InspectionEvent) => void;
+}
+
+export interface TurnHandle {
+  readonly turnId: string;
+  /** The running turn actor: subscribe for snapshots; children are the step, scheduler and calls. */
+  readonly actor: ActorRefFrom<typeof turnMachine>;
+  /** Settles after `turn/end` is in the log. Never rejects for tool or model failures. */
+  readonly done: Promise<TurnOutput>;
+  cancel(reason?: string): void;
+}
+
+/** Compacts the model's view of the log; returns true only when the projected prompt shrank. */
+export type CompactFn = (ctx: { log: SessionLog; turnId: string; system?: string }) => boolean;
+
+export interface TurnRunnerDeps {
+  log: SessionLog;
+  pipeline: CallPipeline;
+  clock: Clock;
+  concurrency: number;
+  tools: () => readonly AnyTool[];
+  retryPolicy?: RequestRetryPolicy;
+  compact?: CompactFn;
+  newTurnId: () => string;
+}
+
+const schemaCache = new WeakMap<AnyTool, LanguageModelV3FunctionTool>();
+
+/** The tool as the model sees it: name, description and JSON Schema of its input. */
+export function toFunctionTool(tool: AnyTool): LanguageModelV3FunctionTool {
+  let def = schemaCache.get(tool);
+  if (!def) {
+    def = {
+      type: 'function',
+      name: tool.name,
+      description: tool.description,
+      inputSchema: z.toJSONSchema(tool.input, { unrepresentable: 'any' }) as LanguageModelV3FunctionTool['inputSchema'],
+    };
+    schemaCache.set(tool, def);
+  }
+  return def;
+}
+
+export function createTurnRunner(deps: TurnRunnerDeps) {
+  const policy = deps.retryPolicy ?? createRequestRetryPolicy();
+
+  return function startTurn(options: TurnOptions): TurnHandle {
+    const turnId = deps.newTurnId();
+    const stepDeps: StepDeps = {
+      pipeline: deps.pipeline,
+      log: deps.log,
+      model: options.model,
+      tools: deps.tools().map(toFunctionTool),
+      concurrency: deps.concurrency,
+      prompt: () => projectPrompt(deps.log.events(), { system: options.system, turnId }),
+      onRequestError(error, attempt, compactions): RequestErrorDecision {
+        const info = classifyRequestError(error, { signal: options.signal, now: deps.clock.now() });
+        const d = policy.decide({ kind: info.kind, attempt, compactionsTried: compactions, retryAfterMs: info.retryAfterMs });
+        const base = { kind: info.kind, status: info.status, message: info.message };
+        if (d.action === 'retry') return { ...base, action: 'retry', delayMs: d.delayMs };
+        if (d.action === 'compact' && !deps.compact) return { ...base, message: `${info.message} (no compaction configured)`, action: 'give-up' };
+        if (d.action === 'compact') return { ...base, action: 'compact' };
+        return { ...base, message: `${info.message} (${d.reason})`, action: 'give-up' };
+      },
+      compact: () => (deps.compact ? deps.compact({ log: deps.log, turnId, system: options.system }) : false),
+    };
+    const actor = createActor(turnMachine, {
+      input: { deps: stepDeps, turnId, input: options.input, maxSteps: options.maxSteps },
+      clock: deps.clock,
+      inspect: options.inspect,
+    });
+    const done = toPromise(actor);
+    const cancel = (reason?: string) => {
+      if (actor.getSnapshot().status === 'active') actor.send({ type: 'CANCEL', reason });
+    };
+    actor.start();
+    // An already-aborted signal cancels before the first request (SPEC §8.9): no model call at all.
+    if (options.signal?.aborted) cancel('aborted');
+    else {
+      options.signal?.addEventListener('abort', () => cancel('aborted'), { once: true });
+      actor.send({ type: 'START' });
+    }
+    return { turnId, actor, done, cancel };
+  };
+}
