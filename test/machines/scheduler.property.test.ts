@@ -22,7 +22,9 @@ const scenarioArb = fc.record({
 });
 
 /** Runs one scheduler batch on a fake clock and returns what was observed. */
-async function runScenario(s: fc.RecordValue<typeof scenarioArb> extends infer T ? T : never) {
+type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
+
+async function runScenario(s: Scenario) {
   const clock = new ManualClock();
   const running = new Map<number, boolean>(); // index -> exclusive?
   const started: Array<{ index: number; at: number }> = [];
