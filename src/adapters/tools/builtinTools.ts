@@ -1,0 +1,38 @@
+import type { SpillStore } from '../spill/spillStore.js';
+import { createBashTool } from './bash.js';
+import { createEditTool } from './edit.js';
+import { createGlobTool } from './glob.js';
+import { createGrepTool } from './grep.js';
+import { createReadTool } from './read.js';
+import { Workspace } from './workspace.js';
+import { createWriteTool } from './write.js';
+
+export interface BuiltinToolsOptions {
+  /** The workspace every tool is confined to. */
+  root: string;
+  /** Lets `read` and `grep` open spill locators (pass the store the spill policy saves to). */
+  spillStore?: SpillStore;
+  /** Largest page `read` returns, in UTF-8 bytes (default 12 KiB, under the default inline limit). */
+  maxReadBytes?: number;
+  /** `bash` deadline when the call gives none (default 120 s). */
+  bashTimeoutMs?: number;
+  /** After SIGTERM, how long a `bash` process group gets before SIGKILL (default 1 s). */
+  bashKillGraceMs?: number;
+}
+
+/**
+ * The built-in tools of one session, sharing one workspace state (what this session has read):
+ * `read`, `grep`, `glob` (concurrency-safe) and `write`, `edit`, `bash` (exclusive).
+ */
+export function createBuiltinTools(options: BuiltinToolsOptions) {
+  const workspace = new Workspace(options.root);
+  const read = createReadTool(workspace, { spillStore: options.spillStore, maxReadBytes: options.maxReadBytes });
+  const grep = createGrepTool(workspace, { spillStore: options.spillStore });
+  const glob = createGlobTool(workspace);
+  const write = createWriteTool(workspace);
+  const edit = createEditTool(workspace);
+  const bash = createBashTool(workspace, { defaultTimeoutMs: options.bashTimeoutMs, killGraceMs: options.bashKillGraceMs });
+  return { workspace, read, grep, glob, write, edit, bash, all: [read, grep, glob, write, edit, bash] as const };
+}
+
+export type BuiltinTools = ReturnType<typeof createBuiltinTools>;

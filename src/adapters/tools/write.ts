@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { defineTool } from '../../runtime/defineTool.js';
+import type { Workspace } from './workspace.js';
+
+const WriteInput = z.object({
+  path: z.string().min(1).describe('File to create or replace, relative to the workspace root.'),
+  content: z.string().describe('The complete new content of the file.'),
+});
+
+/** `write`: creates a file, or replaces one this session has read and that has not changed since. */
+export function createWriteTool(ws: Workspace) {
+  return defineTool({
+    name: 'write',
+    description:
+      'Write a whole file in the workspace (parent directories are created). ' +
+      'An existing file must have been read first in this session and be unchanged since.',
+    input: WriteInput,
+    async execute(args, exec): Promise<string> {
+      const intent = await ws.writeIntent(args.path);
+      exec.signal.throwIfAborted();
+      const version = await ws.commit(intent, Buffer.from(args.content, 'utf8'));
+      return `${intent.existed ? 'replaced' : 'created'} ${intent.path.display} (${version.size} bytes)`;
+    },
+  });
+}

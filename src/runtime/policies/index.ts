@@ -1,0 +1,2 @@
+export * from './spill.js';
+export * from './utf8.js';

@@ -1,0 +1,176 @@
+/**
+ * The `spill` post-execute policy (SPEC §4, §8.7): output too large for the model's context is
+ * saved whole in a spill store, and the model gets a head + tail preview, the locator and a hint
+ * on how to read the rest. Only the model's copy changes; the value and the saved text are whole.
+ */
+import type { SpillStore } from '../../adapters/spill/spillStore.js';
+import type { PostExecuteListener } from '../hooks.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { utf8Decode, utf8Encode, utf8Length } from './utf8.js';
+
+export const DEFAULT_MAX_INLINE_BYTES = 16_384;
+
+export interface PreviewLimits {
+  /** Most UTF-8 bytes kept from the start. */
+  readonly headBytes: number;
+  /** Most UTF-8 bytes kept from the end. */
+  readonly tailBytes: number;
+}
+
+/** A head + tail cut of a text; the bytes `[omittedFrom, omittedTo)` of its UTF-8 form are left out. */
+export interface Preview {
+  readonly head: string;
+  readonly tail: string;
+  readonly totalBytes: number;
+  readonly totalLines: number;
+  readonly omittedFrom: number;
+  readonly omittedTo: number;
+  readonly omittedBytes: number;
+  /** 1-based lines touched by the omitted bytes (0 and 0 when nothing is omitted). */
+  readonly firstOmittedLine: number;
+  readonly lastOmittedLine: number;
+  readonly omittedLines: number;
+}
+
+const NL = 0x0a;
+const isCharStart = (bytes: Uint8Array, i: number) => i <= 0 || i >= bytes.length || (bytes[i]! & 0xc0) !== 0x80;
+
+/** Lines as an editor counts them: a final line without a newline still counts. */
+export function countLines(text: string): number {
+  if (text === '') return 0;
+  let n = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return text.endsWith('\n') ? n : n + 1;
+}
+
+function newlinesBefore(bytes: Uint8Array, end: number): number {
+  let n = 0;
+  for (let i = 0; i < end; i++) if (bytes[i] === NL) n++;
+  return n;
+}
+
+/** Where the head ends: after the last newline in budget if that keeps at least half of it, else at a character start. */
+function headCut(bytes: Uint8Array, budget: number): number {
+  let cut = Math.min(Math.max(0, Math.floor(budget)), bytes.length);
+  while (!isCharStart(bytes, cut)) cut--;
+  if (cut === 0) return 0; // lastIndexOf(x, -1) would search from the end
+  const nl = bytes.lastIndexOf(NL, cut - 1);
+  return nl >= 0 && nl + 1 >= cut / 2 ? nl + 1 : cut;
+}
+
+/** Where the tail starts: after the first newline in budget if that keeps at least half of it, else at a character start. */
+function tailCut(bytes: Uint8Array, budget: number, floor: number): number {
+  const total = bytes.length;
+  let cut = Math.max(floor, total - Math.max(0, Math.floor(budget)));
+  while (!isCharStart(bytes, cut)) cut++;
+  if (cut >= total) return total;
+  // A newline right before the cut already makes it a line start.
+  if (cut > 0 && bytes[cut - 1] === NL) return cut;
+  const nl = bytes.indexOf(NL, cut);
+  return nl >= 0 && nl + 1 < total && total - (nl + 1) >= (total - cut) / 2 ? nl + 1 : cut;
+}
+
+/**
+ * Cuts `text` into a line-aware head and tail within the byte limits, never inside a character.
+ * Pure: `head` + the saved text's bytes `[omittedFrom, omittedTo)` + `tail` is the text again.
+ */
+export function makePreview(text: string, limits: PreviewLimits): Preview {
+  const bytes = utf8Encode(text);
+  const total = bytes.length;
+  const totalLines = countLines(text);
+  if (total <= limits.headBytes + limits.tailBytes) {
+    return { head: text, tail: '', totalBytes: total, totalLines, omittedFrom: total, omittedTo: total, omittedBytes: 0, firstOmittedLine: 0, lastOmittedLine: 0, omittedLines: 0 };
+  }
+  const h = headCut(bytes, limits.headBytes);
+  const t = tailCut(bytes, limits.tailBytes, h);
+  const firstOmittedLine = h < t ? newlinesBefore(bytes, h) + 1 : 0;
+  const lastOmittedLine = h < t ? firstOmittedLine + newlinesBefore(bytes.subarray(h, t - 1), t - 1 - h) : 0;
+  return {
+    head: utf8Decode(bytes.subarray(0, h)),
+    tail: utf8Decode(bytes.subarray(t)),
+    totalBytes: total,
+    totalLines,
+    omittedFrom: h,
+    omittedTo: t,
+    omittedBytes: t - h,
+    firstOmittedLine,
+    lastOmittedLine,
+    omittedLines: h < t ? lastOmittedLine - firstOmittedLine + 1 : 0,
+  };
+}
+
+/** The hint that tells the model how to get at the rest of a spilled output. */
+export function retrievalHint(locator: string, preview: Pick<Preview, 'firstOmittedLine' | 'totalLines'>): string {
+  const loc = JSON.stringify(locator);
+  const from = Math.max(1, preview.firstOmittedLine);
+  return (
+    `The full output (${preview.totalLines} lines) is saved under locator ${loc}. ` +
+    `Read more with read({"locator": ${loc}, "offset": ${from}, "limit": 200}) (offset is a 1-based line), ` +
+    `or search it with grep({"locator": ${loc}, "pattern": "..."}).`
+  );
+}
+
+/** The model's copy of a spilled output: head, an omission marker, tail, locator and hint. */
+export function renderSpilledContent(preview: Preview, locator: string): string {
+  const parts: string[] = [preview.head];
+  if (preview.head !== '' && !preview.head.endsWith('\n')) parts.push('\n');
+  parts.push(
+    `[… ${preview.omittedBytes} bytes omitted (lines ${preview.firstOmittedLine}–${preview.lastOmittedLine} of ${preview.totalLines}, ` +
+      `bytes ${preview.omittedFrom}–${preview.omittedTo} of ${preview.totalBytes}) …]\n`,
+  );
+  parts.push(preview.tail);
+  if (preview.tail !== '' && !preview.tail.endsWith('\n')) parts.push('\n');
+  parts.push(`[output spilled: ${preview.totalBytes} bytes, ${preview.totalLines} lines; locator: ${locator}]\n`);
+  parts.push(`[retrievalHint: ${retrievalHint(locator, preview)}]`);
+  return parts.join('');
+}
+
+export interface SpillPolicyOptions {
+  store: SpillStore;
+  /** Content strictly larger than this many UTF-8 bytes is spilled (default 16 KiB). */
+  maxInlineBytes?: number;
+  /** Bytes of head and of tail kept in the preview (default: an eighth of `maxInlineBytes` each). */
+  headBytes?: number;
+  tailBytes?: number;
+  /** Where `tool/spilled` and `warning` events go. */
+  log: SessionLog;
+}
+
+/** The `spill` listener for `tools/post-execute`: spills oversized content, keeps it inline when the store fails. */
+export function spillPolicy(options: SpillPolicyOptions): PostExecuteListener {
+  const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
+  // An eighth each keeps the preview (with marker and hint) far below the inline limit.
+  const limits: PreviewLimits = {
+    headBytes: options.headBytes ?? Math.floor(maxInlineBytes / 8),
+    tailBytes: options.tailBytes ?? Math.floor(maxInlineBytes / 8),
+  };
+  const { store, log } = options;
+  return async (draft, call) => {
+    if (draft.metadata.spill !== undefined) return undefined;
+    const content = draft.content;
+    if (utf8Length(content) <= maxInlineBytes) return undefined;
+    const where = { turnId: call.turnId, stepIndex: call.stepIndex, callId: call.callId };
+    let locator: string;
+    try {
+      ({ locator } = await store.save(content, { callId: call.callId, toolName: call.toolName, turnId: call.turnId, stepIndex: call.stepIndex }));
+      if (typeof locator !== 'string' || locator === '') throw new TypeError('the spill store returned no locator');
+    } catch (e) {
+      // A spill is an optimisation of the model's context: losing it must not fail the call.
+      log.append({
+        type: 'warning',
+        ...where,
+        code: 'SPILL_FAILED',
+        message: `could not spill the output of "${call.toolName}"; it stays inline: ${e instanceof Error ? e.message : String(e)}`,
+        data: { bytes: utf8Length(content) },
+      });
+      return undefined;
+    }
+    const preview = makePreview(content, limits);
+    log.append({ type: 'tool/spilled', ...where, locator, bytes: preview.totalBytes, lines: preview.totalLines });
+    return {
+      kind: 'accept',
+      content: renderSpilledContent(preview, locator),
+      metadata: { spill: { locator, bytes: preview.totalBytes, lines: preview.totalLines, retrievalHint: retrievalHint(locator, preview) } },
+    };
+  };
+}
