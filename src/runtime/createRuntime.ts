@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './clock.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName } from './hooks.js';
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
+import { compactAndMeasure, defaultCompactor, type Compactor } from './compaction.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
 import { createTurnRunner, type CompactFn } from './turns.js';
 
@@ -26,7 +27,9 @@ export interface RuntimeOptions {
   concurrency?: number;
   /** What to do after a failed model request (default: bounded retries, compaction on overflow). */
   retryPolicy?: RequestRetryPolicy;
-  /** Context compaction used on context overflow (a retry happens only if the prompt shrank). */
+  /** Which results to stub on context overflow (default: every step's but the latest). */
+  compactor?: Compactor;
+  /** Replaces the whole compaction step; must return true only when the projected prompt shrank. */
   compact?: CompactFn;
   /** Turn ids (default `turn-1`, `turn-2`, …). */
   newTurnId?: () => string;
@@ -102,7 +105,9 @@ export function createRuntime(options: RuntimeOptions = {}) {
     concurrency,
     tools: () => tools.list(),
     retryPolicy: options.retryPolicy,
-    compact: options.compact,
+    compact:
+      options.compact ??
+      (({ log: l, turnId, system }) => compactAndMeasure(l, options.compactor ?? defaultCompactor, { turnId, system }).shrank),
     newTurnId: options.newTurnId ?? (() => `turn-${++turns}`),
   });
 

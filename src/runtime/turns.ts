@@ -47,7 +47,7 @@ export interface TurnRunnerDeps {
   concurrency: number;
   tools: () => readonly AnyTool[];
   retryPolicy?: RequestRetryPolicy;
-  compact?: CompactFn;
+  compact: CompactFn;
   newTurnId: () => string;
 }
 
@@ -85,11 +85,10 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         const d = policy.decide({ kind: info.kind, attempt, compactionsTried: compactions, retryAfterMs: info.retryAfterMs });
         const base = { kind: info.kind, status: info.status, message: info.message };
         if (d.action === 'retry') return { ...base, action: 'retry', delayMs: d.delayMs };
-        if (d.action === 'compact' && !deps.compact) return { ...base, message: `${info.message} (no compaction configured)`, action: 'give-up' };
         if (d.action === 'compact') return { ...base, action: 'compact' };
         return { ...base, message: `${info.message} (${d.reason})`, action: 'give-up' };
       },
-      compact: () => (deps.compact ? deps.compact({ log: deps.log, turnId, system: options.system }) : false),
+      compact: () => deps.compact({ log: deps.log, turnId, system: options.system }),
     };
     const actor = createActor(turnMachine, {
       input: { deps: stepDeps, turnId, input: options.input, maxSteps: options.maxSteps },

@@ -256,4 +256,26 @@ describe('model-request failures', () => {
     expect(out.error).toMatch(/compaction could not shrink/);
     expect(model.calls).toHaveLength(1);
   });
+
+  it('default compaction stubs older tool results, logs context/compacted, and the retried prompt is smaller', async () => {
+    const { clock, rt } = setup();
+    const big = { toolName: 'read', input: { path: 'x'.repeat(2000) } };
+    const model = scriptedModel([
+      { toolCalls: [big] },
+      { toolCalls: [{ toolName: 'read', input: { path: 'small' } }] },
+      { error: contextOverflowError() },
+      { text: 'done' },
+    ], { clock });
+    const out = await settle(clock, rt.startTurn({ model, input: 'go' }).done);
+    expect(out.outcome).toBe('completed');
+    const compacted = rt.log.events().find((e) => e.type === 'context/compacted');
+    expect(compacted).toBeDefined();
+    if (compacted?.type !== 'context/compacted') throw new Error('unreachable');
+    expect(compacted.afterChars).toBeLessThan(compacted.beforeChars);
+    const firstResultSeq = rt.log.events().find((e) => e.type === 'tool/result')!.seq;
+    expect(compacted.stubbedSeqs).toEqual([firstResultSeq]);
+    const retried = JSON.stringify(model.calls[3]!.prompt);
+    expect(retried).not.toContain('contents of ' + 'x'.repeat(2000));
+    expect(retried).toContain('contents of small');
+  });
 });
