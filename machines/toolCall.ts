@@ -146,8 +146,14 @@ export const toolCallMachine = setup({
       const pipeline = context.pipeline;
       pipeline.execute(p, context.abort!.signal).then(
         (outcome) => {
-          const settlement = outcome.ok ? pipeline.draftFromValue(p, outcome.value) : { ok: false as const, error: outcome.error };
           if (self.getSnapshot().status === 'active' && self.getSnapshot().matches('executing')) {
+            let settlement: Settlement;
+            try {
+              settlement = outcome.ok ? pipeline.draftFromValue(p, outcome.value) : { ok: false as const, error: outcome.error };
+            } catch (e) {
+              // Whatever goes wrong here, the call still settles with a result (never hangs in executing).
+              settlement = fail(ErrorCode.TOOL_FAILED, `the result of "${p.view.toolName}" could not be drafted: ${String(e)}`);
+            }
             self.send({ type: 'EXECUTED', settlement });
           } else {
             pipeline.record({

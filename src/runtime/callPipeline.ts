@@ -108,7 +108,13 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
 
   function validateOutput(tool: AnyTool, value: unknown): { ok: true; value: unknown } | { ok: false; message: string } {
     if (!tool.output) return { ok: true, value };
-    const parsed = tool.output.safeParse(value);
+    let parsed: ReturnType<NonNullable<AnyTool['output']>['safeParse']>;
+    try {
+      parsed = tool.output.safeParse(value);
+    } catch (e) {
+      // A schema whose own check throws (a buggy refine, a hostile getter) cannot vouch for the value.
+      return { ok: false, message: `output of "${tool.name}" could not be checked against its output schema: ${message(e)}` };
+    }
     if (parsed.success) return { ok: true, value: parsed.data };
     const issues = parsed.error.issues
       .slice(0, 5)
@@ -312,8 +318,15 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
       const run = (i: number, exec: ExecContext): Promise<ExecOutcome> => {
         if (i >= wrappers.length) return runBody(p, exec, signal);
         const w = wrappers[i]!;
-        const next = (over?: Partial<Pick<ExecContext, 'signal' | 'attempt'>>) =>
-          run(i + 1, { ...exec, attempt: over?.attempt ?? exec.attempt, signal: over?.signal ?? exec.signal });
+        const next = (over?: Partial<Pick<ExecContext, 'signal' | 'attempt'>>) => {
+          // A replaced signal is fused with the one this wrapper got, so every outer signal (the
+          // caller's, an outer timeout's) still reaches the body through any number of wrappers.
+          const replaced = over?.signal && over.signal !== exec.signal ? over.signal : undefined;
+          const fused = replaced ? anySignal([exec.signal, replaced]) : undefined;
+          const outcome = run(i + 1, { ...exec, attempt: over?.attempt ?? exec.attempt, signal: fused ?? exec.signal });
+          if (fused) void outcome.then(() => fused.clear());
+          return outcome;
+        };
         const wrapperFailed = (e: unknown): ExecOutcome => {
           log.append({ type: 'hook/failed', ...where(p.view), hook: 'tools/execute', listener: w.name, message: message(e), failed: 'closed' });
           return { ok: false, error: info(ErrorCode.HOOK_FAILED, `tools/execute wrapper "${w.name}" failed: ${message(e)}`) };

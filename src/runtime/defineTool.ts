@@ -25,8 +25,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
   /** Same args, same effect: the retry wrapper may run it again. Default false. */
   readonly idempotent: boolean;
   readonly execute: (args: z.infer<I>, exec: ExecContext) => Promise<O> | O;
-  /** Model-facing text for a value. Default: strings as they are, other values as JSON. */
-  readonly toContent: (value: O) => string;
+  /**
+   * Model-facing text for a value. Default: strings as they are, other values as JSON.
+   * (Method syntax on purpose: a tool whose body only throws has `O = never` and must still fit `AnyTool`.)
+   */
+  toContent(value: O): string;
   /** Synchronous last content-only fix, called exactly once per result the body produced. */
   readonly finalizeContent?: (content: string) => string;
 }

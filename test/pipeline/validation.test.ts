@@ -139,7 +139,10 @@ describe('hostile arguments are data, never behaviour', () => {
 
   it('a __proto__ key kept by a permissive schema stays an own data property, frozen', async () => {
     const bodies: unknown[] = [];
-    const anyTool = defineTool({ name: 'any', input: z.object({ meta: z.any() }), execute: (a) => void bodies.push(a) ?? 'ok' });
+    const anyTool = defineTool({ name: 'any', input: z.object({ meta: z.any() }), execute: (a) => {
+      bodies.push(a);
+      return 'ok';
+    } });
     const { rt, call } = setup({ tools: [anyTool] });
     const r = await call('any', '{"meta": {"__proto__": {"polluted": true}}}').result;
     expectOk(rt, r);
