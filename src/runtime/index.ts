@@ -9,3 +9,8 @@ export * from './toolError.js';
 export * from './wrappers/metrics.js';
 export * from './wrappers/retry.js';
 export * from './wrappers/timeout.js';
+export * from './compaction.js';
+export * from './projection/index.js';
+export * from './requestErrors.js';
+export * from './turns.js';
+export * from './views/logText.js';

@@ -1,0 +1,87 @@
+/**
+ * A tour of the pipeline on the embedded scripted model (no API key, no network): one turn in
+ * which the model asks for calls that are allowed, denied by policy, asked and approved, refused
+ * by the guard, failing, and timed out; then it answers. Prints the session log as it grows.
+ */
+import { z } from 'zod';
+import { scriptedModel } from '../src/adapters/model/index.js';
+import { createRuntime, defineTool, formatEvent, timeout } from '../src/index.js';
+
+const files = new Map([
+  ['README.md', '# demo\nA tiny workspace.\n'],
+  ['notes.txt', 'buy milk\n'],
+]);
+
+const read = defineTool({
+  name: 'read',
+  description: 'Read a file of the demo workspace',
+  input: z.object({ path: z.string() }),
+  isConcurrencySafe: () => true,
+  execute: async ({ path }) => {
+    const text = files.get(path);
+    if (text === undefined) throw new Error(`no such file: ${path}`);
+    return text;
+  },
+});
+const write = defineTool({
+  name: 'write',
+  description: 'Write a file of the demo workspace',
+  input: z.object({ path: z.string(), text: z.string() }),
+  execute: async ({ path, text }) => {
+    files.set(path, text);
+    return `wrote ${text.length} chars to ${path}`;
+  },
+});
+const rm = defineTool({ name: 'rm', description: 'Delete a file', input: z.object({ path: z.string() }), execute: async () => 'deleted' });
+const fetchUrl = defineTool({
+  name: 'fetch',
+  description: 'Fetch a URL (this demo one never answers, and ignores its abort signal)',
+  input: z.object({ url: z.string() }),
+  isConcurrencySafe: () => true,
+  execute: () => new Promise<string>((resolve) => setTimeout(() => resolve("too late"), 800)),
+});
+
+const rt = createRuntime({
+  tools: [read, write, rm, fetchUrl],
+  // The "user" approves every question after a short pause.
+  approval: {
+    request: async (req) => {
+      await new Promise((r) => setTimeout(r, 50));
+      console.log(`      (user approves ${req.toolName} ${JSON.stringify(req.args)})`);
+      return 'allowed-once';
+    },
+  },
+});
+rt.hooks.on('tools/pre-execute', 'protect-system-files', (call, next) => {
+  const path = (call.args as { path?: string }).path ?? '';
+  if (call.toolName === 'write' && path.startsWith('/etc/')) return { kind: 'deny', reason: `${path} is a system file` };
+  return next();
+});
+rt.hooks.on('tools/pre-execute', 'ask-before-writing', (call, next) =>
+  call.toolName === 'write' ? { kind: 'ask', reason: 'the model wants to change a file' } : next(),
+);
+rt.tools.guard((call) => (call.toolName === 'rm' ? 'deleting files is never allowed' : undefined), 'no-rm');
+rt.hooks.on('tools/execute', 'timeout', timeout({ ms: 300 }));
+
+const model = scriptedModel([
+  {
+    text: 'Let me look around first.',
+    toolCalls: [
+      { toolName: 'read', input: { path: 'README.md' } },
+      { toolName: 'read', input: { path: 'notes.txt' } },
+      { toolName: 'read', input: { path: 'missing.txt' } },
+      { toolName: 'fetch', input: { url: 'https://example.invalid/slow' } },
+      { toolName: 'write', input: { path: 'notes.txt', text: 'buy milk\nbuy bread\n' } },
+      { toolName: 'write', input: { path: '/etc/passwd', text: 'x' } },
+      { toolName: 'rm', input: { path: 'README.md' } },
+      { toolName: 'read', input: '{"path": 42}' },
+    ],
+  },
+  { text: 'I added bread to your notes. I could not fetch the page, read missing.txt, touch /etc/passwd or delete README.md.' },
+]);
+
+console.log('dsh pipeline tour: one turn on the embedded scripted model\n');
+rt.log.subscribe((e) => console.log(formatEvent(e)));
+const turn = rt.startTurn({ model, input: 'Tidy up my notes' });
+const outcome = await turn.done;
+console.log(`\noutcome: ${outcome.outcome}; notes.txt is now ${JSON.stringify(files.get('notes.txt'))}`);

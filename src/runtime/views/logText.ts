@@ -1,0 +1,55 @@
+/** The session log as readable text, one line per event: a pure projection for terminals and docs. */
+import type { LogEvent } from '../../protocol/index.js';
+
+const clip = (s: string, max = 100) => {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+};
+
+const inputText = (input: unknown) => clip(typeof input === 'string' ? input : JSON.stringify(input) ?? '', 60);
+
+/** One line describing an event (without its seq). */
+export function describeEvent(e: LogEvent): string {
+  switch (e.type) {
+    case 'turn/start':
+      return `turn/start ${e.turnId}: ${clip(e.input)}`;
+    case 'step/start':
+      return `  step/start #${e.stepIndex}`;
+    case 'llm/stream':
+      return `    llm/stream (${e.kind}) ${JSON.stringify(clip(e.text, 80))}`;
+    case 'tool/call':
+      return `    tool/call ${e.callId} ${e.toolName}(${inputText(e.input)}) [${e.executionMode}]`;
+    case 'tool/result': {
+      const r = e.result;
+      const status = r.isError ? `✗ ${r.error?.code}` : '✓';
+      return `    tool/result ${e.callId} ${status} ${JSON.stringify(clip(r.content, 80))} ← #${e.sourceEventSeqs.join(',')}`;
+    }
+    case 'step/end':
+      return `  step/end #${e.stepIndex} (${e.finishReason}, ${e.toolCalls} tool call${e.toolCalls === 1 ? '' : 's'})`;
+    case 'turn/end':
+      return `turn/end ${e.turnId}: ${e.outcome} after ${e.steps} step${e.steps === 1 ? '' : 's'}${e.error ? ` (${e.error})` : ''}`;
+    case 'agent/request-error':
+      return `  agent/request-error attempt ${e.attempt}: ${e.kind}${e.status ? ` ${e.status}` : ''} → ${e.action}${e.delayMs !== undefined ? ` in ${e.delayMs} ms` : ''}: ${clip(e.message, 60)}`;
+    case 'context/compacted':
+      return `  context/compacted (${e.strategy}): ${e.stubbedSeqs.length} result(s) stubbed, ${e.beforeChars} → ${e.afterChars} chars`;
+    case 'tool/approval-request':
+      return `    tool/approval-request ${e.callId} ${e.toolName}${e.reason ? `: ${clip(e.reason, 60)}` : ''}`;
+    case 'tool/approval-answer':
+      return `    tool/approval-answer ${e.callId}: ${e.answer}`;
+    case 'hook/failed':
+      return `    hook/failed ${e.callId} ${e.hook} "${e.listener}" (failed ${e.failed}): ${clip(e.message, 60)}`;
+    case 'warning':
+      return `    warning ${e.code}${e.callId ? ` ${e.callId}` : ''}: ${clip(e.message, 80)}`;
+    case 'tool/spilled':
+      return `    tool/spilled ${e.callId}: ${e.bytes} bytes, ${e.lines} lines → ${e.locator}`;
+  }
+}
+
+/** `seq` padded, then the event's line. */
+export function formatEvent(e: LogEvent): string {
+  return `${String(e.seq).padStart(4)} ${describeEvent(e)}`;
+}
+
+export function formatLog(events: readonly LogEvent[]): string {
+  return events.map(formatEvent).join('\n');
+}
