@@ -1,7 +1,13 @@
 import type { AnyStateMachine } from 'xstate';
+import { schedulerMachine } from './scheduler.js';
+import { stepMachine } from './step.js';
 import { toolCallMachine } from './toolCall.js';
+import { turnMachine } from './turn.js';
 
 /** Every machine of dsh by name: what `npm run viz` draws and the path tests cover. */
 export const machineRegistry: Readonly<Record<string, AnyStateMachine>> = {
+  turn: turnMachine,
+  step: stepMachine,
+  scheduler: schedulerMachine,
   toolCall: toolCallMachine,
 };
