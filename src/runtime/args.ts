@@ -1,4 +1,4 @@
-import { freeze } from 'immer';
+import { freeze, isDraftable } from 'immer';
 import { ErrorCode } from '../protocol/index.js';
 import type { AnyTool } from './defineTool.js';
 import { ToolError } from './toolError.js';
@@ -37,7 +37,7 @@ export function parseArgs(tool: AnyTool, input: unknown, limits: ArgLimits): unk
       .join('; ');
     throw new ToolError(ErrorCode.INVALID_ARGS, `arguments do not match the schema of "${tool.name}": ${issues}`);
   }
-  return freeze(parsed.data, true);
+  return deepFreeze(parsed.data);
 }
 
 /** Depth and size walk with an explicit stack; also rejects values JSON cannot carry. */
@@ -54,4 +54,31 @@ function checkShape(value: unknown, limits: ArgLimits): void {
     const children = Array.isArray(v) ? v : Object.values(v);
     for (const c of children) stack.push([c, depth + 1]);
   }
+}
+
+/**
+ * Freezes a value and everything reachable from it (plain objects, arrays, Maps, Sets), without
+ * recursion, so a deep value cannot overflow the stack. Unlike immer's deep `freeze`, an object
+ * that is already frozen is still walked: a shallowly frozen input cannot hide mutable insides.
+ */
+export function deepFreeze<T>(value: T): T {
+  const seen = new Set<object>();
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object' || seen.has(v) || !isDraftable(v)) continue;
+    seen.add(v);
+    freeze(v, false);
+    if (v instanceof Map) {
+      for (const [k, x] of v) stack.push(k, x);
+    } else if (v instanceof Set) {
+      for (const x of v) stack.push(x);
+    } else {
+      for (const key of Reflect.ownKeys(v)) {
+        const d = Object.getOwnPropertyDescriptor(v, key);
+        if (d && 'value' in d) stack.push(d.value);
+      }
+    }
+  }
+  return value;
 }

@@ -4,7 +4,6 @@
  * synchronous; only a listener that returns a promise makes the stage wait.
  */
 import { anySignal } from 'any-signal';
-import { freeze } from 'immer';
 import {
   ApprovalAnswerSchema,
   ErrorCode,
@@ -34,7 +33,7 @@ import type {
   StageTrace,
   SyncOrAsync,
 } from '../../machines/callPipeline.js';
-import { parseArgs, type ArgLimits } from './args.js';
+import { deepFreeze, parseArgs, type ArgLimits } from './args.js';
 import type { Clock } from './clock.js';
 import type { AnyTool, ExecContext, ToolRegistry } from './defineTool.js';
 import type { GuardRegistry, HookRegistry } from './hooks.js';
@@ -176,6 +175,9 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
       } catch (e) {
         return { ok: false, error: toErrorInfo(e, ErrorCode.INVALID_ARGS) };
       }
+      // An already-parsed input is the very object the log records as `tool/call.input`, and
+      // listeners see it as `rawInput`: frozen too, so nobody can rewrite history through it.
+      deepFreeze(request.input);
       let safe = false;
       try {
         safe = tool.isConcurrencySafe(args) === true;
@@ -357,7 +359,8 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
     postExecute(p: PreparedCall, first: ResultDraft, trace: StageTrace): SyncOrAsync<PostExecuteOutcome> {
       const listeners = hooks.list('tools/post-execute');
       const tool = toolOf(p);
-      let draft = first;
+      // Drafts are frozen: a listener rewrites through its decision (re-validated), never in place.
+      let draft = deepFreeze(first);
       const apply = (name: string, d: PostExecuteDecision | void): PostExecuteOutcome | undefined => {
         if (d === undefined) return undefined;
         if (!isPostDecision(d)) {
@@ -373,7 +376,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
         }
         if (d.content !== undefined) content = d.content;
         if (d.metadata) metadata = { ...metadata, ...d.metadata };
-        draft = { value, content, metadata };
+        draft = deepFreeze({ value, content, metadata });
         return undefined;
       };
       const step = (i: number): SyncOrAsync<PostExecuteOutcome> => {
@@ -453,12 +456,16 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
         };
       }
       if (marks) result.metadata.durationsMs = durations(marks, clock.now());
-      const frozen = freeze(result, true);
+      const frozen = deepFreeze(result);
       for (const o of hooks.list('tools/result')) {
-        try {
-          o.fn(frozen);
-        } catch (e) {
+        const failedOpen = (e: unknown) =>
           log.append({ type: 'hook/failed', turnId: p?.view.turnId, stepIndex: p?.view.stepIndex, callId: request.callId, hook: 'tools/result', listener: o.name, message: message(e), failed: 'open' });
+        try {
+          const r: unknown = o.fn(frozen);
+          // An async observer cannot hold the flow up, but its failure is still recorded, not lost.
+          if (isPromise(r)) r.then(undefined, failedOpen);
+        } catch (e) {
+          failedOpen(e);
         }
       }
       return frozen;

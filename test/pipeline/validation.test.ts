@@ -153,3 +153,38 @@ describe('hostile arguments are data, never behaviour', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 });
+
+describe('already-parsed inputs (an adapter may hand over objects instead of JSON text)', () => {
+  it('args stay deeply frozen even when the input was only shallowly frozen', async () => {
+    const bodies: unknown[] = [];
+    const anyTool = defineTool({
+      name: 'any',
+      input: z.object({ meta: z.any() }),
+      execute: (a) => {
+        bodies.push(a);
+        return 'ok';
+      },
+    });
+    const { rt } = setup({ tools: [anyTool] });
+    rt.hooks.on('tools/pre-execute', 'rewriter', (c) => {
+      (c.args as { meta: { inner: { n: number } } }).meta.inner.n = 2;
+    });
+    const input = { meta: Object.freeze({ inner: { n: 1 } }) };
+    const r = await rt.runCall({ callId: 'c1', toolName: 'any', input }).result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'rewriter');
+    expect(input.meta.inner.n).toBe(1);
+    expect(bodies).toHaveLength(0);
+  });
+
+  it('the raw input a listener sees is the logged one, and it cannot be rewritten', async () => {
+    const { tool, calls } = echoTool();
+    const { rt } = setup({ tools: [tool] });
+    rt.hooks.on('tools/pre-execute', 'history-rewriter', (c) => {
+      (c.rawInput as { text: string }).text = 'something else';
+    });
+    const r = await rt.runCall({ callId: 'c1', toolName: 'echo', input: { text: 'hi' } }).result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'history-rewriter');
+    expect(only(rt, 'c1', 'tool/call').input).toEqual({ text: 'hi' });
+    expect(calls).toHaveLength(0);
+  });
+});

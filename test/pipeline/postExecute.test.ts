@@ -1,0 +1,269 @@
+/**
+ * Stages 5 and 6: `tools/post-execute` rewrites (SPEC §2.5, §8.5), then `finalizeContent` and the
+ * `tools/result` observers (SPEC §2.6, §8.6, §8.8).
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ErrorCode, type ToolResult } from '../../src/protocol/index.js';
+import { defineTool } from '../../src/runtime/defineTool.js';
+import { echoTool, expectError, expectOk, isDeepFrozen, isSettled, only, setup, typesOf } from './harness.js';
+
+/** `list` returns `{ files }`, validated by an output schema, shown as one file a line. */
+function listTool(options: { finalizeContent?: (c: string) => string; files?: unknown } = {}) {
+  return defineTool({
+    name: 'list',
+    input: z.object({}),
+    output: z.object({ files: z.array(z.string()) }),
+    execute: () => (options.files ?? { files: ['a.ts', 'b.ts'] }) as { files: string[] },
+    toContent: (v) => v.files.join('\n'),
+    finalizeContent: options.finalizeContent,
+  });
+}
+
+describe('post-execute decisions', () => {
+  it('accept alone keeps the result', async () => {
+    const { rt, call } = setup({ tools: [listTool()] });
+    rt.hooks.on('tools/post-execute', 'ok', () => ({ kind: 'accept' }));
+    const r = expectOk(rt, await call('list').result, 'a.ts\nb.ts');
+    expect(r.value).toEqual({ files: ['a.ts', 'b.ts'] });
+  });
+
+  it('accept + content replaces only the display content; value and metadata are kept', async () => {
+    const { rt, call } = setup({ tools: [listTool()] });
+    rt.hooks.on('tools/post-execute', 'tag', () => ({ kind: 'accept', metadata: { source: 'fs' } }));
+    rt.hooks.on('tools/post-execute', 'summarise', () => ({ kind: 'accept', content: '2 files' }));
+    const r = expectOk(rt, await call('list').result, '2 files');
+    expect(r.value).toEqual({ files: ['a.ts', 'b.ts'] });
+    expect(r.metadata).toEqual({ source: 'fs' });
+  });
+
+  it('accept + value replaces the canonical value; it is re-validated and the content recomputed with toContent', async () => {
+    const { rt, call } = setup({ tools: [listTool()] });
+    rt.hooks.on('tools/post-execute', 'hide-secrets', (d) => ({
+      kind: 'accept',
+      value: { files: (d.value as { files: string[] }).files.filter((f) => f !== 'b.ts').concat('c.ts') },
+    }));
+    const r = expectOk(rt, await call('list').result, 'a.ts\nc.ts');
+    expect(r.value).toEqual({ files: ['a.ts', 'c.ts'] });
+  });
+
+  it('a replaced value failing the output schema gives INVALID_OUTPUT naming the listener', async () => {
+    const { rt, call } = setup({ tools: [listTool()] });
+    rt.hooks.on('tools/post-execute', 'bad-rewrite', () => ({ kind: 'accept', value: { files: 'a.ts' } }));
+    const r = await call('list').result;
+    expectError(rt, r, ErrorCode.INVALID_OUTPUT, 'bad-rewrite');
+    expect(r.error?.name).toBe('InvalidOutputError');
+    expect(r.content).not.toContain('a.ts\nb.ts');
+  });
+
+  it("the body's own value is validated against the output schema too", async () => {
+    const { rt, call } = setup({ tools: [listTool({ files: { files: [1, 2] } })] });
+    let postCalled = false;
+    rt.hooks.on('tools/post-execute', 'spy', () => void (postCalled = true));
+    expectError(rt, await call('list').result, ErrorCode.INVALID_OUTPUT, /output schema/);
+    expect(postCalled).toBe(false);
+  });
+
+  it('block + feedback gives POST_EXECUTE_BLOCKED with the feedback as the content', async () => {
+    const { rt, call } = setup({ tools: [listTool()] });
+    rt.hooks.on('tools/post-execute', 'dlp', () => ({ kind: 'block', feedback: 'the listing contains secrets; narrow the query' }));
+    const r = await call('list').result;
+    expectError(rt, r, ErrorCode.POST_EXECUTE_BLOCKED);
+    expect(r.content).toBe('the listing contains secrets; narrow the query');
+    expect(r.error?.message).toContain('dlp');
+    expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'tool/result']);
+  });
+
+  it('listeners run in order, each seeing the previous rewrite; a block stops the chain', async () => {
+    const { rt, call } = setup({ tools: [listTool()] });
+    const seen: string[] = [];
+    rt.hooks.on('tools/post-execute', 'upper', (d) => (seen.push(d.content), { kind: 'accept', content: d.content.toUpperCase() }));
+    rt.hooks.on('tools/post-execute', 'prefix', (d) => (seen.push(d.content), { kind: 'accept', content: `files:\n${d.content}` }));
+    rt.hooks.on('tools/post-execute', 'async-look', async (d) => void seen.push(d.content));
+    expectOk(rt, await call('list').result, 'files:\nA.TS\nB.TS');
+    expect(seen).toEqual(['a.ts\nb.ts', 'A.TS\nB.TS', 'files:\nA.TS\nB.TS']);
+
+    rt.hooks.on('tools/post-execute', 'stop', () => ({ kind: 'block', feedback: 'stopped' }));
+    let after = false;
+    rt.hooks.on('tools/post-execute', 'after-stop', () => void (after = true));
+    expectError(rt, await call('list').result, ErrorCode.POST_EXECUTE_BLOCKED, 'stopped');
+    expect(after).toBe(false);
+  });
+
+  it('a throwing listener fails closed: HOOK_FAILED naming it, and the content it inspected does not reach the model', async () => {
+    const secretTool = defineTool({ name: 'env', input: z.object({}), execute: () => 'API_KEY=sk-live-123' });
+    const { rt, call } = setup({ tools: [secretTool] });
+    rt.hooks.on('tools/post-execute', 'redact', () => {
+      throw new Error('redaction rules failed to load');
+    });
+    const r = await call('env').result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'redact');
+    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ hook: 'tools/post-execute', listener: 'redact', failed: 'closed' });
+    expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'hook/failed', 'tool/result']);
+    expect(JSON.stringify(only(rt, r.callId, 'tool/result'))).not.toContain('sk-live-123');
+  });
+
+  it('a later listener throwing after an earlier rewrite: neither version reaches the model', async () => {
+    const secretTool = defineTool({ name: 'env', input: z.object({}), execute: () => 'API_KEY=sk-live-123' });
+    const { rt, call } = setup({ tools: [secretTool] });
+    rt.hooks.on('tools/post-execute', 'mask', () => ({ kind: 'accept', content: 'API_KEY=sk-****' }));
+    rt.hooks.on('tools/post-execute', 'audit', async () => {
+      throw new Error('audit sink down');
+    });
+    const r = await call('env').result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'audit');
+    expect(JSON.stringify(only(rt, r.callId, 'tool/result'))).not.toMatch(/sk-/);
+  });
+
+  it('a listener mutating the draft in place fails closed instead of bypassing validation', async () => {
+    const { rt, call } = setup({ tools: [listTool()] });
+    rt.hooks.on('tools/post-execute', 'sneaky', (d) => {
+      (d.value as { files: unknown[] }).files.push(42);
+      (d.metadata as Record<string, unknown>).x = 1;
+    });
+    const r = await call('list').result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'sneaky');
+  });
+
+  it('a listener that never settles is bounded by limits.hookTimeoutMs', async () => {
+    const { rt, clock, call } = setup({ tools: [listTool()], limits: { hookTimeoutMs: 2_000 } });
+    rt.hooks.on('tools/post-execute', 'stuck', () => new Promise<never>(() => {}));
+    const h = call('list');
+    await clock.advance(1_999);
+    expect(await isSettled(h.result)).toBe(false);
+    expect(h.actor.getSnapshot().value).toEqual({ postExecute: 'waitingForListener' });
+    await clock.advance(1);
+    const r = await h.result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'stuck');
+    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ hook: 'tools/post-execute', listener: 'stuck', failed: 'closed' });
+    expect(r.content).not.toContain('a.ts');
+  });
+
+  it('a listener returning nonsense fails closed', async () => {
+    const { rt, call } = setup({ tools: [listTool()] });
+    rt.hooks.on('tools/post-execute', 'typo', () => ({ kind: 'replace', content: 'x' }) as never);
+    expectError(rt, await call('list').result, ErrorCode.HOOK_FAILED, 'typo');
+  });
+});
+
+describe('finalizeContent', () => {
+  it('is called exactly once, synchronously, after post-execute, with the last content', async () => {
+    const order: string[] = [];
+    const seen: string[] = [];
+    let logAtFinalize: string[] = [];
+    let rtRef: ReturnType<typeof setup>['rt'] | undefined;
+    const tool = listTool({
+      finalizeContent: (c) => {
+        order.push('finalize');
+        seen.push(c);
+        logAtFinalize = rtRef!.log.events().map((e) => e.type);
+        return `${c}\n(2 entries)`;
+      },
+    });
+    const { rt, call } = setup({ tools: [tool] });
+    rtRef = rt;
+    rt.hooks.on('tools/post-execute', 'post', async (d) => (order.push('post'), { kind: 'accept', content: d.content.toUpperCase() }));
+    rt.hooks.on('tools/result', 'observer', (r) => void order.push(`observer:${r.content}`));
+    const r = await call('list').result;
+    expectOk(rt, r, 'A.TS\nB.TS\n(2 entries)');
+    expect(order).toEqual(['post', 'finalize', 'observer:A.TS\nB.TS\n(2 entries)']);
+    expect(seen).toEqual(['A.TS\nB.TS']);
+    expect(logAtFinalize).toEqual(['tool/call']);
+  });
+
+  it('a finalizeContent that throws or returns a non-string (e.g. a promise) fails closed', async () => {
+    const { rt, call } = setup({
+      tools: [
+        listTool({
+          finalizeContent: () => {
+            throw new Error('bad fix');
+          },
+        }),
+        defineTool({ name: 'async-fix', input: z.object({}), execute: () => 'secret', finalizeContent: (async (c: string) => c) as never }),
+      ],
+    });
+    const r = await call('list').result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'finalizeContent');
+    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ hook: 'finalizeContent', failed: 'closed' });
+    expect(r.content).not.toContain('a.ts');
+    const a = await call('async-fix').result;
+    expectError(rt, a, ErrorCode.HOOK_FAILED);
+    expect(a.content).not.toContain('secret');
+  });
+});
+
+describe('tools/result observers', () => {
+  it('get the deeply frozen result, once, after finalizeContent; it is the result logged and returned', async () => {
+    const { rt, call } = setup({ tools: [listTool()] });
+    rt.hooks.on('tools/post-execute', 'meta', () => ({ kind: 'accept', metadata: { tags: ['x'] } }));
+    const got: ToolResult[] = [];
+    const attempts: boolean[] = [];
+    rt.hooks.on('tools/result', 'look', (res) => {
+      got.push(res);
+      attempts.push(Reflect.set(res, 'content', 'changed'));
+      attempts.push(Reflect.set(res.value as { files: string[] }, 'files', []));
+      attempts.push(Reflect.set(res.metadata.tags as string[], 0, 'y'));
+    });
+    const r = await call('list').result;
+    expectOk(rt, r, 'a.ts\nb.ts');
+    expect(got).toHaveLength(1);
+    expect(isDeepFrozen(got[0])).toBe(true);
+    expect(attempts).toEqual([false, false, false]);
+    expect(got[0]).toBe(r);
+    expect(r.value).toEqual({ files: ['a.ts', 'b.ts'] });
+    expect(r.metadata).toEqual({ tags: ['x'] });
+  });
+
+  it('are called for error results too', async () => {
+    const { tool } = echoTool();
+    const { rt, call } = setup({ tools: [tool] });
+    const codes: unknown[] = [];
+    rt.hooks.on('tools/result', 'look', (res) => void codes.push(res.error?.code));
+    await call('nope').result;
+    expect(codes).toEqual([ErrorCode.UNKNOWN_TOOL]);
+  });
+
+  it('a throwing observer is logged (hook/failed, open) and ignored; other observers still run', async () => {
+    const { tool } = echoTool();
+    const { rt, call } = setup({ tools: [tool] });
+    const later: string[] = [];
+    rt.hooks.on('tools/result', 'broken', () => {
+      throw new Error('observer bug');
+    });
+    rt.hooks.on('tools/result', 'fine', (res) => void later.push(res.content));
+    const r = await call('echo', { text: 'hi' }).result;
+    expectOk(rt, r, 'hi');
+    expect(later).toEqual(['hi']);
+    expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'hook/failed', 'tool/result']);
+    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ hook: 'tools/result', listener: 'broken', failed: 'open' });
+    expect(only(rt, r.callId, 'hook/failed').message).toContain('observer bug');
+  });
+
+  it('an async observer that rejects is logged the same way and cannot affect the result', async () => {
+    const { tool } = echoTool();
+    const { rt, call } = setup({ tools: [tool] });
+    rt.hooks.on('tools/result', 'async-broken', (async () => {
+      throw new Error('async observer bug');
+    }) as never);
+    const r = await call('echo', { text: 'hi' }).result;
+    expectOk(rt, r, 'hi');
+    await isSettled(Promise.resolve());
+    const failed = rt.log.events().filter((e) => e.type === 'hook/failed');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ hook: 'tools/result', listener: 'async-broken', failed: 'open' });
+  });
+});
+
+describe('the frozen result', () => {
+  it('is deeply frozen even when the body returned a value that was only shallowly frozen', async () => {
+    const shared = Object.freeze({ config: { retries: 3 } });
+    const tool = defineTool({ name: 'cfg', input: z.object({}), execute: () => shared, toContent: () => 'config' });
+    const { rt, call } = setup({ tools: [tool] });
+    const got: ToolResult[] = [];
+    rt.hooks.on('tools/result', 'look', (res) => void got.push(res));
+    const r = expectOk(rt, await call('cfg').result, 'config');
+    expect(isDeepFrozen(got[0])).toBe(true);
+    expect(isDeepFrozen(r)).toBe(true);
+    expect(Reflect.set(shared.config, 'retries', 99)).toBe(false);
+  });
+});
