@@ -223,6 +223,14 @@ describe('scriptedModel', () => {
     expect(clock.pending).toBe(0);
   });
 
+  it('an abort between the request and the first read errors the stream (no delay configured)', async () => {
+    const controller = new AbortController();
+    const model = scriptedModel([{ text: 'a' }]);
+    const { stream } = await model.doStream(request('x', { abortSignal: controller.signal }));
+    controller.abort(new DOMException('stop', 'AbortError'));
+    await expect(stream.getReader().read()).rejects.toMatchObject({ name: 'AbortError', message: 'stop' });
+  });
+
   it('cancelling the reader clears the pending delay', async () => {
     const clock = new ManualClock();
     const reader = (await scriptedModel([{ text: 'a' }], { clock, chunkDelayMs: 10 }).doStream(request())).stream.getReader();

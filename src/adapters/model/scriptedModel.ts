@@ -278,7 +278,9 @@ function partStream(
             // Already closed or errored: nothing left to abort.
           }
         };
-        signal.addEventListener('abort', onAbort, { once: true });
+        // Aborted between the request and the first read: the listener would never fire.
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
       },
       async pull(controller) {
         const index = position;
@@ -301,7 +303,6 @@ function partStream(
             return; // aborted or cancelled: the abort handler has already settled the stream
           }
         }
-        if (signal?.aborted) return;
         position = index + 1;
         controller.enqueue(part);
       },
