@@ -1,0 +1,100 @@
+import { createActor, toPromise } from 'xstate';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { schedulerMachine } from '../../machines/scheduler.js';
+import { ErrorCode } from '../../src/protocol/index.js';
+import { ManualClock, sleep } from '../../src/runtime/clock.js';
+import { createRuntime } from '../../src/runtime/createRuntime.js';
+import { defineTool } from '../../src/runtime/defineTool.js';
+
+function runtime(clock = new ManualClock(), context: Record<string, unknown> = {}) {
+  const seenContext: unknown[] = [];
+  const wait = defineTool({
+    name: 'wait',
+    input: z.object({ ms: z.number() }),
+    isConcurrencySafe: () => true,
+    execute: async (a, exec) => {
+      seenContext.push(exec.context);
+      await sleep(clock, a.ms, exec.signal);
+      return `waited ${a.ms}`;
+    },
+  });
+  return { clock, rt: createRuntime({ tools: [wait], clock, context }), seenContext };
+}
+
+async function drive(clock: ManualClock, done: Promise<unknown>) {
+  let finished = false;
+  void done.then(() => (finished = true));
+  for (let i = 0; !finished && i < 1000; i++) {
+    await new Promise((r) => setImmediate(r));
+    if (!finished && !(await clock.runNext())) await clock.advance(1);
+  }
+  return done;
+}
+
+const call = (id: string, ms = 1) => ({ callId: id, toolName: 'wait', input: JSON.stringify({ ms }) });
+
+describe('scheduler', () => {
+  it('an empty batch logs no tool events and finishes at once', async () => {
+    const { rt } = runtime();
+    const actor = createActor(schedulerMachine, { input: { pipeline: rt.pipeline, log: rt.log, calls: [], complete: true } }).start();
+    expect(actor.getSnapshot().status).toBe('done');
+    expect(actor.getSnapshot().output?.results).toEqual([]);
+    expect(rt.log.events()).toEqual([]);
+  });
+
+  it('a duplicate callId in one step gets its own pair with DUPLICATE_CALL_ID and does not run', async () => {
+    const { clock, rt } = runtime();
+    const actor = createActor(schedulerMachine, { input: { pipeline: rt.pipeline, log: rt.log, calls: [call('a'), call('a'), call('b')], complete: true }, clock });
+    const done = toPromise(actor);
+    actor.start();
+    const out = await drive(clock, done);
+    expect((out as { results: { error?: { code: string } }[] }).results.map((r) => r.error?.code ?? 'ok')).toEqual(['ok', ErrorCode.DUPLICATE_CALL_ID, 'ok']);
+    const events = rt.log.events();
+    expect(events.filter((e) => e.type === 'tool/call')).toHaveLength(3);
+    expect(events.filter((e) => e.type === 'tool/result')).toHaveLength(3);
+  });
+
+  it('a batch arriving after its signal aborted: every call ABORTED_BEFORE_DISPATCH, each with its pair', () => {
+    const { rt } = runtime();
+    const actor = createActor(schedulerMachine, {
+      input: { pipeline: rt.pipeline, log: rt.log, calls: [call('a'), call('b')], complete: true, cancelled: true },
+    }).start();
+    expect(actor.getSnapshot().status).toBe('done');
+    const events = rt.log.events();
+    expect(events.map((e) => e.type)).toEqual(['tool/call', 'tool/call', 'tool/result', 'tool/result']);
+    expect(events.filter((e) => e.type === 'tool/result').map((e) => e.type === 'tool/result' && e.result.error?.code)).toEqual([
+      ErrorCode.ABORTED_BEFORE_DISPATCH,
+      ErrorCode.ABORTED_BEFORE_DISPATCH,
+    ]);
+  });
+
+  it('keeps live call actors within the concurrency limit, reuses ids per index and stops finished ones', async () => {
+    const { clock, rt } = runtime();
+    const calls = Array.from({ length: 20 }, (_, i) => call(`c${i}`, (i % 4) + 1));
+    const actor = createActor(schedulerMachine, { input: { pipeline: rt.pipeline, log: rt.log, calls, complete: true, concurrency: 3 }, clock });
+    let maxChildren = 0;
+    const ids = new Set<string>();
+    actor.subscribe((s) => {
+      const children = Object.keys(s.children);
+      children.forEach((id) => ids.add(id));
+      maxChildren = Math.max(maxChildren, children.length);
+    });
+    const done = toPromise(actor);
+    actor.start();
+    await drive(clock, done);
+    expect(maxChildren).toBeLessThanOrEqual(3);
+    expect([...ids].every((id) => /^call-\d+$/.test(id))).toBe(true);
+    expect(Object.keys(actor.getSnapshot().children)).toEqual([]);
+  });
+
+  it('bodies get a deep-frozen view of the shared context: they can read it, not change it', async () => {
+    const { clock, rt, seenContext } = runtime(undefined, { project: { name: 'demo', owners: ['ann'] } });
+    const handle = rt.runCall(call('a'));
+    await drive(clock, handle.result);
+    const ctx = seenContext[0] as { project: { name: string; owners: string[] } };
+    expect(ctx.project.name).toBe('demo');
+    expect(Object.isFrozen(ctx.project.owners)).toBe(true);
+    expect(() => ctx.project.owners.push('mallory')).toThrow(TypeError);
+  });
+});
