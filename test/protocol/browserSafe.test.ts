@@ -24,3 +24,21 @@ describe('browser safety', () => {
     });
   }
 });
+
+describe('browser bundle', () => {
+  it('the `dsh` entry bundles for the browser with no Node built-in', async () => {
+    const { build } = await import('esbuild');
+    const out = await build({
+      entryPoints: ['src/index.ts'],
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      logLevel: 'silent',
+      metafile: true,
+    });
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs.some((p) => p.startsWith('machines/'))).toBe(true);
+    expect(inputs.filter((p) => p.startsWith('node:') || /src\/adapters\/(tools|spill\/fs|log)/.test(p))).toEqual([]);
+  });
+});
