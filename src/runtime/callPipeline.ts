@@ -206,7 +206,11 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
       const listeners = hooks.list('tools/pre-execute');
       // The first failure decides, even if an earlier listener catches its next() rejection (SPEC §8.2).
       let failure: { listener: string; message: string } | undefined;
-      const failed = (): PreExecuteOutcome => ({ kind: 'failed', hook: 'tools/pre-execute', ...failure! });
+      const failed = (): PreExecuteOutcome => ({
+        kind: 'failed',
+        hook: 'tools/pre-execute',
+        ...(failure ?? { listener: trace.listener ?? '?', message: 'the pre-execute chain failed' }),
+      });
       const noteFailure = (listener: string, e: unknown) => {
         failure ??= { listener, message: message(e) };
         return e;
@@ -219,6 +223,9 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
         const j = pending.lastIndexOf(true);
         if (j >= 0) trace.listener = listeners[j]!.name;
       };
+      // Every listener promise, so that a chain an earlier listener started but did not wait for
+      // is still waited for: its failure fails the call too (and is never an unhandled rejection).
+      const started: Promise<unknown>[] = [];
       const dispatch = (i: number): SyncOrAsync<PreExecuteDecision> => {
         if (i >= listeners.length) return ALLOW;
         const l = listeners[i]!;
@@ -246,13 +253,16 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
           throw noteFailure(l.name, e);
         }
         if (isPromise(r)) {
-          return r.then(
+          const decided = r.then(
             (d) => (answered(i), settle(d)),
             (e) => {
               answered(i);
               throw noteFailure(l.name, e);
             },
           );
+          decided.catch(() => {}); // recorded by noteFailure; whoever awaits it still sees the rejection
+          started.push(decided);
+          return decided;
         }
         answered(i);
         return settle(r);
@@ -263,13 +273,25 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
       } catch {
         return failed();
       }
-      if (isPromise(result)) {
-        return result.then(
-          (d) => (failure ? failed() : d),
-          () => failed(),
-        );
-      }
-      return failure ? failed() : result;
+      if (!isPromise(result) && started.length === 0) return failure ? failed() : result;
+      const allSettled = async (): Promise<void> => {
+        // A listener may start another one late (after an await): wait until none is left.
+        for (let seen = 0; seen < started.length; ) {
+          const batch = started.slice(seen);
+          seen = started.length;
+          await Promise.allSettled(batch);
+        }
+      };
+      return (async (): Promise<PreExecuteOutcome> => {
+        let d: PreExecuteDecision;
+        try {
+          d = await result;
+        } catch {
+          return failed();
+        }
+        await allSettled();
+        return failure ? failed() : d;
+      })();
     },
 
     isApprovalRemembered: (p) => remembered.has(approvalKey(p)),

@@ -245,6 +245,24 @@ describe('the timeout wrapper', () => {
     expect(typesOf(rt, 'call-1')).toEqual(['tool/call', 'tool/result']);
   });
 
+  it('after a cancel the deadline is moot: no TIMEOUT, no late-outcome warning while the body has not settled', async () => {
+    const { tool, runs } = manualTool('stubborn');
+    const { rt, clock, call } = setup({ tools: [tool], limits: { abortGraceMs: 100 } });
+    rt.hooks.on('tools/execute', 'timeout', timeout({ ms: 2_000 }));
+    const h = call('stubborn');
+    await clock.advance(500);
+    h.cancel();
+    await clock.advance(100);
+    const r = await h.result;
+    expectError(rt, r, ErrorCode.ABORTED);
+    await clock.advance(10_000);
+    expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'tool/result']);
+    runs[0]!.resolve('finally');
+    await flushMicrotasks();
+    expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'tool/result', 'warning']);
+    expect(only(rt, r.callId, 'warning').code).toBe('LATE_OUTCOME_DISCARDED');
+  });
+
   it('a deadline chosen per call (undefined: none)', async () => {
     const { tool, runs } = manualTool('slow');
     const { rt, clock, call } = setup({ tools: [tool] });

@@ -139,6 +139,23 @@ describe('a failing pre-execute listener fails the call closed', () => {
     });
   }
 
+  it('a listener that fires next() without waiting and answers allow cannot outrun a later failure', async () => {
+    const { tool, calls } = echoTool();
+    const { rt, call } = setup({ tools: [tool] });
+    rt.hooks.on('tools/pre-execute', 'impatient', (_c, next) => {
+      void next();
+      return { kind: 'allow' };
+    });
+    rt.hooks.on('tools/pre-execute', 'slow-strict', async () => {
+      await Promise.resolve();
+      throw new Error('strict broke later');
+    });
+    const r = await call('echo', { text: 'hi' }).result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'slow-strict');
+    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ listener: 'slow-strict', failed: 'closed' });
+    expect(calls).toHaveLength(0);
+  });
+
   it('a listener returning something that is not a decision fails closed', async () => {
     const { tool, calls } = echoTool();
     const { rt, call } = setup({ tools: [tool] });

@@ -26,7 +26,12 @@ export function timeout(options: TimeoutOptions): ExecuteWrapper {
         controller.abort(new ToolError(ErrorCode.TIMEOUT, message));
         resolve({ ok: false, error: { name: errorNameFor(ErrorCode.TIMEOUT), code: ErrorCode.TIMEOUT, message } });
       }, ms);
+      // Once the caller has cancelled, the deadline is moot: the call settles as ABORTED, and a
+      // TIMEOUT fired later would only be discarded (and wrongly reported as a late body).
+      const stopClock = () => exec.clock.clearTimeout(timer);
+      exec.signal.addEventListener('abort', stopClock, { once: true });
       next({ signal: controller.signal }).then((outcome) => {
+        exec.signal.removeEventListener('abort', stopClock);
         if (settled) {
           exec.warn('LATE_OUTCOME_DISCARDED', `"${call.toolName}" settled after its ${ms} ms deadline; the outcome was discarded`, {
             ok: outcome.ok,
