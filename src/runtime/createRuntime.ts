@@ -12,6 +12,9 @@ import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
 import { compactAndMeasure, defaultCompactor, type Compactor } from './compaction.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
 import { createTurnRunner, type CompactFn } from './turns.js';
+import { createMemorySpillStore } from './memorySpillStore.js';
+import { spillPolicy } from './policies/spill.js';
+import type { SpillStore } from './spillStore.js';
 
 export interface RuntimeOptions {
   tools?: readonly AnyTool[];
@@ -25,6 +28,13 @@ export interface RuntimeOptions {
   argLimits?: Partial<ArgLimits>;
   /** Most calls of one parallel group running at once (default 8). */
   concurrency?: number;
+  /**
+   * Where oversized results are saved (SPEC §4); default: an in-memory store. `false` turns the
+   * `spill` post-execute policy off. Give the same store to the built-in `read`/`grep` tools.
+   */
+  spillStore?: SpillStore | false;
+  /** Results larger than this many UTF-8 bytes are spilled (default 16 KiB). */
+  maxInlineBytes?: number;
   /** What to do after a failed model request (default: bounded retries, compaction on overflow). */
   retryPolicy?: RequestRetryPolicy;
   /** Which results to stub on context overflow (default: every step's but the latest). */
@@ -53,6 +63,11 @@ export function createRuntime(options: RuntimeOptions = {}) {
   const hooks = new HookRegistry();
   const guards = new GuardRegistry();
   const limits: PipelineLimits = { ...defaultLimits, ...options.limits };
+  const spillStore = options.spillStore === false ? undefined : (options.spillStore ?? createMemorySpillStore());
+  if (spillStore) {
+    // Registered last so it spills what the model would see after every other listener's rewrite.
+    hooks.on('tools/post-execute', 'spill', spillPolicy({ store: spillStore, maxInlineBytes: options.maxInlineBytes, log }), { last: true });
+  }
   const pipeline = createCallPipeline({
     tools,
     hooks,
@@ -117,11 +132,13 @@ export function createRuntime(options: RuntimeOptions = {}) {
     pipeline,
     limits,
     concurrency,
+    /** The store holding full texts of spilled results (undefined when spilling is off). */
+    spillStore,
     /** Runs a turn: steps of model requests and tool calls until the model answers. */
     startTurn,
     hooks: {
       /** Registers a named listener on a hook; returns its remover. */
-      on: <K extends HookName>(hook: K, name: string, fn: HookMap[K]) => hooks.on(hook, name, fn),
+      on: <K extends HookName>(hook: K, name: string, fn: HookMap[K], opts?: { last?: boolean }) => hooks.on(hook, name, fn, opts),
       /** Fixes the order of a hook's listeners by name. */
       order: (hook: HookName, names: readonly string[]) => hooks.order(hook, names),
     },

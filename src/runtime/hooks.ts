@@ -35,6 +35,7 @@ export type HookName = keyof HookMap;
 export interface Named<F> {
   readonly name: string;
   readonly fn: F;
+  readonly last?: boolean;
 }
 
 /**
@@ -51,11 +52,14 @@ export class HookRegistry {
   private readonly explicitOrder: Partial<Record<HookName, readonly string[]>> = {};
   private readonly sorted: Partial<{ [K in HookName]: ReadonlyArray<Named<HookMap[K]>> }> = {};
 
-  /** Registers a named listener; returns a function that removes it. */
-  on<K extends HookName>(hook: K, name: string, fn: HookMap[K]): () => void {
+  /**
+   * Registers a named listener; returns a function that removes it. `last: true` keeps it after
+   * every listener without that flag (the spill policy must see the content other listeners made).
+   */
+  on<K extends HookName>(hook: K, name: string, fn: HookMap[K], options: { last?: boolean } = {}): () => void {
     const list = this.listeners[hook] as Array<Named<HookMap[K]>>;
     if (list.some((l) => l.name === name)) throw new Error(`${hook}: a listener named "${name}" is already registered`);
-    const entry = Object.freeze({ name, fn });
+    const entry = Object.freeze({ name, fn, last: options.last === true });
     list.push(entry);
     delete this.sorted[hook];
     return () => {
@@ -77,10 +81,11 @@ export class HookRegistry {
     if (cached) return cached as ReadonlyArray<Named<HookMap[K]>>;
     const list = this.listeners[hook] as Array<Named<HookMap[K]>>;
     const order = this.explicitOrder[hook];
-    let result: Array<Named<HookMap[K]>> = list.slice();
+    // Stable: unflagged listeners keep their order, then the `last` ones in theirs.
+    let result: Array<Named<HookMap[K]>> = [...list.filter((l) => !l.last), ...list.filter((l) => l.last)];
     if (order) {
       const rank = new Map(order.map((n, i) => [n, i]));
-      result = list
+      result = result
         .map((l, i) => ({ l, key: rank.has(l.name) ? rank.get(l.name)! : order.length + i }))
         .sort((a, b) => a.key - b.key)
         .map((x) => x.l);

@@ -14,3 +14,6 @@ export * from './projection/index.js';
 export * from './requestErrors.js';
 export * from './turns.js';
 export * from './views/logText.js';
+export * from './memorySpillStore.js';
+export * from './policies/index.js';
+export * from './spillStore.js';

@@ -4,7 +4,7 @@ import { chmod, lstat, mkdtemp, open, rename, rm, unlink } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
 import { snapUtf8Range } from '../../runtime/policies/utf8.js';
-import { UnknownLocatorError, type SpillChunk, type SpillRange, type SpillStore } from './spillStore.js';
+import { UnknownLocatorError, type SpillChunk, type SpillRange, type SpillStore } from '../../runtime/spillStore.js';
 
 export interface FsSpillStoreOptions {
   /** Where the session's private directory is created (default: the OS temp directory). */

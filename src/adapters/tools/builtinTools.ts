@@ -1,4 +1,4 @@
-import type { SpillStore } from '../spill/spillStore.js';
+import type { SpillStore } from '../../runtime/spillStore.js';
 import { createBashTool } from './bash.js';
 import { createEditTool } from './edit.js';
 import { createGlobTool } from './glob.js';

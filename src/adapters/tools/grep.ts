@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { readAllSpilled, type SpillStore } from '../spill/spillStore.js';
+import { readAllSpilled, type SpillStore } from '../../runtime/spillStore.js';
 import { GitignoreRules, walkFiles } from './gitignore.js';
 import { checkGlobPattern } from './glob.js';
 import { looksBinary } from './read.js';

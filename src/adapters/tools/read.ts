@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { readAllSpilled, type SpillStore } from '../spill/spillStore.js';
+import { readAllSpilled, type SpillStore } from '../../runtime/spillStore.js';
 import { pageLines } from './linePage.js';
 import type { Workspace } from './workspace.js';
 

@@ -3,7 +3,9 @@
  * saved whole in a spill store, and the model gets a head + tail preview, the locator and a hint
  * on how to read the rest. Only the model's copy changes; the value and the saved text are whole.
  */
-import type { SpillStore } from '../../adapters/spill/spillStore.js';
+import type { SpillStore } from '../spillStore.js';
+import type { CallView, ResultDraft } from '../../../machines/callPipeline.js';
+import type { PostExecuteDecision } from '../../protocol/index.js';
 import type { PostExecuteListener } from '../hooks.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { utf8Decode, utf8Encode, utf8Length } from './utf8.js';
@@ -145,10 +147,16 @@ export function spillPolicy(options: SpillPolicyOptions): PostExecuteListener {
     tailBytes: options.tailBytes ?? Math.floor(maxInlineBytes / 8),
   };
   const { store, log } = options;
-  return async (draft, call) => {
+  // Synchronous for the common small result (no promise, so the stage stays in one macrostep).
+  return (draft, call) => {
     if (draft.metadata.spill !== undefined) return undefined;
     const content = draft.content;
-    if (utf8Length(content) <= maxInlineBytes) return undefined;
+    // A UTF-16 unit is at most 3 UTF-8 bytes: most results are decided without counting bytes.
+    if (content.length * 3 <= maxInlineBytes || utf8Length(content) <= maxInlineBytes) return undefined;
+    return spill(draft, call, content);
+  };
+
+  async function spill(...[, call, content]: [ResultDraft, CallView, string]): Promise<PostExecuteDecision | undefined> {
     const where = { turnId: call.turnId, stepIndex: call.stepIndex, callId: call.callId };
     let locator: string;
     try {
@@ -172,5 +180,5 @@ export function spillPolicy(options: SpillPolicyOptions): PostExecuteListener {
       content: renderSpilledContent(preview, locator),
       metadata: { spill: { locator, bytes: preview.totalBytes, lines: preview.totalLines, retrievalHint: retrievalHint(locator, preview) } },
     };
-  };
+  }
 }

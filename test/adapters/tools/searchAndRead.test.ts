@@ -2,11 +2,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFsSpillStore, type FsSpillStore } from '../../../src/adapters/spill/fsSpillStore.js';
-import { readAllSpilled } from '../../../src/adapters/spill/spillStore.js';
+import { readAllSpilled } from '../../../src/runtime/spillStore.js';
 import { createBuiltinTools } from '../../../src/adapters/tools/builtinTools.js';
 import { ErrorCode } from '../../../src/protocol/index.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
-import { spillPolicy } from '../../../src/runtime/policies/spill.js';
 import { call, tempDir } from '../workspaceFixture.js';
 
 const stores: FsSpillStore[] = [];
@@ -28,8 +27,7 @@ async function session(files: Record<string, string> = {}) {
   const store = createFsSpillStore({ baseDir: await tempDir() });
   stores.push(store);
   const tools = createBuiltinTools({ root, spillStore: store });
-  const rt = createRuntime({ tools: [...tools.all] });
-  rt.hooks.on('tools/post-execute', 'spill', spillPolicy({ store, log: rt.log }));
+  const rt = createRuntime({ tools: [...tools.all], spillStore: store });
   return { rt, root, store };
 }
 

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMemorySpillStore } from '../../../src/adapters/spill/memorySpillStore.js';
-import { readAllSpilled, type SpillStore } from '../../../src/adapters/spill/spillStore.js';
+import { createMemorySpillStore } from '../../../src/runtime/memorySpillStore.js';
+import { readAllSpilled, type SpillStore } from '../../../src/runtime/spillStore.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
-import { countLines, makePreview, spillPolicy } from '../../../src/runtime/policies/spill.js';
+import { countLines, makePreview } from '../../../src/runtime/policies/spill.js';
 import { utf8Length } from '../../../src/runtime/policies/utf8.js';
 
 const bytesOf = (s: string) => Buffer.byteLength(s, 'utf8');
@@ -13,9 +13,8 @@ const bytesOf = (s: string) => Buffer.byteLength(s, 'utf8');
 /** A tool that returns whatever text the test hands it, so sizes are exact. */
 function echoRuntime(store: SpillStore, maxInlineBytes?: number) {
   const echo = defineTool({ name: 'echo', input: z.object({ text: z.string() }), execute: (a) => a.text });
-  const rt = createRuntime({ tools: [echo], argLimits: { maxArgsChars: 1 << 24 } });
-  rt.hooks.on('tools/post-execute', 'spill', spillPolicy({ store, maxInlineBytes, log: rt.log }));
-  return rt;
+  // The runtime installs the spill policy itself, last among post-execute listeners.
+  return createRuntime({ tools: [echo], argLimits: { maxArgsChars: 1 << 24 }, spillStore: store, maxInlineBytes });
 }
 
 const numbered = (n: number, width = 60) => Array.from({ length: n }, (_, i) => `line ${String(i + 1).padStart(5, '0')} ${'x'.repeat(width)}\n`).join('');
@@ -147,5 +146,25 @@ describe('spill policy through the runtime', () => {
     const r = await rt.runCall({ callId: 'c2', toolName: 'echo', input: { text: 'short' } }).result;
     expect(r.content).toBe('short');
     expect(store.size).toBe(0);
+  });
+});
+
+describe('spill is installed by the runtime', () => {
+  it('runs after every other post-execute listener, so it spills what they produced', async () => {
+    const store = createMemorySpillStore();
+    const rt = echoRuntime(store, 64);
+    rt.hooks.on('tools/post-execute', 'redact', (draft) => ({ kind: 'accept', content: draft.content.replaceAll('secret', '[redacted]') }));
+    const text = 'secret '.repeat(40);
+    const result = await rt.runCall({ callId: 'r', toolName: 'echo', input: JSON.stringify({ text }) }).result;
+    const locator = (result.metadata.spill as { locator: string }).locator;
+    expect(await readAllSpilled(store, locator)).not.toContain('secret');
+  });
+
+  it('can be turned off with spillStore: false', async () => {
+    const echo = defineTool({ name: 'echo', input: z.object({ text: z.string() }), execute: (a) => a.text });
+    const rt = createRuntime({ tools: [echo], spillStore: false, maxInlineBytes: 8 });
+    const result = await rt.runCall({ callId: 'r', toolName: 'echo', input: JSON.stringify({ text: 'x'.repeat(100) }) }).result;
+    expect(result.content).toBe('x'.repeat(100));
+    expect(rt.spillStore).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
-import { ErrorCode } from '../../protocol/index.js';
-import { ToolError } from '../../runtime/toolError.js';
+import { ErrorCode } from '../protocol/index.js';
+import { ToolError } from './toolError.js';
 
 /** What the policy tells a store about a spill; a store may keep it, it is never needed to read. */
 export interface SpillMeta {

@@ -1,4 +1,4 @@
-import { snapUtf8Range, utf8Decode, utf8Encode } from '../../runtime/policies/utf8.js';
+import { snapUtf8Range, utf8Decode, utf8Encode } from './policies/utf8.js';
 import { UnknownLocatorError, type SpillChunk, type SpillMeta, type SpillRange, type SpillStore } from './spillStore.js';
 
 export interface MemorySpillStore extends SpillStore {
