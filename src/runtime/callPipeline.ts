@@ -253,7 +253,8 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
           throw noteFailure(l.name, e);
         }
         if (isPromise(r)) {
-          const decided = r.then(
+          // Promise.resolve: a bare thenable becomes a real promise (the machine waits on those only).
+          const decided = Promise.resolve(r).then(
             (d) => (answered(i), settle(d)),
             (e) => {
               answered(i);
@@ -413,7 +414,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
           }
           if (isPromise(r)) {
             const at = i;
-            return r.then(
+            return Promise.resolve(r).then(
               (d) => {
                 try {
                   return apply(l.name, d) ?? step(at + 1);
@@ -485,7 +486,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
         try {
           const r: unknown = o.fn(frozen);
           // An async observer cannot hold the flow up, but its failure is still recorded, not lost.
-          if (isPromise(r)) r.then(undefined, failedOpen);
+          if (isPromise(r)) Promise.resolve(r).then(undefined, failedOpen);
         } catch (e) {
           failedOpen(e);
         }

@@ -139,6 +139,14 @@ describe('post-execute decisions', () => {
     expect(r.content).not.toContain('a.ts');
   });
 
+  it('a listener answering with a bare thenable is waited for like a promise', async () => {
+    const { rt, call } = setup({ tools: [listTool()] });
+    const thenable = { then: (res: (d: unknown) => void) => res({ kind: 'accept', content: 'from a thenable' }) };
+    rt.hooks.on('tools/post-execute', 'legacy-promise', () => thenable as never);
+    rt.hooks.on('tools/pre-execute', 'legacy-pre', () => ({ then: (res: (d: unknown) => void) => res({ kind: 'allow' }) }) as never);
+    expectOk(rt, await call('list').result, 'from a thenable');
+  });
+
   it('a listener returning nonsense fails closed', async () => {
     const { rt, call } = setup({ tools: [listTool()] });
     rt.hooks.on('tools/post-execute', 'typo', () => ({ kind: 'replace', content: 'x' }) as never);
