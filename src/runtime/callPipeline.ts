@@ -7,6 +7,7 @@ import { anySignal } from 'any-signal';
 import {
   ApprovalAnswerSchema,
   ErrorCode,
+  ErrorCodeSchema,
   errorNameFor,
   type ApprovalAnswer,
   type NewLogEvent,
@@ -94,6 +95,21 @@ function isPostDecision(d: unknown): d is PostExecuteDecision {
 
 const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' });
 
+/**
+ * Results carry only the stable codes of SPEC §6 (the log schema and every layer that routes on
+ * `code` rely on it): a failure with any other code, or none, becomes TOOL_FAILED, keeping its text.
+ */
+function wellFormedOutcome(o: ExecOutcome): ExecOutcome {
+  if (o.ok) return o;
+  const e = o.error as Partial<ToolErrorInfo> | undefined;
+  const text = typeof e?.message === 'string' ? e.message : String(e?.message ?? 'the tool failed');
+  if (ErrorCodeSchema.safeParse(e?.code).success) {
+    if (typeof e!.name === 'string' && typeof e!.message === 'string') return o;
+    return { ok: false, error: info(e!.code!, text) };
+  }
+  return { ok: false, error: info(ErrorCode.TOOL_FAILED, `${text} (unknown error code ${JSON.stringify(String(e?.code))})`) };
+}
+
 export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
   const { tools, hooks, guards, log, clock, limits } = deps;
   const remembered = new Set<string>();
@@ -102,7 +118,9 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
   const where = (v: CallView) => ({ turnId: v.turnId, stepIndex: v.stepIndex, callId: v.callId });
 
   function contentOf(tool: AnyTool, value: unknown): string {
-    return tool.toContent(value);
+    const content: unknown = tool.toContent(value);
+    if (typeof content !== 'string') throw new TypeError(`returned ${content === null ? 'null' : typeof content}, not a string`);
+    return content;
   }
 
   function validateOutput(tool: AnyTool, value: unknown): { ok: true; value: unknown } | { ok: false; message: string } {
@@ -339,7 +357,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
     execute(p: PreparedCall, signal: AbortSignal): Promise<ExecOutcome> {
       const wrappers = hooks.list('tools/execute');
       const base = execContext(p.view, signal);
-      if (wrappers.length === 0) return runBody(p, base, signal);
+      if (wrappers.length === 0) return runBody(p, base, signal).then(wellFormedOutcome);
       const run = (i: number, exec: ExecContext): Promise<ExecOutcome> => {
         if (i >= wrappers.length) return runBody(p, exec, signal);
         const w = wrappers[i]!;
@@ -365,7 +383,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
           return Promise.resolve(wrapperFailed(e));
         }
       };
-      return run(0, base);
+      return run(0, base).then(wellFormedOutcome);
     },
 
     draftFromValue(p: PreparedCall, value: unknown): Settlement {

@@ -95,6 +95,32 @@ describe('the tool body', () => {
   });
 });
 
+describe('results stay well-formed whatever a tool or wrapper hands back', () => {
+  it('a toContent that returns no string fails the call instead of putting a non-string in the log', async () => {
+    const tool = defineTool({ name: 'obj', input: z.object({}), execute: () => ({ a: 1 }), toContent: ((v: unknown) => v) as never });
+    const { rt, call } = setup({ tools: [tool] });
+    const r = await call('obj').result;
+    expectError(rt, r, ErrorCode.TOOL_FAILED, 'toContent');
+  });
+
+  it('an error code outside SPEC §6 (from a wrapper or a ToolError built without types) becomes TOOL_FAILED', async () => {
+    const thrower = defineTool({
+      name: 'thrower',
+      input: z.object({}),
+      execute: () => {
+        throw new ToolError('MY_OWN_CODE' as ErrorCode, 'custom failure');
+      },
+    });
+    const { tool } = echoTool();
+    const { rt, call } = setup({ tools: [thrower, tool] });
+    const r = await call('thrower').result;
+    expectError(rt, r, ErrorCode.TOOL_FAILED, 'custom failure');
+    rt.hooks.on('tools/execute', 'odd', async () => ({ ok: false, error: { name: 'Odd', code: 'ODD' as ErrorCode, message: 'odd failure' } }));
+    const w = await call('echo', { text: 'hi' }).result;
+    expectError(rt, w, ErrorCode.TOOL_FAILED, 'odd failure');
+  });
+});
+
 describe('cancel', () => {
   it('a cancel while executing aborts the body signal and gives ABORTED', async () => {
     const { tool, runs } = manualTool('slow', { honoursSignal: true });
