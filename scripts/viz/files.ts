@@ -64,6 +64,8 @@ export interface StaleDiagram {
   readonly name: string;
   readonly file: string;
   readonly reason: 'missing' | 'differs' | 'orphan';
+  /** For `differs`: the first line that differs, as `line N: file has "…", machine gives "…"`. */
+  readonly detail?: string;
 }
 
 /** Compares the `.mmd` file of every machine with its regenerated text; also reports `.mmd` files of no registered machine. */
@@ -74,7 +76,7 @@ export async function findStaleMermaid(registry: MachineRegistry, dir: string): 
     const onDisk = await readOrUndefined(file);
     const fresh = graphToMermaid(readMachineGraph(registry[name]!));
     if (onDisk === undefined) stale.push({ name, file, reason: 'missing' });
-    else if (onDisk !== fresh) stale.push({ name, file, reason: 'differs' });
+    else if (onDisk !== fresh) stale.push({ name, file, reason: 'differs', detail: firstDifference(onDisk, fresh) });
   }
   let files: string[] = [];
   try {
@@ -87,6 +89,15 @@ export async function findStaleMermaid(registry: MachineRegistry, dir: string): 
     if (file.endsWith('.mmd') && !Object.hasOwn(registry, name)) stale.push({ name, file: join(dir, file), reason: 'orphan' });
   }
   return stale;
+}
+
+function firstDifference(onDisk: string, fresh: string): string {
+  const a = onDisk.split('\n');
+  const b = fresh.split('\n');
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const show = (line: string | undefined): string => (line === undefined ? 'nothing' : JSON.stringify(line.trim()));
+  return `line ${i + 1}: file has ${show(a[i])}, machine gives ${show(b[i])}`;
 }
 
 async function readOrUndefined(path: string): Promise<string | undefined> {

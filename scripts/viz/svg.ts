@@ -197,11 +197,12 @@ function render(graph: MachineGraph, laidOut: ElkNode, edges: readonly DrawnEdge
   const drawNodes = (node: ElkNode, depth: number, parent: VizState | undefined): void => {
     const box = absolute.get(node.id)!;
     if (node.id.startsWith('i:')) {
-      body.push(`<circle class="initial" cx="${n(box.x + box.width / 2)}" cy="${n(box.y + box.height / 2)}" r="${n(INITIAL_SIZE / 2)}"/>`);
+      body.push(`<circle class="initial" data-initial="${escapeXml(node.id.slice(2))}" cx="${n(box.x + box.width / 2)}" cy="${n(box.y + box.height / 2)}" r="${n(INITIAL_SIZE / 2)}"/>`);
       return;
     }
     const state = statesById.get(node.id.slice(2))!;
-    body.push(...drawState(state, box, depth, parent?.kind === 'parallel'));
+    // data-* attributes let tests (and a reader's tools) find a state's box in the picture.
+    body.push(`<g data-state="${escapeXml(state.id)}">`, ...drawState(state, box, depth, parent?.kind === 'parallel').map((l) => `  ${l}`), '</g>');
     for (const child of node.children ?? []) drawNodes(child, depth + 1, state);
   };
   for (const child of laidOut.children ?? []) drawNodes(child, 0, undefined);
@@ -296,7 +297,7 @@ function drawEdge(elkEdge: ElkExtendedEdge, edge: DrawnEdge, offset: Box): strin
   const abs = points.map((p) => ({ x: p.x + offset.x, y: p.y + offset.y }));
   const style = edgeStyles[edge.kind];
   const dash = style.dash ? ` stroke-dasharray="${style.dash}"` : '';
-  return `<path class="edge" d="${roundedPath(abs)}" stroke="${style.color}"${dash} marker-end="url(#arrow-${edge.kind})"/>`;
+  return `<path class="edge" data-from="${escapeXml(edge.source)}" data-to="${escapeXml(edge.target)}" d="${roundedPath(abs)}" stroke="${style.color}"${dash} marker-end="url(#arrow-${edge.kind})"/>`;
 }
 
 /** An orthogonal polyline with its corners rounded, which makes crossing lines easier to follow. */
