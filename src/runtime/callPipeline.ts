@@ -75,6 +75,13 @@ function canonicalJson(value: unknown): string {
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
+/** Names what an invalid decision was without echoing it: it may hold the very content being redacted. */
+function describeDecision(d: unknown): string {
+  if (d === null || typeof d !== 'object') return `(${d === null ? 'null' : typeof d})`;
+  const kind = (d as { kind?: unknown }).kind;
+  return typeof kind === 'string' ? `(kind ${JSON.stringify(kind.slice(0, 40))})` : '(an object without a kind)';
+}
+
 function isPreDecision(d: unknown): d is PreExecuteDecision {
   if (!d || typeof d !== 'object') return false;
   const k = (d as { kind?: unknown }).kind;
@@ -260,7 +267,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
         };
         const settle = (d: PreExecuteDecision | void): SyncOrAsync<PreExecuteDecision> => {
           if (d === undefined) return nextCalled ? nextResult! : next();
-          if (!isPreDecision(d)) throw noteFailure(l.name, new TypeError(`returned an invalid decision: ${JSON.stringify(d)}`));
+          if (!isPreDecision(d)) throw noteFailure(l.name, new TypeError(`returned an invalid decision ${describeDecision(d)}`));
           return d;
         };
         let r: SyncOrAsync<PreExecuteDecision | void>;
@@ -405,7 +412,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
       const apply = (name: string, d: PostExecuteDecision | void): PostExecuteOutcome | undefined => {
         if (d === undefined) return undefined;
         if (!isPostDecision(d)) {
-          return { kind: 'failed', hook: 'tools/post-execute', listener: name, message: `returned an invalid decision: ${JSON.stringify(d)}` };
+          return { kind: 'failed', hook: 'tools/post-execute', listener: name, message: `returned an invalid decision ${describeDecision(d)}` };
         }
         if (d.kind === 'block') return { kind: 'blocked', feedback: d.feedback, listener: name };
         let { value, content, metadata } = draft;

@@ -147,10 +147,13 @@ describe('post-execute decisions', () => {
     expectOk(rt, await call('list').result, 'from a thenable');
   });
 
-  it('a listener returning nonsense fails closed', async () => {
-    const { rt, call } = setup({ tools: [listTool()] });
-    rt.hooks.on('tools/post-execute', 'typo', () => ({ kind: 'replace', content: 'x' }) as never);
-    expectError(rt, await call('list').result, ErrorCode.HOOK_FAILED, 'typo');
+  it('a listener returning nonsense fails closed, without echoing what it returned', async () => {
+    const secretTool = defineTool({ name: 'env', input: z.object({}), execute: () => 'API_KEY=sk-live-123' });
+    const { rt, call } = setup({ tools: [secretTool] });
+    rt.hooks.on('tools/post-execute', 'typo', (d) => ({ kind: 'replace', content: d.content }) as never);
+    const r = await call('env').result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'typo');
+    expect(JSON.stringify(rt.log.events())).not.toContain('sk-live-123');
   });
 });
 
