@@ -259,6 +259,19 @@ describe('the timeout wrapper', () => {
     expect(JSON.stringify(rt.log.events())).not.toContain('too late');
   });
 
+  it('a body that honours its signal stops at the deadline: TIMEOUT, and nothing late to note', async () => {
+    const { tool, runs } = manualTool('polite', { honoursSignal: true });
+    const { rt, clock, call } = setup({ tools: [tool] });
+    rt.hooks.on('tools/execute', 'timeout', timeout({ ms: 2_000 }));
+    const h = call('polite');
+    await clock.advance(2_000);
+    const r = await h.result;
+    expectError(rt, r, ErrorCode.TIMEOUT);
+    expect(runs[0]!.abortedWith()).toBeInstanceOf(ToolError);
+    await clock.advance(1_000);
+    expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'tool/result']);
+  });
+
   it('a body that finishes in time keeps its result, and no late warning follows', async () => {
     const { tool, runs } = manualTool('quick');
     const { rt, clock, call } = setup({ tools: [tool] });

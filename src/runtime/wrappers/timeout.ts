@@ -17,12 +17,12 @@ export function timeout(options: TimeoutOptions): ExecuteWrapper {
     const ms = typeof options.ms === 'function' ? options.ms(call) : options.ms;
     if (ms === undefined || !Number.isFinite(ms)) return next();
     const controller = new AbortController();
+    const message = `"${call.toolName}" did not finish within ${ms} ms`;
     return new Promise<ExecOutcome>((resolve) => {
       let settled = false;
       const timer = exec.clock.setTimeout(() => {
         if (settled) return;
         settled = true;
-        const message = `"${call.toolName}" did not finish within ${ms} ms`;
         controller.abort(new ToolError(ErrorCode.TIMEOUT, message));
         resolve({ ok: false, error: { name: errorNameFor(ErrorCode.TIMEOUT), code: ErrorCode.TIMEOUT, message } });
       }, ms);
@@ -33,6 +33,8 @@ export function timeout(options: TimeoutOptions): ExecuteWrapper {
       next({ signal: controller.signal }).then((outcome) => {
         exec.signal.removeEventListener('abort', stopClock);
         if (settled) {
+          // A body that stopped because of our abort did what it should: nothing late to note.
+          if (!outcome.ok && outcome.error.code === ErrorCode.TIMEOUT && outcome.error.message === message) return;
           exec.warn('LATE_OUTCOME_DISCARDED', `"${call.toolName}" settled after its ${ms} ms deadline; the outcome was discarded`, {
             ok: outcome.ok,
             code: outcome.ok ? undefined : outcome.error.code,
