@@ -22,9 +22,8 @@ const ELK = elkBundle.default;
 const FONT = "'DejaVu Sans Mono', Menlo, Consolas, 'Liberation Mono', monospace";
 const FONT_SIZE = 12;
 const SMALL_FONT_SIZE = 11;
-// Monospace advance is 0.6 em in DejaVu Sans Mono, Menlo and Courier; a little extra for Consolas-less fallbacks.
+// Monospace advance is 0.6 em in DejaVu Sans Mono, Menlo and Courier; 0.62 leaves room for a wider fallback.
 const CHAR_WIDTH = 0.62;
-const LINE_HEIGHT = 16;
 const SMALL_LINE_HEIGHT = 14;
 const NODE_PAD_X = 14;
 const NODE_HEIGHT = 34;
@@ -60,7 +59,6 @@ const layoutOptions: Record<string, string> = {
   'elk.spacing.edgeEdge': '12',
   'elk.spacing.edgeLabel': '4',
   'elk.edgeLabels.placement': 'CENTER',
-  'elk.edgeLabels.inline': 'true',
   'elk.randomSeed': '1',
 };
 
@@ -102,14 +100,13 @@ function drawnEdges(graph: MachineGraph): DrawnEdge[] {
     state.children.forEach(initials);
   };
   initials(graph.root);
-  const grouped: { key: string; transitions: VizTransition[] }[] = [];
+  // Map keeps first-seen order, so edges come out in document order.
+  const grouped = new Map<string, VizTransition[]>();
   for (const t of graph.transitions) {
     const key = `${t.source}\u0000${t.target}`;
-    let group = grouped.find((g) => g.key === key);
-    if (!group) grouped.push((group = { key, transitions: [] }));
-    group.transitions.push(t);
+    grouped.set(key, [...(grouped.get(key) ?? []), t]);
   }
-  for (const { transitions } of grouped) {
+  for (const transitions of grouped.values()) {
     const first = transitions[0]!;
     const kinds = new Set(transitions.map((t) => t.kind));
     // A shared edge takes its line style from its transitions when they agree, else it is an event line.
@@ -134,12 +131,15 @@ function elkEdge(edge: DrawnEdge): ElkExtendedEdge {
   if (edge.lines.length === 0) return base;
   const width = Math.max(...edge.lines.map((l) => textWidth(l.text, SMALL_FONT_SIZE))) + 2 * LABEL_PAD;
   const height = edge.lines.length * SMALL_LINE_HEIGHT + 2 * LABEL_PAD;
-  return { ...base, labels: [{ id: `${edge.id}:label`, text: edge.lines.map((l) => l.text).join('\n'), width, height, layoutOptions: { 'elk.edgeLabels.inline': 'true' } }] };
+  // Inline: the edge runs through its label (whose background hides it there), so a label is
+  // never read as belonging to the neighbouring line.
+  const layout = { 'elk.edgeLabels.inline': 'true' };
+  return { ...base, labels: [{ id: `${edge.id}:label`, text: edge.lines.map((l) => l.text).join('\n'), width, height, layoutOptions: layout }] };
 }
 
 function elkNode(state: VizState, statesById: Map<string, VizState>): ElkNode {
   statesById.set(state.id, state);
-  const titleWidth = textWidth(stateName(state), FONT_SIZE) + 2 * NODE_PAD_X;
+  const titleWidth = textWidth(stateTitle(state), FONT_SIZE) + 2 * NODE_PAD_X;
   const invokeWidth = Math.max(0, ...state.invokes.map((l) => textWidth(l, SMALL_FONT_SIZE) + 2 * NODE_PAD_X));
   const invokeHeight = state.invokes.length * SMALL_LINE_HEIGHT;
   if (state.children.length === 0) {
@@ -164,6 +164,13 @@ function elkNode(state: VizState, statesById: Map<string, VizState>): ElkNode {
     },
     children,
   };
+}
+
+const PARALLEL = '(parallel)';
+
+/** The text a state's box shows as its name: a parallel state says so after its name. */
+function stateTitle(state: VizState): string {
+  return state.kind === 'parallel' ? `${stateName(state)} ${PARALLEL}` : stateName(state);
 }
 
 interface Box {
@@ -267,7 +274,7 @@ function drawState(state: VizState, box: Box, depth: number, isRegion: boolean):
     // Regions of a parallel state are dashed, as in UML.
     const region = isRegion ? ' region' : '';
     out.push(`<rect class="${cls}${region}" x="${n(x)}" y="${n(y)}" width="${n(width)}" height="${n(height)}" rx="10"${fill}/>`);
-    out.push(`<text class="title" x="${n(x + 12)}" y="${n(y + TITLE_HEIGHT / 2 + 1)}">${escapeXml(stateName(state))}${state.kind === 'parallel' ? ' <tspan font-weight="normal" fill="#57606a">(parallel)</tspan>' : ''}</text>`);
+    out.push(`<text class="title" x="${n(x + 12)}" y="${n(y + TITLE_HEIGHT / 2 + 1)}">${escapeXml(stateName(state))}${state.kind === 'parallel' ? ` <tspan font-weight="normal" fill="#57606a">${PARALLEL}</tspan>` : ''}</text>`);
     state.invokes.forEach((line, i) => {
       out.push(`<text class="invoke" x="${n(x + 12)}" y="${n(y + TITLE_HEIGHT + SMALL_LINE_HEIGHT / 2 + i * SMALL_LINE_HEIGHT - 2)}">${escapeXml(line)}</text>`);
     });
