@@ -83,7 +83,7 @@ export async function graphToSvg(graph: MachineGraph): Promise<string> {
   const elkGraph: ElkNode = {
     id: 'graph',
     layoutOptions: { ...layoutOptions, 'elk.padding': '[top=12,left=12,bottom=12,right=12]' },
-    children: [elkNode(graph.root, statesById)],
+    children: [elkNode(graph.root, statesById, incomingCounts(edges))],
     edges: edges.map(elkEdge),
   };
   const laidOut = await new ELK().layout(elkGraph);
@@ -137,22 +137,31 @@ function elkEdge(edge: DrawnEdge): ElkExtendedEdge {
   return { ...base, labels: [{ id: `${edge.id}:label`, text: edge.lines.map((l) => l.text).join('\n'), width, height, layoutOptions: layout }] };
 }
 
-function elkNode(state: VizState, statesById: Map<string, VizState>): ElkNode {
+/** How many drawn edges end at each node. */
+function incomingCounts(edges: readonly DrawnEdge[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const e of edges) if (e.source !== e.target) counts.set(e.target, (counts.get(e.target) ?? 0) + 1);
+  return counts;
+}
+
+function elkNode(state: VizState, statesById: Map<string, VizState>, incoming: ReadonlyMap<string, number>): ElkNode {
   statesById.set(state.id, state);
   const titleWidth = textWidth(stateTitle(state), FONT_SIZE) + 2 * NODE_PAD_X;
   const invokeWidth = Math.max(0, ...state.invokes.map((l) => textWidth(l, SMALL_FONT_SIZE) + 2 * NODE_PAD_X));
   const invokeHeight = state.invokes.length * SMALL_LINE_HEIGHT;
   if (state.children.length === 0) {
+    // A state many transitions lead to (like `finalizing`) is widened so their arrowheads do not pile up.
+    const fanInWidth = ((incoming.get(nodeId(state.id)) ?? 0) + 1) * 16;
     return {
       id: nodeId(state.id),
-      width: Math.ceil(Math.max(titleWidth, invokeWidth, 64)),
+      width: Math.ceil(Math.max(titleWidth, invokeWidth, fanInWidth, 64)),
       height: NODE_HEIGHT + (invokeHeight > 0 ? invokeHeight + 6 : 0),
     };
   }
   const top = TITLE_HEIGHT + (invokeHeight > 0 ? invokeHeight + 4 : 0);
   const children: ElkNode[] = [];
   if (state.initial) children.push({ id: initialId(state.id), width: INITIAL_SIZE, height: INITIAL_SIZE });
-  children.push(...state.children.map((c) => elkNode(c, statesById)));
+  children.push(...state.children.map((c) => elkNode(c, statesById, incoming)));
   return {
     id: nodeId(state.id),
     layoutOptions: {
