@@ -1,0 +1,133 @@
+/**
+ * Plans paths through a machine with xstate's graph utilities (`getShortestPaths`,
+ * `getSimplePaths`), one graph per *configuration* of the machine's injected ports.
+ *
+ * A port answers synchronously for some questions (is there a pre-execute listener? does the guard
+ * deny? did compaction shrink the prompt?); those answers are not events, so they cannot be edges of
+ * the graph. They are fixed per path instead: a configuration is one answer per question (a
+ * "dimension"). Configurations are enumerated lazily: starting from the defaults, only dimensions
+ * the machine actually consulted while its graph was explored are varied, and configurations that
+ * differ only in unconsulted dimensions are one class (their graphs are identical).
+ */
+import { getAdjacencyMap, getShortestPaths, getSimplePaths } from 'xstate/graph';
+import type { AnyEventObject, AnyMachineSnapshot, AnyStateMachine } from 'xstate';
+import { modelLogic, type ModelOptions } from './modelScope.js';
+
+/** Possible answers per dimension; the first one is the default. */
+export type Dimensions<C> = { readonly [K in keyof C]: readonly C[K][] };
+
+export interface ConfigClass<C> {
+  /** A representative configuration. */
+  readonly config: C;
+  /** The dimensions the machine consulted under it (the rest do not matter). */
+  readonly consulted: ReadonlyArray<keyof C>;
+  /** `pre=pending guard=deny …`: the consulted dimensions with their values. */
+  readonly label: string;
+}
+
+export function configLabel<C>(config: C, consulted: ReadonlyArray<keyof C>): string {
+  return consulted.map((k) => `${String(k)}=${String(config[k])}`).join(' ') || '(default)';
+}
+
+/**
+ * Enumerates the configuration classes: `explore(config)` must build the machine's graph under a
+ * configuration whose reads are tracked.
+ */
+export function enumerateConfigs<C extends object>(dims: Dimensions<C>, explore: (config: C) => void): ConfigClass<C>[] {
+  const keys = Object.keys(dims) as Array<keyof C>;
+  const defaults = Object.fromEntries(keys.map((k) => [k, dims[k][0]])) as C;
+  const seen = new Set<string>();
+  const classes = new Map<string, ConfigClass<C>>();
+  const work: C[] = [defaults];
+  while (work.length) {
+    const config = work.shift()!;
+    const id = JSON.stringify(keys.map((k) => config[k]));
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const read = new Set<keyof C>();
+    const tracked = new Proxy(config, {
+      get(target, key) {
+        read.add(key as keyof C);
+        return target[key as keyof C];
+      },
+    });
+    explore(tracked);
+    const consulted = keys.filter((k) => read.has(k));
+    const classKey = JSON.stringify(consulted.map((k) => [k, config[k]]));
+    if (!classes.has(classKey)) classes.set(classKey, { config, consulted, label: configLabel(config, consulted) });
+    // Vary only what was consulted; everything else goes back to its default.
+    const base = { ...defaults, ...Object.fromEntries(consulted.map((k) => [k, config[k]])) } as C;
+    for (const k of consulted) for (const v of dims[k]) work.push({ ...base, [k]: v });
+  }
+  return [...classes.values()];
+}
+
+export interface PlannedPath<C> {
+  /** Unique in the suite: `[config label] event > event > …`. */
+  readonly name: string;
+  readonly config: C;
+  readonly configLabel: string;
+  /** The events of the path after the initial state (no `xstate.init`). */
+  readonly events: readonly AnyEventObject[];
+  /** Which generator produced it (a path found by both is listed once with both). */
+  readonly sources: ReadonlyArray<'shortest' | 'simple'>;
+  /** The serialized end state. */
+  readonly end: string;
+}
+
+export interface GraphModel<C> {
+  readonly machine: AnyStateMachine;
+  input(config: C): unknown;
+  /** The events to try in a state, with payloads. */
+  events(snapshot: AnyMachineSnapshot, config: C): readonly AnyEventObject[];
+  /** The state by value plus the few context bits that decide what can happen next. */
+  serialize(snapshot: AnyMachineSnapshot): string;
+  /** A short label of an event for path names. */
+  describe(event: AnyEventObject): string;
+  readonly options?: ModelOptions;
+}
+
+export interface PlanOptions<C> {
+  /** Which classes also get every simple path (all get shortest paths). Default: all. */
+  readonly simplePathsFor?: (c: ConfigClass<C>) => boolean;
+  /** Which end states count (default: final states, status `done`). */
+  readonly isEnd?: (snapshot: AnyMachineSnapshot) => boolean;
+}
+
+function traversal<C>(model: GraphModel<C>, config: C) {
+  return {
+    events: (s: AnyMachineSnapshot) => model.events(s, config) as AnyEventObject[],
+    serializeState: (s: AnyMachineSnapshot) => model.serialize(s),
+    serializeEvent: (e: AnyEventObject) => JSON.stringify(e),
+  } as never;
+}
+
+/** Builds the graph once under `config` (used to discover which dimensions it consults). */
+export function exploreGraph<C>(model: GraphModel<C>, config: C): number {
+  return Object.keys(getAdjacencyMap(modelLogic(model.machine, model.input(config), model.options), traversal(model, config))).length;
+}
+
+/** Shortest paths (every class) and simple paths (selected classes) that end in an end state. */
+export function planPaths<C>(model: GraphModel<C>, classes: readonly ConfigClass<C>[], options: PlanOptions<C> = {}): PlannedPath<C>[] {
+  const isEnd = options.isEnd ?? ((s: AnyMachineSnapshot) => s.status === 'done');
+  const out = new Map<string, { path: PlannedPath<C>; sources: Set<'shortest' | 'simple'> }>();
+  for (const c of classes) {
+    const logic = () => modelLogic(model.machine, model.input(c.config), model.options);
+    const found: Array<['shortest' | 'simple', ReturnType<typeof getShortestPaths>]> = [['shortest', getShortestPaths(logic(), traversal(model, c.config))]];
+    if (options.simplePathsFor?.(c) ?? true) found.push(['simple', getSimplePaths(logic(), traversal(model, c.config))]);
+    for (const [source, paths] of found) {
+      for (const p of paths) {
+        if (!isEnd(p.state as AnyMachineSnapshot)) continue;
+        const events = p.steps.map((s) => s.event as AnyEventObject).filter((e) => e.type !== 'xstate.init');
+        const name = `[${c.label}] ${events.map((e) => model.describe(e)).join(' > ') || '(no events)'}`;
+        const entry = out.get(name);
+        if (entry) entry.sources.add(source);
+        else {
+          const sources = new Set([source]);
+          out.set(name, { path: { name, config: c.config, configLabel: c.label, events, sources: [], end: model.serialize(p.state as AnyMachineSnapshot) }, sources });
+        }
+      }
+    }
+  }
+  return [...out.values()].map(({ path, sources }) => ({ ...path, sources: [...sources].sort() }));
+}
