@@ -2,8 +2,8 @@ import { readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFsSpillStore, type FsSpillStore } from '../../../src/adapters/spill/fsSpillStore.js';
-import { createMemorySpillStore } from '../../../src/adapters/spill/memorySpillStore.js';
-import { readAllSpilled, type SpillStore } from '../../../src/adapters/spill/spillStore.js';
+import { createMemorySpillStore } from '../../../src/runtime/memorySpillStore.js';
+import { readAllSpilled, type SpillStore } from '../../../src/runtime/spillStore.js';
 import { ErrorCode } from '../../../src/protocol/index.js';
 import { tempDir } from '../workspaceFixture.js';
 
