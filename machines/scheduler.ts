@@ -56,7 +56,8 @@ export type SchedulerEvent =
   /** No more calls. `finishReason: 'length'` means the message was cut off: not-started calls get TRUNCATED_CALL. */
   | { type: 'INPUT.END'; finishReason?: string; error?: string }
   | { type: 'CANCEL'; reason?: string }
-  | { type: `xstate.done.actor.${string}`; output: ToolResult; actorId: string };
+  | { type: `xstate.done.actor.${string}`; output: ToolResult; actorId: string }
+  | { type: `xstate.error.actor.${string}`; error: unknown; actorId: string };
 
 const CHILD_PREFIX = 'call-';
 
@@ -135,6 +136,14 @@ export const schedulerMachine = setup({
         });
       }
     }),
+    /** A call actor that crashed still answers its call: TOOL_FAILED, so no tool/call is left unpaired. */
+    settleCrashedChild: enqueueActions(({ context, event, enqueue }) => {
+      const e = event as unknown as { actorId: string; error: unknown };
+      const index = Number(e.actorId.slice(CHILD_PREFIX.length));
+      const entry = context.gate.entries[index];
+      if (entry) context.gate.settle(index, synthetic(context, entry, ErrorCode.TOOL_FAILED, `the call machine failed: ${String(e.error)}`));
+      enqueue.stopChild(e.actorId);
+    }),
     settleChild: enqueueActions(({ context, event, enqueue }) => {
       if (!event.type.startsWith('xstate.done.actor.')) return;
       const e = event as { actorId: string; output: ToolResult };
@@ -200,6 +209,7 @@ export const schedulerMachine = setup({
           }),
         },
         'xstate.done.actor.*': { actions: ['settleChild', 'pump'] },
+        'xstate.error.actor.*': { actions: ['settleCrashedChild', 'pump'] },
       },
     },
     /** Started calls settle first; then the rest get ABORTED_BEFORE_DISPATCH, in order. */
@@ -210,6 +220,7 @@ export const schedulerMachine = setup({
       },
       on: {
         'xstate.done.actor.*': { actions: ['settleChild', ({ context }) => commit(context)] },
+        'xstate.error.actor.*': { actions: ['settleCrashedChild', ({ context }) => commit(context)] },
         'CALL.ADD': { actions: [({ context, event }) => addCall(context, event.request), ({ context }) => commit(context)] },
         'INPUT.END': { actions: enqueueActions(({ enqueue }) => enqueue.assign({ inputClosed: true })) },
       },

@@ -2,7 +2,7 @@ import { freeze } from 'immer';
 import { createActor, toPromise, type ActorRefFrom } from 'xstate';
 import { toolCallMachine } from '../../machines/toolCall.js';
 import type { PipelineLimits } from '../../machines/callPipeline.js';
-import type { ToolCallRequest, ToolResult } from '../protocol/index.js';
+import { ErrorCode, errorNameFor, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
 import { defaultArgLimits, type ArgLimits } from './args.js';
 import { createCallPipeline, type ApprovalService } from './callPipeline.js';
 import { systemClock, type Clock } from './clock.js';
@@ -55,6 +55,18 @@ export interface CallHandle {
   cancel(reason?: string): void;
 }
 
+/** The result of a call whose machine itself failed: the call still gets its `tool/result`. */
+export function crashedCallResult(request: ToolCallRequest, e: unknown): ToolResult {
+  return Object.freeze({
+    callId: request.callId,
+    toolName: request.toolName,
+    isError: true,
+    error: Object.freeze({ name: errorNameFor(ErrorCode.TOOL_FAILED), code: ErrorCode.TOOL_FAILED, message: `the call machine failed: ${String(e)}` }),
+    content: 'TOOL_FAILED: the call machine failed',
+    metadata: Object.freeze({}),
+  });
+}
+
 /** Wires tools, hooks, guards, log, clock and approval into a runtime that runs calls through the machines. */
 export function createRuntime(options: RuntimeOptions = {}) {
   const clock = options.clock ?? systemClock;
@@ -95,7 +107,9 @@ export function createRuntime(options: RuntimeOptions = {}) {
       executionMode: prepared.ok ? prepared.prepared.view.executionMode : 'parallel',
     });
     const actor = createActor(toolCallMachine, { input: { request, where, pipeline, prepared }, clock });
-    const result = toPromise(actor).then((r) => {
+    const result = toPromise(actor)
+      .catch((e: unknown): ToolResult => crashedCallResult(request, e))
+      .then((r) => {
       log.append({
         type: 'tool/result',
         turnId: where.turnId,

@@ -97,4 +97,17 @@ describe('scheduler', () => {
     expect(Object.isFrozen(ctx.project.owners)).toBe(true);
     expect(() => ctx.project.owners.push('mallory')).toThrow(TypeError);
   });
+
+  it('a call actor that crashes still gets its tool/result (TOOL_FAILED); the batch goes on', async () => {
+    const { clock, rt } = runtime();
+    // A broken port implementation: its pre-execute stage throws inside the machine.
+    const broken = { ...rt.pipeline, hasPreExecute: () => true, preExecute: () => { throw new Error('port exploded'); } };
+    const actor = createActor(schedulerMachine, { input: { pipeline: broken, log: rt.log, calls: [call('a'), call('b')], complete: true }, clock });
+    const done = toPromise(actor);
+    actor.start();
+    await drive(clock, done);
+    const results = rt.log.events().filter((e) => e.type === 'tool/result');
+    expect(results.map((e) => e.type === 'tool/result' && e.result.error?.code)).toEqual([ErrorCode.TOOL_FAILED, ErrorCode.TOOL_FAILED]);
+    expect(results[0]!.type === 'tool/result' && results[0]!.result.error?.message).toContain('port exploded');
+  });
 });
