@@ -90,14 +90,16 @@ export interface Replay {
 }
 
 /** Replays `events` on a fresh initial snapshot (fresh input: ports are stateful), recording microsteps. */
-export function replay(machine: AnyStateMachine, input: unknown, events: readonly AnyEventObject[]): Replay {
+export function replay(machine: AnyStateMachine, input: unknown, events: readonly AnyEventObject[], options: ModelOptions = {}): Replay {
+  const fork = options.fork ?? ((s: AnyMachineSnapshot) => s);
   const initial: Microstep[] = [];
   let snapshot = machine.getInitialSnapshot(modelScope(() => undefined, initial), input) as AnyMachineSnapshot;
   const start = snapshot;
   const steps: Array<Replay['steps'][number]> = [];
   for (const event of events) {
     const microsteps: Microstep[] = [];
-    const from = snapshot;
+    // Each step's snapshot stays as it was (a mutable context object is copied before it changes).
+    const from = fork(snapshot);
     snapshot = machine.transition(from, event, modelScope(() => from, microsteps)) as AnyMachineSnapshot;
     steps.push({ event, snapshot, microsteps });
   }

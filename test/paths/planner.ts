@@ -90,13 +90,18 @@ export interface GraphModel<C> {
 export interface PlanOptions<C> {
   /** Which classes also get every simple path (all get shortest paths). Default: all. */
   readonly simplePathsFor?: (c: ConfigClass<C>) => boolean;
+  /**
+   * Events the simple-path walk may use (default: all). Simple paths are every loop-free route;
+   * events that only toggle a detail (a text buffer's kind) multiply them without adding a branch.
+   */
+  readonly simpleEvents?: (event: AnyEventObject) => boolean;
   /** Which end states count (default: final states, status `done`). */
   readonly isEnd?: (snapshot: AnyMachineSnapshot) => boolean;
 }
 
-function traversal<C>(model: GraphModel<C>, config: C) {
+function traversal<C>(model: GraphModel<C>, config: C, keep: (e: AnyEventObject) => boolean = () => true) {
   return {
-    events: (s: AnyMachineSnapshot) => model.events(s, config) as AnyEventObject[],
+    events: (s: AnyMachineSnapshot) => model.events(s, config).filter(keep) as AnyEventObject[],
     serializeState: (s: AnyMachineSnapshot) => model.serialize(s),
     serializeEvent: (e: AnyEventObject) => JSON.stringify(e),
   } as never;
@@ -107,27 +112,81 @@ export function exploreGraph<C>(model: GraphModel<C>, config: C): number {
   return Object.keys(getAdjacencyMap(modelLogic(model.machine, model.input(config), model.options), traversal(model, config))).length;
 }
 
-/** Shortest paths (every class) and simple paths (selected classes) that end in an end state. */
-export function planPaths<C>(model: GraphModel<C>, classes: readonly ConfigClass<C>[], options: PlanOptions<C> = {}): PlannedPath<C>[] {
+export interface Plan<C> {
+  readonly paths: readonly PlannedPath<C>[];
+  /** Reachable states (with their class) from which no end state can be reached: a stuck machine. */
+  readonly deadEnds: readonly string[];
+}
+
+type Adjacency = Record<string, { state: AnyMachineSnapshot; transitions: Record<string, { event: AnyEventObject; state: AnyMachineSnapshot }> }>;
+
+/** For every state, the first step of a shortest route to an end state (reverse breadth-first search). */
+function routesToEnd(adj: Adjacency, serialize: (s: AnyMachineSnapshot) => string, isEnd: (s: AnyMachineSnapshot) => boolean) {
+  const reverse = new Map<string, Array<{ from: string; event: AnyEventObject }>>();
+  for (const [from, v] of Object.entries(adj)) {
+    for (const t of Object.values(v.transitions)) {
+      const to = serialize(t.state);
+      if (to === from) continue;
+      if (!reverse.has(to)) reverse.set(to, []);
+      reverse.get(to)!.push({ from, event: t.event });
+    }
+  }
+  const next = new Map<string, { event: AnyEventObject; to: string } | null>();
+  const queue: string[] = [];
+  for (const [key, v] of Object.entries(adj)) {
+    if (isEnd(v.state)) {
+      next.set(key, null);
+      queue.push(key);
+    }
+  }
+  while (queue.length) {
+    const to = queue.shift()!;
+    for (const { from, event } of reverse.get(to) ?? []) {
+      if (next.has(from)) continue;
+      next.set(from, { event, to });
+      queue.push(from);
+    }
+  }
+  return next;
+}
+
+/**
+ * Paths that end in an end state: for every class, the shortest path to *every* state of its graph
+ * (one that stops short of an end state is completed by the shortest route from there to an end),
+ * and, for the classes `simplePathsFor` selects, every simple path to an end state.
+ */
+export function planPaths<C>(model: GraphModel<C>, classes: readonly ConfigClass<C>[], options: PlanOptions<C> = {}): Plan<C> {
   const isEnd = options.isEnd ?? ((s: AnyMachineSnapshot) => s.status === 'done');
   const out = new Map<string, { path: PlannedPath<C>; sources: Set<'shortest' | 'simple'> }>();
+  const deadEnds: string[] = [];
+  const add = (c: ConfigClass<C>, source: 'shortest' | 'simple', events: AnyEventObject[], end: string) => {
+    const name = `[${c.label}] ${events.map((e) => model.describe(e)).join(' > ') || '(no events)'}`;
+    const entry = out.get(name);
+    if (entry) entry.sources.add(source);
+    else out.set(name, { path: { name, config: c.config, configLabel: c.label, events, sources: [], end }, sources: new Set([source]) });
+  };
   for (const c of classes) {
     const logic = () => modelLogic(model.machine, model.input(c.config), model.options);
-    const found: Array<['shortest' | 'simple', ReturnType<typeof getShortestPaths>]> = [['shortest', getShortestPaths(logic(), traversal(model, c.config))]];
-    if (options.simplePathsFor?.(c) ?? true) found.push(['simple', getSimplePaths(logic(), traversal(model, c.config))]);
-    for (const [source, paths] of found) {
-      for (const p of paths) {
+    const adj = getAdjacencyMap(logic(), traversal(model, c.config)) as unknown as Adjacency;
+    const toEnd = routesToEnd(adj, model.serialize, isEnd);
+    for (const key of Object.keys(adj)) if (!toEnd.has(key)) deadEnds.push(`[${c.label}] ${key}`);
+    for (const p of getShortestPaths(logic(), traversal(model, c.config))) {
+      const events = p.steps.map((s) => s.event as AnyEventObject).filter((e) => e.type !== 'xstate.init');
+      let end = model.serialize(p.state as AnyMachineSnapshot);
+      if (!toEnd.has(end)) continue;
+      for (let hop = toEnd.get(end); hop; hop = toEnd.get(end)) {
+        events.push(hop.event);
+        end = hop.to;
+      }
+      add(c, 'shortest', events, end);
+    }
+    if (options.simplePathsFor?.(c) ?? true) {
+      for (const p of getSimplePaths(logic(), traversal(model, c.config, options.simpleEvents))) {
         if (!isEnd(p.state as AnyMachineSnapshot)) continue;
         const events = p.steps.map((s) => s.event as AnyEventObject).filter((e) => e.type !== 'xstate.init');
-        const name = `[${c.label}] ${events.map((e) => model.describe(e)).join(' > ') || '(no events)'}`;
-        const entry = out.get(name);
-        if (entry) entry.sources.add(source);
-        else {
-          const sources = new Set([source]);
-          out.set(name, { path: { name, config: c.config, configLabel: c.label, events, sources: [], end: model.serialize(p.state as AnyMachineSnapshot) }, sources });
-        }
+        add(c, 'simple', events, model.serialize(p.state as AnyMachineSnapshot));
       }
     }
   }
-  return [...out.values()].map(({ path, sources }) => ({ ...path, sources: [...sources].sort() }));
+  return { paths: [...out.values()].map(({ path, sources }) => ({ ...path, sources: [...sources].sort() })), deadEnds };
 }

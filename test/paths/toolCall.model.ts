@@ -8,7 +8,7 @@ import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from
 import type { CallPipeline, PreExecuteOutcome, PostExecuteOutcome, ResultDraft, Settlement } from '../../machines/callPipeline.js';
 import { toolCallMachine, type ToolCallInput } from '../../machines/toolCall.js';
 import { ApprovalAnswerSchema, ErrorCode, PreExecuteDecisionSchema, type NewLogEvent, type ToolResult } from '../../src/protocol/index.js';
-import { enumerateConfigs, exploreGraph, planPaths, type ConfigClass, type Dimensions, type GraphModel, type PlannedPath } from './planner.js';
+import { enumerateConfigs, exploreGraph, planPaths, type ConfigClass, type Dimensions, type GraphModel, type Plan } from './planner.js';
 
 /** One fixed answer per question the machine asks its port. */
 export interface ToolCallConfig {
@@ -160,10 +160,10 @@ export const toolCallGraph: GraphModel<ToolCallConfig> = {
 export const allPending = (c: ConfigClass<ToolCallConfig>) =>
   c.config.prepare === 'ok' && c.config.pre === 'pending' && c.config.guard === 'pass' && c.config.post === 'pending' && !c.config.remembered;
 
-let cached: PlannedPath<ToolCallConfig>[] | undefined;
+let cached: Plan<ToolCallConfig> | undefined;
 
 /** Every configuration class's shortest paths to a settled call, and every simple path of the richest class. */
-export function planToolCallPaths(): PlannedPath<ToolCallConfig>[] {
+export function planToolCallPaths(): Plan<ToolCallConfig> {
   cached ??= planPaths(toolCallGraph, enumerateConfigs(toolCallDims, (c) => exploreGraph(toolCallGraph, c)), { simplePathsFor: allPending });
   return cached;
 }

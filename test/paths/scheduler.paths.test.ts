@@ -1,0 +1,19 @@
+/**
+ * Model-based tests of the scheduler machine: every planned path (see `scheduler.model.ts`) played
+ * on a scheduler actor over the real runtime's pipeline, log and tools, asserting the transitions
+ * taken, the states, the tool/call and tool/result events and the result codes in call order.
+ */
+import { describe, expect, it } from 'vitest';
+import { planSchedulerPaths } from './scheduler.model.js';
+import { runSchedulerPath } from './scheduler.scenario.js';
+import { expectChecks } from './suite.js';
+
+const { paths, deadEnds } = planSchedulerPaths();
+
+describe('scheduler paths', () => {
+  it('every reachable state can still finish', () => expect(deadEnds).toEqual([]));
+
+  it.each(paths.map((p) => [p.name, p] as const))('%s', async (_name, path) => {
+    expectChecks(await runSchedulerPath(path));
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * Plays a planned scheduler path against the real runtime's pipeline and log: the scheduler actor
+ * is created directly (as the step does, and as `test/machines/scheduler.property.test.ts` does)
+ * with `rt.pipeline` and `rt.log`, and observed with `inspect`. Calls go to two real tools
+ * (`safe`, concurrency-safe; `exclusive`), whose bodies finish when the path says their call is done.
+ */
+import { z } from 'zod';
+import { createActor, toPromise, type AnyEventObject, type AnyMachineSnapshot, type StateValue } from 'xstate';
+import { schedulerMachine } from '../../machines/scheduler.js';
+import { createRuntime } from '../../src/runtime/createRuntime.js';
+import { defineTool } from '../../src/runtime/defineTool.js';
+import { catalogOf } from './catalog.js';
+import { replay } from './modelScope.js';
+import { Recorder, traceOf } from './observe.js';
+import type { PlannedPath } from './planner.js';
+import {
+  describeSchedulerLogEvent,
+  finishedChildren,
+  forkGate,
+  schedulerInput,
+  scriptedLog,
+  scriptedSchedulerPipeline,
+  type SchedulerConfig,
+} from './scheduler.model.js';
+import type { PathCheck, PathRun } from './suite.js';
+import { deferred, ManualClock, quiesce, type Deferred } from './world.js';
+
+const catalog = catalogOf(schedulerMachine);
+
+export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>): Promise<PathRun> {
+  const recordedLog: string[] = [];
+  const plan = replay(schedulerMachine, schedulerInput(path.config, scriptedSchedulerPipeline(), scriptedLog(recordedLog)), path.events, { fork: forkGate });
+
+  const clock = new ManualClock();
+  const bodies = new Map<string, Deferred<string>>();
+  const body = (callId: string) => {
+    const d = deferred<string>();
+    bodies.set(callId, d);
+    return d.promise;
+  };
+  const input = z.object({ n: z.number() });
+  const rt = createRuntime({
+    clock,
+    spillStore: false,
+    tools: [
+      defineTool({ name: 'safe', input, isConcurrencySafe: () => true, execute: (_a, exec) => body(exec.callId) }),
+      defineTool({ name: 'exclusive', input, execute: (_a, exec) => body(exec.callId) }),
+    ],
+  });
+  const recorder = new Recorder();
+  const actor = createActor(schedulerMachine, { input: schedulerInput(path.config, rt.pipeline, rt.log), clock, inspect: recorder.inspect });
+  const output = toPromise(actor);
+  actor.start();
+  await quiesce();
+
+  const valueOf = (s: { status: string; value: StateValue }) => (s.status === 'done' ? 'done' : s.value);
+  // A done event of a child that was final when spawned arrives by itself, within the same send:
+  // compare states only where the runtime is at rest (not right before such an event).
+  const before = [plan.start, ...plan.steps.map((s) => s.snapshot)];
+  const atRest = (s: AnyMachineSnapshot) => finishedChildren(s).length === 0;
+  const plannedValues: unknown[] = [];
+  const observedValues: unknown[] = [];
+  if (atRest(plan.start)) {
+    plannedValues.push(valueOf(plan.start));
+    observedValues.push(valueOf(actor.getSnapshot()));
+  }
+  for (const [i, event] of path.events.entries()) {
+    await produce(event, before[i]!);
+    const planned = plan.steps[i]!.snapshot;
+    if (atRest(planned)) {
+      plannedValues.push(valueOf(planned));
+      observedValues.push(valueOf(actor.getSnapshot()));
+    }
+  }
+
+  async function produce(event: AnyEventObject, from: AnyMachineSnapshot): Promise<void> {
+    if (event.type.startsWith('xstate.done.actor.')) {
+      if (finishedChildren(from).some((e) => e.type === event.type)) return; // it already arrived
+      const index = Number(event.actorId.slice('call-'.length));
+      const callId = (from.context as { gate: { entries: Array<{ request: { callId: string } }> } }).gate.entries[index]!.request.callId;
+      const d = bodies.get(callId);
+      if (!d) throw new Error(`the path finishes call ${index} (${callId}), but its body never started`);
+      bodies.delete(callId);
+      d.resolve('done');
+    } else if (event.type === 'CALL.ADD' || event.type === 'INPUT.END' || event.type === 'CANCEL') {
+      const { kind: _kind, ...sent } = event;
+      actor.send(sent as never);
+    } else {
+      throw new Error(`no way to make the runtime produce ${event.type}`);
+    }
+    await quiesce();
+  }
+
+  const checks: PathCheck[] = [
+    { what: 'scheduler state after each step (at rest)', planned: plannedValues, observed: observedValues },
+    {
+      what: 'scheduler microsteps (transitions taken, state after each)',
+      planned: traceOf([...plan.initial, ...plan.steps.flatMap((s) => s.microsteps)], (t) => catalog.transitionKeyOf(t)),
+      observed: traceOf(recorder.of(schedulerMachine)[0]?.microsteps ?? [], (t) => catalog.transitionKeyOf(t)),
+    },
+    {
+      what: 'log: tool/call and tool/result events',
+      planned: recordedLog,
+      observed: rt.log.events().flatMap((e) => describeSchedulerLogEvent(e) ?? []),
+    },
+  ];
+  const out = actor.getSnapshot().status === 'done' ? await output : undefined;
+  checks.push({
+    what: 'output: result codes in call order',
+    planned: (plan.final.output as { results: Array<{ error?: { code: string } }> } | undefined)?.results.map((r) => r.error?.code ?? 'ok'),
+    observed: out?.results.map((r) => r.error?.code ?? 'ok'),
+  });
+  return { recorder, checks };
+}
