@@ -95,6 +95,8 @@ export interface PlanOptions<C> {
    * events that only toggle a detail (a text buffer's kind) multiply them without adding a branch.
    */
   readonly simpleEvents?: (event: AnyEventObject) => boolean;
+  /** Keep every completed shortest path, not just enough of them to visit every state (default false). */
+  readonly everyShortestPath?: boolean;
   /** Which end states count (default: final states, status `done`). */
   readonly isEnd?: (snapshot: AnyMachineSnapshot) => boolean;
 }
@@ -151,9 +153,10 @@ function routesToEnd(adj: Adjacency, serialize: (s: AnyMachineSnapshot) => strin
 }
 
 /**
- * Paths that end in an end state: for every class, the shortest path to *every* state of its graph
- * (one that stops short of an end state is completed by the shortest route from there to an end),
- * and, for the classes `simplePathsFor` selects, every simple path to an end state.
+ * Paths that end in an end state: for every class, the shortest path to every state of its graph
+ * (one that stops short of an end state is completed by the shortest route from there to an end;
+ * of these, enough to visit every state, longest first), and, for the classes `simplePathsFor`
+ * selects, every simple path to an end state.
  */
 export function planPaths<C>(model: GraphModel<C>, classes: readonly ConfigClass<C>[], options: PlanOptions<C> = {}): Plan<C> {
   const isEnd = options.isEnd ?? ((s: AnyMachineSnapshot) => s.status === 'done');
@@ -170,15 +173,27 @@ export function planPaths<C>(model: GraphModel<C>, classes: readonly ConfigClass
     const adj = getAdjacencyMap(logic(), traversal(model, c.config)) as unknown as Adjacency;
     const toEnd = routesToEnd(adj, model.serialize, isEnd);
     for (const key of Object.keys(adj)) if (!toEnd.has(key)) deadEnds.push(`[${c.label}] ${key}`);
+    // Shortest path to every state, completed to an end state; then, longest first, only those that
+    // visit a state no kept path visits (a long path covers the states on its way).
+    const candidates: Array<{ events: AnyEventObject[]; visits: string[]; end: string }> = [];
     for (const p of getShortestPaths(logic(), traversal(model, c.config))) {
       const events = p.steps.map((s) => s.event as AnyEventObject).filter((e) => e.type !== 'xstate.init');
+      const visits = p.steps.map((s) => model.serialize(s.state as AnyMachineSnapshot));
       let end = model.serialize(p.state as AnyMachineSnapshot);
       if (!toEnd.has(end)) continue;
       for (let hop = toEnd.get(end); hop; hop = toEnd.get(end)) {
         events.push(hop.event);
         end = hop.to;
+        visits.push(end);
       }
-      add(c, 'shortest', events, end);
+      candidates.push({ events, visits, end });
+    }
+    candidates.sort((a, b) => b.events.length - a.events.length || a.visits.join().localeCompare(b.visits.join()));
+    const visited = new Set<string>();
+    for (const cand of candidates) {
+      if (options.everyShortestPath !== true && cand.visits.every((v) => visited.has(v))) continue;
+      cand.visits.forEach((v) => visited.add(v));
+      add(c, 'shortest', cand.events, cand.end);
     }
     if (options.simplePathsFor?.(c) ?? true) {
       for (const p of getSimplePaths(logic(), traversal(model, c.config, options.simpleEvents))) {

@@ -4,7 +4,8 @@
  * and an event generator that speaks the scheduler's protocol: calls arrive (`CALL.ADD`: a safe
  * call, an exclusive one, one with invalid arguments, one repeating an earlier callId) until the
  * input ends (`INPUT.END`: normally, cut off by the token limit, or with a model error), the
- * caller may cancel at any time, and a running call may finish at any time. A child that is
+ * caller may cancel at any time, and a running call may finish at any time, or crash (its actor
+ * fails: a broken port). A child that is
  * already final when spawned (invalid arguments) reports first: its done event is the only
  * event offered, as in an actor, where it arrives before anything sent afterwards.
  */
@@ -24,9 +25,13 @@ export interface SchedulerConfig {
 
 export const schedulerDims: Dimensions<SchedulerConfig> = { start: ['streaming', 'batch', 'cancelled'] };
 
-/** Few enough to keep the graph small, enough to fill a parallel group past its limit. */
-export const MAX_CALLS = 3;
-export const CONCURRENCY = 2;
+/**
+ * Streamed batches: at most two calls with a concurrency limit of one (enough for a call to wait
+ * for the limit, or for an exclusive call to wait for a safe one; three calls make the graph ten
+ * times larger without a new branch). The complete batch runs three calls under a limit of two.
+ */
+export const MAX_STREAMED_CALLS = 2;
+export const concurrencyFor = (start: SchedulerConfig['start']) => (start === 'streaming' ? 1 : 2);
 
 export function requestFor(kind: CallKind, index: number): ToolCallRequest {
   return {
@@ -100,7 +105,7 @@ export function scriptedLog(recorded?: string[]): LogPort {
 
 export function schedulerInput(config: SchedulerConfig, pipeline: CallPipeline, log: LogPort): SchedulerInput {
   const calls = config.start === 'streaming' ? [] : batchCalls[config.start].map(requestFor);
-  return { pipeline, log, concurrency: CONCURRENCY, calls, complete: config.start !== 'streaming', cancelled: config.start === 'cancelled' };
+  return { pipeline, log, concurrency: concurrencyFor(config.start), calls, complete: config.start !== 'streaming', cancelled: config.start === 'cancelled' };
 }
 
 /** The commit gate is a mutable object in context: each branch of the graph gets its own copy. */
@@ -140,7 +145,7 @@ export function schedulerEvents(s: AnyMachineSnapshot): AnyEventObject[] {
   const n = c.gate.entries.length;
   const events: AnyEventObject[] = [];
   if (!c.inputClosed) {
-    if (n < MAX_CALLS) {
+    if (n < MAX_STREAMED_CALLS) {
       for (const kind of ['safe', 'exclusive', 'invalid', 'duplicate'] as const) {
         if (kind !== 'duplicate' || n > 0) events.push({ type: 'CALL.ADD', request: requestFor(kind, n), kind });
       }
@@ -151,14 +156,18 @@ export function schedulerEvents(s: AnyMachineSnapshot): AnyEventObject[] {
   }
   if (!c.cancelled) events.push({ type: 'CANCEL', reason: 'user pressed stop' });
   for (const e of c.gate.entries) {
-    if (e.status === 'running') events.push({ type: `xstate.done.actor.call-${e.index}`, actorId: `call-${e.index}`, output: doneResult(e.request) });
+    if (e.status !== 'running') continue;
+    events.push({ type: `xstate.done.actor.call-${e.index}`, actorId: `call-${e.index}`, output: doneResult(e.request) });
+    // The call actor itself fails (a broken port): the scheduler still answers the call.
+    events.push({ type: `xstate.error.actor.call-${e.index}`, actorId: `call-${e.index}`, error: new Error('port exploded') });
   }
   return events.filter((e) => listens(s, e.type));
 }
 
 export function serializeScheduler(s: AnyMachineSnapshot): string {
   const c = ctx(s);
-  const entries = c.gate.entries.map((e, i) => `${kindOfRequest(e.request, i)}:${e.status}`).join(',');
+  // Settled entries keep their result code: a call that crashed and one that finished are different outcomes.
+  const entries = c.gate.entries.map((e, i) => `${kindOfRequest(e.request, i)}:${e.status}${e.result ? `:${e.result.error?.code ?? 'ok'}` : ''}`).join(',');
   return `${JSON.stringify(s.value)} in=${c.inputClosed ? 'closed' : 'open'}${c.cancelled ? ' cancelled' : ''}${c.cutOff ? ` cut=${c.cutOff.code}` : ''} [${entries}]`;
 }
 
@@ -166,6 +175,7 @@ export function describeSchedulerEvent(e: AnyEventObject): string {
   if (e.type === 'CALL.ADD') return `CALL.ADD(${e.kind})`;
   if (e.type === 'INPUT.END') return `INPUT.END(${e.finishReason})`;
   if (e.type.startsWith('xstate.done.actor.')) return `done(${e.actorId})`;
+  if (e.type.startsWith('xstate.error.actor.')) return `crashed(${e.actorId})`;
   return e.type;
 }
 

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { createActor, toPromise, type AnyEventObject, type AnyMachineSnapshot, type StateValue } from 'xstate';
+import type { CallPipeline } from '../../machines/callPipeline.js';
 import { schedulerMachine } from '../../machines/scheduler.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
@@ -48,7 +49,17 @@ export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>): Prom
     ],
   });
   const recorder = new Recorder();
-  const actor = createActor(schedulerMachine, { input: schedulerInput(path.config, rt.pipeline, rt.log), clock, inspect: recorder.inspect });
+  // The runtime's pipeline, with one fault for the paths that crash a call: the port throws while the
+  // call actor finalizes its body's result, so the actor fails (only a broken port can do that).
+  const crashing = new Set<string>();
+  const port: CallPipeline = {
+    ...rt.pipeline,
+    finalize: (request, call, settlement, marks) => {
+      if (settlement.ok && crashing.has(request.callId)) throw new Error('port exploded');
+      return rt.pipeline.finalize(request, call, settlement, marks);
+    },
+  };
+  const actor = createActor(schedulerMachine, { input: schedulerInput(path.config, port, rt.log), clock, inspect: recorder.inspect });
   const output = toPromise(actor);
   actor.start();
   await quiesce();
@@ -74,13 +85,14 @@ export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>): Prom
   }
 
   async function produce(event: AnyEventObject, from: AnyMachineSnapshot): Promise<void> {
-    if (event.type.startsWith('xstate.done.actor.')) {
+    if (event.type.startsWith('xstate.done.actor.') || event.type.startsWith('xstate.error.actor.')) {
       if (finishedChildren(from).some((e) => e.type === event.type)) return; // it already arrived
       const index = Number(event.actorId.slice('call-'.length));
       const callId = (from.context as { gate: { entries: Array<{ request: { callId: string } }> } }).gate.entries[index]!.request.callId;
       const d = bodies.get(callId);
       if (!d) throw new Error(`the path finishes call ${index} (${callId}), but its body never started`);
       bodies.delete(callId);
+      if (event.type.startsWith('xstate.error.actor.')) crashing.add(callId);
       d.resolve('done');
     } else if (event.type === 'CALL.ADD' || event.type === 'INPUT.END' || event.type === 'CANCEL') {
       const { kind: _kind, ...sent } = event;

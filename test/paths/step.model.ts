@@ -79,6 +79,7 @@ export function stepInput(config: StepConfig, deps: StepDeps): StepInput {
 
 interface StepCtx {
   toolCalls: number;
+  finishReason: string;
   cancelled: boolean;
   attempt: number;
   buffer?: { kind: string };
@@ -123,7 +124,9 @@ export function stepEvents(s: AnyMachineSnapshot): AnyEventObject[] {
 
 export function serializeStep(s: AnyMachineSnapshot): string {
   const c = ctx(s);
-  return `${JSON.stringify(s.value)} calls=${c.toolCalls} attempt=${Math.min(c.attempt, 2)}${c.cancelled ? ' cancelled' : ''} buffer=${c.buffer?.kind ?? '-'}`;
+  // The finish reason tells a step that gave up from one that finished: without it their end states
+  // are one state and shortest paths would never take the give-up branches.
+  return `${JSON.stringify(s.value)} calls=${c.toolCalls} attempt=${Math.min(c.attempt, 2)}${c.cancelled ? ' cancelled' : ''} buffer=${c.buffer?.kind ?? '-'} finish=${c.finishReason}`;
 }
 
 export function describeStepEvent(e: AnyEventObject): string {
