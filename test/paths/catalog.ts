@@ -52,6 +52,12 @@ export function kindOf(eventType: string): TriggerKind {
   return 'event';
 }
 
+/** An invoked child by its source (`load`) rather than its generated id (`0.adHoc.loading`). */
+function childName(source: AnyStateNode, id: string): string {
+  const invoked = source.invoke.find((i) => i.id === id);
+  return invoked && typeof invoked.src === 'string' ? invoked.src : id;
+}
+
 function triggerOf(eventType: string, source: AnyStateNode): string {
   switch (kindOf(eventType)) {
     case 'always':
@@ -62,9 +68,9 @@ function triggerOf(eventType: string, source: AnyStateNode): string {
       return `after ${rest.endsWith(`.${source.id}`) ? rest.slice(0, -(source.id.length + 1)) : rest}`;
     }
     case 'child-done':
-      return `done ${eventType.slice('xstate.done.actor.'.length)}`;
+      return `done ${childName(source, eventType.slice('xstate.done.actor.'.length))}`;
     case 'child-error':
-      return `error ${eventType.slice('xstate.error.actor.'.length)}`;
+      return `error ${childName(source, eventType.slice('xstate.error.actor.'.length))}`;
     case 'state-done':
       return 'onDone';
     default:
