@@ -1,0 +1,57 @@
+/**
+ * The W1 workload on both sides: a 2-step turn in which the model asks for N no-op tool calls,
+ * then answers. One pre-execute listener (a synchronous allow), default concurrency (8).
+ */
+import { z } from 'zod';
+import { scriptedModel, type ScriptedResponse } from '../../src/adapters/model/scriptedModel.js';
+import type { PreExecuteDecision } from '../../src/protocol/index.js';
+import { createRuntime } from '../../src/runtime/createRuntime.js';
+import { defineTool } from '../../src/runtime/defineTool.js';
+import { createFloorRuntime, type FloorResponse } from '../floor.js';
+
+export const noopTool = defineTool({
+  name: 'noop',
+  description: 'does nothing',
+  input: z.object({ i: z.number() }),
+  isConcurrencySafe: () => true,
+  execute: async () => 'ok',
+});
+
+const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' });
+/** The one pre-execute listener both sides run: a policy that allows. */
+export const allowPolicy = () => ALLOW;
+
+// Usage given explicitly: the scripted model would otherwise JSON-encode the whole prompt to
+// estimate tokens, a cost of the mock, not of dsh.
+const usage = { inputTokens: 1, outputTokens: 1 };
+
+/** The scripted model's responses for a turn of N calls (built once per N, reused by every turn). */
+export function dshScript(n: number): ScriptedResponse[] {
+  return [
+    { toolCalls: Array.from({ length: n }, (_, i) => ({ toolName: 'noop', input: { i } })), usage },
+    { text: 'done', usage },
+  ];
+}
+
+/** One full dsh turn: a new runtime (tools, one hook, in-memory log), the turn, its end. */
+export async function dshTurn(script: ScriptedResponse[]): Promise<void> {
+  const rt = createRuntime({ tools: [noopTool] });
+  rt.hooks.on('tools/pre-execute', 'policy', allowPolicy);
+  const turn = rt.startTurn({ model: scriptedModel(script), input: 'go', maxSteps: 4 });
+  const out = await turn.done;
+  if (out.outcome !== 'completed') throw new Error(`dsh turn ended ${out.outcome}: ${out.error}`);
+}
+
+export function floorScript(n: number): FloorResponse[] {
+  return [
+    { toolCalls: Array.from({ length: n }, (_, i) => ({ callId: `call-1-${i}`, toolName: 'noop', input: JSON.stringify({ i }) })) },
+    { text: 'done' },
+  ];
+}
+
+/** One full floor turn, same shape. */
+export async function floorTurn(script: FloorResponse[]): Promise<void> {
+  const rt = createFloorRuntime({ tools: [noopTool] });
+  rt.onPreExecute(allowPolicy);
+  await rt.runTurn((i) => Promise.resolve(script[i]!), 'go', 4);
+}

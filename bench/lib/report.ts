@@ -1,0 +1,95 @@
+/** The results file's shape (issue 4) and the markdown table printed from it. */
+import type { W1Detail, W1Result } from '../workloads/w1.js';
+import type { W2Result, W3Result, W5Result } from '../workloads/timing.js';
+import type { W4Detail, W4Result } from '../workloads/w4.js';
+import type { W6Detail, W6Result } from '../workloads/w6.js';
+
+export interface Results {
+  node: string;
+  date: string;
+  quick: boolean;
+  w1: W1Result | null;
+  w2: W2Result | null;
+  w3: W3Result | null;
+  w4: W4Result | null;
+  w5: W5Result | null;
+  w6: W6Result | null;
+  /** `null` values: not measured (never a made-up number). */
+  w7: { spillMiB: number; peakRssOverInput: number | null; ms: number | null };
+}
+
+/** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
+export interface Notes {
+  mode: string;
+  seconds?: number;
+  w1?: W1Detail;
+  w2?: { reps: number; floorWallOverIdeal: number };
+  w3?: { reps: number; worstMs: number };
+  w4?: W4Detail;
+  w5?: { reps: number };
+  w6?: W6Detail;
+  w7?: { baselineRssMiB: number; peakRssMiB: number } | { notMeasured: string };
+}
+
+/** Per-call cost at N=256 may exceed N=64's by this much and still count as "no worse" (run-to-run noise). */
+export const FLAT_TOLERANCE = 1.05;
+
+const yes = (ok: boolean) => (ok ? 'yes' : '**no**');
+const f = (x: number, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
+const k = (x: number) => (x >= 1e6 ? `${f(x / 1e6, 2)} M` : x >= 1e3 ? `${f(x / 1e3, 0)} k` : f(x, 0));
+
+export function renderTable(r: Results, notes: Notes): string {
+  const rows: string[][] = [];
+  if (r.w1) {
+    const w = r.w1;
+    const m = notes.w1?.modelStreamUs ?? {};
+    for (const n of [1, 8, 64, 256] as const) {
+      const p = w[`n${n}`];
+      const target = n === 64 || n === 256 ? '≤ 80 (stretch ≤ 40)' : '—';
+      const holds = n === 64 || n === 256 ? yes(p.ratio <= 80) : '';
+      rows.push([`W1 N=${n}`, 'µs per call, dsh ÷ floor', `${f(p.dshUs)} µs ÷ ${f(p.floorUs, 2)} µs = **×${f(p.ratio, 0)}**`, target, holds, m[n] !== undefined ? `scripted model's stream alone: ${f(m[n]!, 1)} µs/call` : '']);
+    }
+    const flat = w.n256.dshUs / w.n64.dshUs;
+    rows.push(['W1 N=256 vs 64', 'per call, N=256 ÷ N=64', `×${f(flat, 2)}`, '≤ 1 (noise ±5 %)', yes(flat <= FLAT_TOLERANCE), '']);
+  }
+  if (r.w2) {
+    const ok = r.w2.wallOverIdeal <= 1.05 && r.w2.inOrder && r.w2.maxInFlight === 16;
+    rows.push(['W2', 'wall ÷ 20 ms; max in flight; in order', `${f(r.w2.wallOverIdeal, 3)}; ${r.w2.maxInFlight}; ${r.w2.inOrder ? 'yes' : 'no'}`, '≤ 1.05, 16, in order', yes(ok), notes.w2 ? `floor ${f(notes.w2.floorWallOverIdeal, 3)}` : '']);
+  }
+  if (r.w3) {
+    rows.push(['W3', 'commit lag (median of per-run max); in order', `${f(r.w3.commitLagMs, 2)} ms; ${r.w3.inOrder ? 'yes' : 'no'}`, '≤ 1 ms, in order', yes(r.w3.commitLagMs <= 1 && r.w3.inOrder), notes.w3 ? `worst run ${f(notes.w3.worstMs, 2)} ms` : '']);
+  }
+  if (r.w4) {
+    const d = notes.w4;
+    rows.push(['W4', `heap growth per turn (${d ? d.turns.toLocaleString('en') : '?'} turns of N=8)`, `${f(r.w4.growthBytesPerTurn, 1)} B`, '≤ 10 B', yes(r.w4.growthBytesPerTurn <= 10), d ? `floor ${f(d.floorGrowthBytesPerTurn, 1)} B` : '']);
+    rows.push(['W4', 'heap of one idle session (after one N=8 turn)', `${f(r.w4.idleSessionBytes / 1024, 1)} KiB`, '—', '', d ? `fresh runtime ${f(d.freshSessionBytes / 1024, 1)} KiB; one finished turn (its log) ${f(d.turnBytes / 1024, 1)} KiB` : '']);
+  }
+  if (r.w5) {
+    const over = r.w5.wallMs / r.w5.idealMs - 1;
+    rows.push(['W5', 'wall vs ideal vs no overlap', `${f(r.w5.wallMs, 0)} / ${f(r.w5.idealMs, 0)} / ${f(r.w5.noOverlapMs, 0)} ms (${over >= 0 ? '+' : ''}${f(over * 100, 1)} %)`, 'within 5 % of ideal', yes(over <= 0.05), '']);
+  }
+  if (r.w6) {
+    const d = notes.w6;
+    rows.push(['W6', 'JSONL append, fsync at commit points (group commit)', `${k(r.w6.appendEventsPerSec)} events/s`, '≥ 50 k/s', yes(r.w6.appendEventsPerSec >= 50_000), d ? `${k(d.appendEvents)} events, ${d.commitPoints.toLocaleString('en')} commit points, ${d.commits.toLocaleString('en')} fsyncs` : '']);
+    rows.push(['W6', `replay, validated (${d ? k(d.replayEvents) : '?'} events)`, `${k(r.w6.replayEventsPerSec)} events/s`, '≥ 500 k/s', yes(r.w6.replayEventsPerSec >= 500_000), d ? `${f(d.replayMiB, 0)} MiB file` : '']);
+  }
+  const w7n = notes.w7;
+  if (r.w7.peakRssOverInput !== null && r.w7.ms !== null) {
+    rows.push(['W7', 'one 100 MiB output spilled: peak RSS growth ÷ input; time', `${f(r.w7.peakRssOverInput, 2)}×; ${f(r.w7.ms, 0)} ms`, '≤ 1.5×', yes(r.w7.peakRssOverInput <= 1.5), w7n && 'peakRssMiB' in w7n ? `RSS ${f(w7n.baselineRssMiB, 0)} → peak ${f(w7n.peakRssMiB, 0)} MiB` : '']);
+  } else if (w7n && 'notMeasured' in w7n) {
+    rows.push(['W7', 'one 100 MiB output spilled', 'not measured', '≤ 1.5×', '', w7n.notMeasured]);
+  }
+  const head = ['workload', 'measure', 'dsh', 'target', 'holds', 'reference / detail'];
+  const lines = [
+    `dsh bench — node ${r.node}, ${r.date}, ${r.quick ? '**quick** run' : 'full run'}, ${notes.mode}${notes.seconds ? `, ${notes.seconds.toFixed(0)} s` : ''}`,
+    '',
+    `| ${head.join(' | ')} |`,
+    `|${head.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+  ];
+  if (notes.w1) {
+    const t = notes.w1.turnMs;
+    lines.push('', `W1 median ms per whole turn (${notes.w1.reps} interleaved repetitions): ` + Object.keys(t.dsh).map((n) => `N=${n} dsh ${f(t.dsh[Number(n)]!, 2)} / floor ${f(t.floor[Number(n)]!, 3)}`).join('; '));
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,170 @@
+/**
+ * W2 parallel efficiency, W3 commit lag under skew, W5 streaming dispatch: real timers, tools that
+ * sleep with setTimeout, wall-clock from `startTurn` to `done`.
+ */
+import { z } from 'zod';
+import { scriptedModel, type ScriptedResponse } from '../../src/adapters/model/scriptedModel.js';
+import type { LogEvent } from '../../src/protocol/index.js';
+import { createRuntime } from '../../src/runtime/createRuntime.js';
+import { defineTool } from '../../src/runtime/defineTool.js';
+import { createFloorRuntime } from '../floor.js';
+import { allowPolicy } from '../lib/fixtures.js';
+import { median, nowMs } from '../lib/stats.js';
+
+/** What the sleeping tool records about one run. */
+interface Probe {
+  inFlight: number;
+  maxInFlight: number;
+  settledAt: number[];
+}
+let probe: Probe = { inFlight: 0, maxInFlight: 0, settledAt: [] };
+
+const sleepTool = defineTool({
+  name: 'sleep',
+  description: 'sleeps ms milliseconds',
+  input: z.object({ i: z.number(), ms: z.number() }),
+  isConcurrencySafe: () => true,
+  execute: (a, exec) =>
+    new Promise<string>((resolve, reject) => {
+      const p = probe;
+      p.inFlight++;
+      if (p.inFlight > p.maxInFlight) p.maxInFlight = p.inFlight;
+      const signal = exec?.signal;
+      const timer = setTimeout(() => {
+        p.inFlight--;
+        p.settledAt[a.i] = nowMs();
+        resolve('slept');
+      }, a.ms);
+      signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    }),
+});
+
+const usage = { inputTokens: 1, outputTokens: 1 };
+
+function sleeps(ms: readonly number[]): ScriptedResponse[] {
+  return [{ toolCalls: ms.map((m, i) => ({ toolName: 'sleep', input: { i, ms: m } })), usage }, { text: 'done', usage }];
+}
+
+interface TurnRun {
+  wallMs: number;
+  maxInFlight: number;
+  inOrder: boolean;
+  /** performance.now() when each tool/result (by call index) reached the log. */
+  resultAt: number[];
+  settledAt: number[];
+}
+
+async function dshRun(script: ScriptedResponse[], opts: { concurrency?: number; chunkDelayMs?: (part: { type: string }) => number } = {}): Promise<TurnRun> {
+  const rt = createRuntime({ tools: [sleepTool], concurrency: opts.concurrency });
+  rt.hooks.on('tools/pre-execute', 'policy', allowPolicy);
+  const resultAt: number[] = [];
+  const order: number[] = [];
+  const callIndex = new Map<string, number>();
+  rt.log.subscribe((e: LogEvent) => {
+    if (e.type === 'tool/call') callIndex.set(e.callId, e.index);
+    if (e.type === 'tool/result') {
+      const i = callIndex.get(e.callId)!;
+      resultAt[i] = nowMs();
+      order.push(i);
+    }
+  });
+  probe = { inFlight: 0, maxInFlight: 0, settledAt: [] };
+  const p = probe;
+  const model = scriptedModel(script, { chunkDelayMs: opts.chunkDelayMs ? (part) => opts.chunkDelayMs!(part) : 0 });
+  const t0 = nowMs();
+  const out = await rt.startTurn({ model, input: 'go', maxSteps: 4 }).done;
+  const wallMs = nowMs() - t0;
+  if (out.outcome !== 'completed') throw new Error(`turn ended ${out.outcome}: ${out.error}`);
+  const n = (script[0]!.toolCalls ?? []).length;
+  return { wallMs, maxInFlight: p.maxInFlight, inOrder: order.length === n && order.every((x, i) => x === i), resultAt, settledAt: p.settledAt };
+}
+
+async function floorRun(ms: readonly number[], concurrency: number): Promise<{ wallMs: number; inOrder: boolean }> {
+  const rt = createFloorRuntime({ tools: [sleepTool], concurrency });
+  rt.onPreExecute(allowPolicy);
+  probe = { inFlight: 0, maxInFlight: 0, settledAt: [] };
+  const calls = ms.map((m, i) => ({ callId: `c${i}`, toolName: 'sleep', input: JSON.stringify({ i, ms: m }) }));
+  const t0 = nowMs();
+  await rt.runTurn((i) => Promise.resolve(i === 0 ? { toolCalls: calls } : { text: 'done' }), 'go', 4);
+  const wallMs = nowMs() - t0;
+  const results = rt.log.filter((e) => e.type === 'tool/result').map((e) => e.callId);
+  return { wallMs, inOrder: results.every((id, i) => id === `c${i}`) };
+}
+
+export interface W2Result {
+  wallOverIdeal: number;
+  maxInFlight: number;
+  inOrder: boolean;
+}
+
+/** W2: 16 concurrency-safe tools sleeping 20 ms (concurrency limit 16). */
+export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Result; floorWallOverIdeal: number; reps: number }> {
+  const reps = opts.quick ? 7 : 21;
+  const ms = Array.from({ length: 16 }, () => 20);
+  const script = sleeps(ms);
+  await dshRun(script, { concurrency: 16 });
+  await floorRun(ms, 16);
+  const walls: number[] = [];
+  const floorWalls: number[] = [];
+  let maxInFlight = 0;
+  let inOrder = true;
+  for (let r = 0; r < reps; r++) {
+    const run = await dshRun(script, { concurrency: 16 });
+    walls.push(run.wallMs);
+    maxInFlight = Math.max(maxInFlight, run.maxInFlight);
+    inOrder &&= run.inOrder;
+    const f = await floorRun(ms, 16);
+    floorWalls.push(f.wallMs);
+    inOrder &&= f.inOrder;
+  }
+  return { result: { wallOverIdeal: median(walls) / 20, maxInFlight, inOrder }, floorWallOverIdeal: median(floorWalls) / 20, reps };
+}
+
+export interface W3Result {
+  commitLagMs: number;
+  inOrder: boolean;
+}
+
+/** W3: 8 tools, tool i sleeps (8−i)·5 ms; lag between "0..i settled" and "result i in the log". */
+export async function runW3(opts: { quick: boolean }): Promise<{ result: W3Result; reps: number; worstMs: number }> {
+  const reps = opts.quick ? 7 : 21;
+  const ms = Array.from({ length: 8 }, (_, i) => (8 - i) * 5);
+  const script = sleeps(ms);
+  await dshRun(script);
+  const lags: number[] = [];
+  let inOrder = true;
+  for (let r = 0; r < reps; r++) {
+    const run = await dshRun(script);
+    inOrder &&= run.inOrder;
+    let ready = 0;
+    let worst = 0;
+    for (let i = 0; i < 8; i++) {
+      ready = Math.max(ready, run.settledAt[i]!);
+      worst = Math.max(worst, run.resultAt[i]! - ready);
+    }
+    lags.push(worst);
+  }
+  return { result: { commitLagMs: median(lags), inOrder }, reps, worstMs: Math.max(...lags) };
+}
+
+export interface W5Result {
+  wallMs: number;
+  idealMs: number;
+  noOverlapMs: number;
+}
+
+/** W5: 8 calls streamed 50 ms apart; call 0 takes 300 ms, the rest 10 ms. */
+export async function runW5(opts: { quick: boolean }): Promise<{ result: W5Result; reps: number }> {
+  const reps = opts.quick ? 3 : 7;
+  const gap = 50;
+  const ms = [300, 10, 10, 10, 10, 10, 10, 10];
+  const script = sleeps(ms);
+  const chunkDelayMs = (part: { type: string }) => (part.type === 'tool-call' ? gap : 0);
+  // Call k arrives at gap·(k+1). Overlapping: done when the last body ends. No overlap: the whole
+  // stream first, then the calls (in parallel, so the longest one).
+  const idealMs = Math.max(...ms.map((m, k) => gap * (k + 1) + m));
+  const noOverlapMs = gap * ms.length + Math.max(...ms);
+  const walls: number[] = [];
+  for (let r = 0; r < reps; r++) walls.push((await dshRun(script, { chunkDelayMs })).wallMs);
+  return { result: { wallMs: median(walls), idealMs, noOverlapMs }, reps };
+}
