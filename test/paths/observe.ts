@@ -3,7 +3,7 @@
  * (`createRuntime(...).startTurn({ inspect })`, `createActor(..., { inspect })` or
  * `actor.system.inspect(...)`): per actor, every microstep with the transitions it took.
  */
-import { StateMachine, type AnyActorRef, type AnyEventObject, type AnyMachineSnapshot, type AnyStateMachine, type AnyTransitionDefinition, type InspectionEvent, type StateValue } from 'xstate';
+import { StateMachine, type AnyActorRef, type AnyMachineSnapshot, type AnyStateMachine, type AnyTransitionDefinition, type InspectionEvent, type StateValue } from 'xstate';
 import type { Microstep } from './modelScope.js';
 
 export interface ObservedActor {
@@ -62,12 +62,8 @@ export interface StepTrace {
 /** `PRE.DECIDED → {"executing":"running"}` style traces, with transitions as `source|event|index` keys. */
 export function traceOf(microsteps: readonly Microstep[], keyOf: (t: AnyTransitionDefinition) => string | undefined): StepTrace[] {
   return microsteps.map((m) => ({
-    event: normaliseEventType(m.event),
+    event: m.event.type,
     via: m.transitions.map((t) => keyOf(t) ?? `?${t.source.id}|${t.eventType}`),
     value: m.snapshot.value,
   }));
-}
-
-function normaliseEventType(e: AnyEventObject): string {
-  return e.type;
 }

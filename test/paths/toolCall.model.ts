@@ -70,9 +70,6 @@ const payloads: Readonly<Record<string, readonly object[]>> = {
   CANCEL: [{ reason: 'user pressed stop' }],
 };
 
-/** Events the machine raises to itself: never sent from outside. */
-const internal = new Set(['PRE.PENDING', 'POST.PENDING']);
-
 function outcomeOf<T extends { kind: string }>(list: readonly T[], kind: string): T {
   return list.find((o) => o.kind === kind)!;
 }
@@ -133,7 +130,11 @@ export function resultCodeOf(snapshot: AnyMachineSnapshot): string {
   return r ? (r.error?.code ?? 'ok') : '(none)';
 }
 
-/** The events a state listens to (from its transitions, `after` included), with payloads. */
+/**
+ * The events a state listens to (read from its transitions with `getNextTransitions`, `after`
+ * included), with payloads. Events a state raises to itself (`PRE.PENDING`) belong to transient
+ * states and are never offered: a graph state is always at rest.
+ */
 export function offeredEvents(snapshot: AnyMachineSnapshot, table: Readonly<Record<string, readonly object[]>>, skip: ReadonlySet<string> = new Set()): AnyEventObject[] {
   if (snapshot.status !== 'active') return [];
   const types = [...new Set(getNextTransitions(snapshot).map((t) => t.eventType))].filter((t) => t !== '' && !skip.has(t) && !t.includes('*'));
@@ -151,7 +152,7 @@ export function describeToolCallEvent(e: AnyEventObject): string {
 export const toolCallGraph: GraphModel<ToolCallConfig> = {
   machine: toolCallMachine,
   input: (config) => toolCallInput(config),
-  events: (snapshot) => offeredEvents(snapshot, payloads, internal),
+  events: (snapshot) => offeredEvents(snapshot, payloads),
   serialize: (s) => (s.status === 'done' ? `settled:${resultCodeOf(s)}` : JSON.stringify(s.value)),
   describe: describeToolCallEvent,
 };

@@ -166,7 +166,7 @@ export async function runToolCallPath(path: PlannedPath<ToolCallConfig>, driver:
 
   const toolName = path.config.prepare === 'unknown-tool' ? 'nope' : 'probe';
   const input = path.config.prepare === 'invalid-args' ? '{"n":"one"}' : '{"n":1}';
-  const values: Array<StateValue | 'stopped'> = [];
+  const values: unknown[] = [];
   const valueOf = (s: { status: string; value: StateValue }) => (s.status === 'done' ? 'settled' : s.value);
   let result: () => Promise<ToolResult | undefined>;
 
@@ -215,14 +215,15 @@ export async function runToolCallPath(path: PlannedPath<ToolCallConfig>, driver:
     });
     result = async () => {
       await quiesce();
-      return handle.result;
+      // A call that never settles is a failed check, not a hung test.
+      return handle.actor.getSnapshot().status === 'active' ? undefined : handle.result;
     };
   }
 
   const plannedValues = [plan.start, ...plan.steps.map((s) => s.snapshot)].map((s) =>
     s.status === 'done' ? 'settled' : s.value,
   );
-  // The very first value: in a turn the call is spawned when the model's message is complete.
+  // Macrostep granularity: where the call rests after it started and after each event of the path.
   checks.push({ what: 'state after each step of the path', planned: plannedValues, observed: values });
   const r = await result();
   checks.push({ what: 'result code', planned: resultCodeOf(plan.final), observed: r ? (r.error?.code ?? 'ok') : '(no tool/result)' });
