@@ -1,8 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdtemp, open, rename, rm, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
+import { writeFileAtomic } from '../fs/atomicWrite.js';
 import { snapUtf8Range } from '../../runtime/policies/utf8.js';
 import { UnknownLocatorError, type SpillChunk, type SpillRange, type SpillStore } from '../../runtime/spillStore.js';
 
@@ -54,20 +55,7 @@ export function createFsSpillStore(options: FsSpillStoreOptions = {}): FsSpillSt
       const existing = await lstat(file).catch(() => undefined);
       if (existing?.isFile() && existing.size === bytes.length) return { locator: file };
       // Write then rename, so a reader (or a crash) never sees half a spill under its final name.
-      const temp = join(d, `.${randomBytes(8).toString('hex')}.tmp`);
-      try {
-        const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-        try {
-          await fh.writeFile(bytes);
-          await fh.sync();
-        } finally {
-          await fh.close();
-        }
-        await rename(temp, file);
-      } catch (e) {
-        await unlink(temp).catch(() => undefined);
-        throw e;
-      }
+      await writeFileAtomic(file, bytes, 0o600);
       return { locator: file };
     },
 

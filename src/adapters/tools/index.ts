@@ -1,4 +1,4 @@
-export * from './atomicWrite.js';
+export * from '../fs/atomicWrite.js';
 export * from './bash.js';
 export * from './builtinTools.js';
 export * from './edit.js';

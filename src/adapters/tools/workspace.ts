@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { ErrorCode } from '../../protocol/index.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { writeFileAtomic } from './atomicWrite.js';
+import { writeFileAtomic } from '../fs/atomicWrite.js';
 import { resolveInWorkspace, type SandboxedPath } from './sandboxPath.js';
 
 /** What a file looked like when this session read or wrote it. */
