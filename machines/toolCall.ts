@@ -82,6 +82,12 @@ function hookFailedSettlement(f: { hook: string; listener: string; message: stri
 /** After an allow (or approval), go to the next stage that has work. */
 const toGuardOrExecuting = [{ guard: 'hasGuards', target: 'guard' }, { target: 'executing' }] as const;
 
+/** The body produced a value: on to post-execute if anyone listens there, else straight to finalizing. */
+const bodySucceeded = [
+  { guard: 'hasPostExecute', target: '#toolCall.postExecute', actions: 'takeSettlement' },
+  { target: '#toolCall.finalizing', actions: 'takeSettlement' },
+] as const;
+
 export const toolCallMachine = setup({
   types: {
     context: {} as ToolCallContext,
@@ -169,6 +175,7 @@ export const toolCallMachine = setup({
         (e: unknown) => sendIfActive(self, { type: 'EXECUTED', settlement: fail(ErrorCode.TOOL_FAILED, String(e)) }),
       );
     },
+    takeSettlement: assign({ settlement: ({ context, event }) => (event.type === 'EXECUTED' ? event.settlement : context.settlement) }),
     abortBody: ({ context }, reason: string | undefined) => context.abort?.abort(reason ?? 'cancelled'),
     recordHookFailure: ({ context }, f: { hook: string; listener: string; message: string }) => {
       context.pipeline.record({
@@ -374,7 +381,15 @@ export const toolCallMachine = setup({
       entry: [{ type: 'mark', params: 'executing' }, assign({ abort: () => new AbortController() }), 'startBody'],
       initial: 'running',
       states: {
-        running: { on: { CANCEL: 'aborting' } },
+        running: {
+          on: {
+            CANCEL: 'aborting',
+            EXECUTED: [
+              { guard: 'bodyFailed', target: '#toolCall.finalizing', actions: 'takeSettlement' },
+              ...bodySucceeded,
+            ],
+          },
+        },
         aborting: {
           entry: { type: 'abortBody', params: ({ event }) => (event.type === 'CANCEL' ? event.reason : undefined) },
           after: {
@@ -383,26 +398,24 @@ export const toolCallMachine = setup({
               actions: assign({ settlement: () => fail(ErrorCode.ABORTED, 'cancelled; the tool body did not settle within the grace period') }),
             },
           },
-        },
-      },
-      on: {
-        EXECUTED: [
-          {
-            guard: 'bodyFailed',
-            target: 'finalizing',
-            actions: assign({
-              settlement: ({ event, self }) => {
-                const s = (event as { settlement: Settlement & { ok: false } }).settlement;
+          on: {
+            EXECUTED: [
+              {
                 // After a cancel, a failing body failed because of the abort: that is ABORTED.
-                return self.getSnapshot().matches({ executing: 'aborting' }) && s.error.code !== ErrorCode.ABORTED
-                  ? fail(ErrorCode.ABORTED, `cancelled: ${s.error.message}`)
-                  : s;
+                // (A body that still succeeded keeps its result: its work was done.)
+                guard: 'bodyFailed',
+                target: '#toolCall.finalizing',
+                actions: assign({
+                  settlement: ({ event }) => {
+                    const s = event.settlement as Settlement & { ok: false };
+                    return s.error.code === ErrorCode.ABORTED ? s : fail(ErrorCode.ABORTED, `cancelled: ${s.error.message}`);
+                  },
+                }),
               },
-            }),
+              ...bodySucceeded,
+            ],
           },
-          { guard: 'hasPostExecute', target: 'postExecute', actions: assign({ settlement: ({ event }) => event.settlement }) },
-          { target: 'finalizing', actions: assign({ settlement: ({ event }) => event.settlement }) },
-        ],
+        },
       },
     },
     postExecute: {
