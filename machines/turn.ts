@@ -12,6 +12,11 @@ export interface TurnInput {
   readonly input: string;
   /** At most this many model requests that open steps (SPEC §8.13). Default 16. */
   readonly maxSteps?: number;
+  /**
+   * Called when a step actor crashed (a bug or a throwing injected service): closes what the step
+   * left open in the log (its unanswered calls, its `step/end`), so the turn still ends well-formed.
+   */
+  readonly closeCrashedStep?: (turnId: string, stepIndex: number, error: unknown) => void;
 }
 
 export interface TurnOutput {
@@ -23,6 +28,7 @@ export interface TurnOutput {
 
 interface TurnContext {
   readonly deps: StepDeps;
+  readonly closeCrashedStep: TurnInput['closeCrashedStep'];
   readonly turnId: string;
   readonly input: string;
   readonly maxSteps: number;
@@ -59,6 +65,7 @@ export const turnMachine = setup({
   id: 'turn',
   context: ({ input }) => ({
     deps: input.deps,
+    closeCrashedStep: input.closeCrashedStep,
     turnId: input.turnId,
     input: input.input,
     maxSteps: Math.max(1, input.maxSteps ?? 16),
@@ -103,7 +110,10 @@ export const turnMachine = setup({
         ],
         'xstate.error.actor.step': {
           target: 'ending',
-          actions: assign({ outcome: 'failed', error: ({ event }) => `step crashed: ${String(event.error)}` }),
+          actions: [
+            ({ context, event }) => context.closeCrashedStep?.(context.turnId, context.stepIndex, event.error),
+            assign({ outcome: 'failed', error: ({ event }) => `step crashed: ${String(event.error)}` }),
+          ],
         },
         CANCEL: { actions: [assign({ cancelled: true }), sendTo('step', ({ event }) => ({ type: 'CANCEL' as const, reason: event.reason }))] },
       },

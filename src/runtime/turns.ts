@@ -3,7 +3,9 @@
  * compaction. The model's prompt is always projected from the log at request time.
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool } from '@ai-sdk/provider';
+import { freeze } from 'immer';
 import { z } from 'zod';
+import { ErrorCode, errorNameFor } from '../protocol/index.js';
 import { createActor, toPromise, type ActorRefFrom, type InspectionEvent } from 'xstate';
 import type { CallPipeline } from '../../machines/callPipeline.js';
 import type { RequestErrorDecision, StepDeps } from '../../machines/step.js';
@@ -68,14 +70,58 @@ export function toFunctionTool(tool: AnyTool): LanguageModelV3FunctionTool {
   return def;
 }
 
+/**
+ * After a step actor crashed: every `tool/call` of that step still without its `tool/result` gets
+ * an `INTERRUPTED` one, and the step gets its `step/end`. Nothing the log promised is left open.
+ */
+export function closeCrashedStep(log: SessionLog, turnId: string, stepIndex: number, error: unknown): void {
+  const inStep = log.events().filter((e) => 'turnId' in e && e.turnId === turnId && 'stepIndex' in e && e.stepIndex === stepIndex);
+  if (inStep.some((e) => e.type === 'step/end')) return;
+  const answered = new Set(inStep.flatMap((e) => (e.type === 'tool/result' ? e.sourceEventSeqs : [])));
+  const calls = inStep.filter((e) => e.type === 'tool/call');
+  for (const call of calls) {
+    if (call.type !== 'tool/call' || answered.has(call.seq)) continue;
+    const message = `the step running this call crashed (${String(error)}); the call's outcome is unknown`;
+    log.append({
+      type: 'tool/result',
+      turnId,
+      stepIndex,
+      callId: call.callId,
+      toolName: call.toolName,
+      sourceEventSeqs: [call.seq],
+      result: freeze(
+        { callId: call.callId, toolName: call.toolName, isError: true, error: { name: errorNameFor(ErrorCode.INTERRUPTED), code: ErrorCode.INTERRUPTED, message }, content: `INTERRUPTED: ${message}`, metadata: {} },
+        true,
+      ),
+    });
+  }
+  log.append({ type: 'step/end', turnId, stepIndex, finishReason: 'error', toolCalls: calls.length });
+}
+
 export function createTurnRunner(deps: TurnRunnerDeps) {
   const policy = deps.retryPolicy ?? createRequestRetryPolicy();
 
   return function startTurn(options: TurnOptions): TurnHandle {
     const turnId = deps.newTurnId();
+    // Steps whose actor crashed: XState leaves a crashed actor's children running, so anything they
+    // would still append for that step is dropped (and noted) once the step has been closed.
+    const closedSteps = new Set<number>();
+    const stepLog: StepDeps['log'] = {
+      append(event) {
+        const stepIndex = 'stepIndex' in event ? event.stepIndex : undefined;
+        if (stepIndex === undefined || !closedSteps.has(stepIndex)) return deps.log.append(event);
+        return deps.log.append({
+          type: 'warning',
+          turnId,
+          code: 'LATE_EVENT_DISCARDED',
+          message: `a ${event.type} event for step ${stepIndex} arrived after that step crashed and was closed; it was discarded`,
+          data: { type: event.type, ...('callId' in event ? { callId: event.callId } : {}) },
+        });
+      },
+    };
     const stepDeps: StepDeps = {
       pipeline: deps.pipeline,
-      log: deps.log,
+      log: stepLog,
       model: options.model,
       tools: deps.tools().map(toFunctionTool),
       concurrency: deps.concurrency,
@@ -91,7 +137,16 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       compact: () => deps.compact({ log: deps.log, turnId, system: options.system }),
     };
     const actor = createActor(turnMachine, {
-      input: { deps: stepDeps, turnId, input: options.input, maxSteps: options.maxSteps },
+      input: {
+        deps: stepDeps,
+        turnId,
+        input: options.input,
+        maxSteps: options.maxSteps,
+        closeCrashedStep: (id, stepIndex, error) => {
+          closeCrashedStep(deps.log, id, stepIndex, error);
+          closedSteps.add(stepIndex);
+        },
+      },
       clock: deps.clock,
       inspect: options.inspect,
     });

@@ -278,4 +278,41 @@ describe('model-request failures', () => {
     expect(retried).not.toContain('contents of ' + 'x'.repeat(2000));
     expect(retried).toContain('contents of small');
   });
+
+  it('a step that crashes (a throwing compactor) is closed: step/end before turn/end, turn failed', async () => {
+    const { clock, rt } = setup({
+      compact: () => {
+        throw new Error('compactor crashed');
+      },
+    });
+    const model = scriptedModel([{ error: contextOverflowError() }], { clock });
+    const out = await settle(clock, rt.startTurn({ model, input: 'hi' }).done);
+    expect(out.outcome).toBe('failed');
+    expect(out.error).toMatch(/compactor crashed/);
+    expect(types(rt.log.events())).toEqual(['turn/start', 'step/start', 'agent/request-error', 'step/end', 'turn/end']);
+  });
+
+  it('a step that crashes with a call running: the call is answered INTERRUPTED once, nothing lands after turn/end', async () => {
+    const { clock, rt } = setup({
+      retryPolicy: {
+        maxAttempts: 3,
+        decide: () => {
+          throw new Error('policy bug');
+        },
+      },
+    });
+    const model = scriptedModel([
+      { toolCalls: [{ toolName: 'read', input: { path: 'slow', ms: 100 } }], streamError: { error: new Error('connection reset') } },
+    ], { clock });
+    const out = await settle(clock, rt.startTurn({ model, input: 'hi' }).done);
+    await clock.advance(500);
+    expect(out.outcome).toBe('failed');
+    const events = rt.log.events();
+    const results = events.filter((e) => e.type === 'tool/result');
+    expect(results).toHaveLength(1);
+    expect(results[0]!.type === 'tool/result' && results[0]!.result.error?.code).toBe(ErrorCode.INTERRUPTED);
+    const t = types(events);
+    expect(t.indexOf('step/end')).toBeLessThan(t.indexOf('turn/end'));
+    expect(t.slice(t.indexOf('turn/end') + 1).filter((x) => x.startsWith('tool/') || x.startsWith('step/'))).toEqual([]);
+  });
 });

@@ -10,11 +10,6 @@ export interface PathCheck {
   readonly what: string;
   readonly planned: unknown;
   readonly observed: unknown;
-  /**
-   * Set when the check fails today because of a known bug outside the tests (named here):
-   * `expectChecks` leaves it out, and a separate `it.fails` test keeps it visible.
-   */
-  readonly knownBug?: string;
 }
 
 export interface PathRun {
@@ -32,10 +27,5 @@ export interface PathSuite {
 
 /** Fails with the check's name when the runtime did not do what the path planned. */
 export function expectChecks(run: PathRun): void {
-  for (const c of run.checks) if (!c.knownBug) expect(c.observed, c.what).toEqual(c.planned);
-}
-
-/** The checks a known bug breaks today (each names the bug). */
-export function knownBugChecks(run: PathRun): PathCheck[] {
-  return run.checks.filter((c) => c.knownBug !== undefined);
+  for (const c of run.checks) expect(c.observed, c.what).toEqual(c.planned);
 }
