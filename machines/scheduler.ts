@@ -11,7 +11,7 @@ import { enqueueActions, setup, type ActorRefFrom } from 'xstate';
 import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../src/protocol/index.js';
 import type { CallPipeline } from './callPipeline.js';
 import { CommitGate, type BatchEntry } from './commitGate.js';
-import { toolCallMachine } from './toolCall.js';
+import { toolCallMachine, type ToolCallInput } from './toolCall.js';
 
 /** The part of the session log the machines need: append, get the stamped seq back. */
 export interface LogPort {
@@ -110,6 +110,39 @@ function settleQueued(ctx: SchedulerContext, code: ErrorCode, message: string): 
   for (const e of ctx.gate.queued()) ctx.gate.settle(e.index, synthetic(ctx, e, code, message));
 }
 
+/** What an `enqueueActions` body may do here (spawn and stop call actors). */
+interface Enqueue {
+  spawnChild(src: 'toolCall', options: { id: string; input: ToolCallInput }): void;
+  stopChild(id: string): void;
+}
+
+/** Commits what is ready, then starts every call the plan allows now. */
+function pump(context: SchedulerContext, enqueue: Enqueue): void {
+  commit(context);
+  if (context.cancelled) return;
+  const gate = context.gate;
+  for (let e = gate.nextToStart(context.inputClosed); e; e = gate.nextToStart(context.inputClosed)) {
+    gate.markRunning(e);
+    enqueue.spawnChild('toolCall', {
+      id: `${CHILD_PREFIX}${e.index}`,
+      input: {
+        request: e.request,
+        where: { index: e.index, turnId: context.turnId, stepIndex: context.stepIndex },
+        pipeline: context.pipeline,
+        prepared: e.prepared,
+      },
+    });
+  }
+}
+
+/** Records a finished call's result and stops its actor (so live children stay within the limit). */
+function settleChild(context: SchedulerContext, event: SchedulerEvent, enqueue: Enqueue): void {
+  if (!event.type.startsWith('xstate.done.actor.')) return;
+  const e = event as { actorId: string; output: ToolResult };
+  context.gate.settle(Number(e.actorId.slice(CHILD_PREFIX.length)), e.output);
+  enqueue.stopChild(e.actorId);
+}
+
 export const schedulerMachine = setup({
   types: {
     context: {} as SchedulerContext,
@@ -120,35 +153,24 @@ export const schedulerMachine = setup({
   actors: { toolCall: toolCallMachine },
   actions: {
     /** Commits what is ready, then starts every call the plan allows now. */
-    pump: enqueueActions(({ context, enqueue }) => {
-      commit(context);
-      if (context.cancelled) return;
-      for (let e = context.gate.nextToStart(context.inputClosed); e; e = context.gate.nextToStart(context.inputClosed)) {
-        context.gate.markRunning(e);
-        enqueue.spawnChild('toolCall', {
-          id: `${CHILD_PREFIX}${e.index}`,
-          input: {
-            request: e.request,
-            where: { index: e.index, turnId: context.turnId, stepIndex: context.stepIndex },
-            pipeline: context.pipeline,
-            prepared: e.prepared,
-          },
-        });
-      }
+    pump: enqueueActions(({ context, enqueue }) => pump(context, enqueue)),
+    /** `CALL.ADD`: logs the call (`tool/call` before it can run), then pumps, in one action. */
+    addAndPump: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type === 'CALL.ADD') addCall(context, event.request);
+      pump(context, enqueue);
     }),
+    /** A call finished: record its result, stop its actor, then pump, in one action. */
+    settleAndPump: enqueueActions(({ context, event, enqueue }) => {
+      settleChild(context, event, enqueue);
+      pump(context, enqueue);
+    }),
+    settleChild: enqueueActions(({ context, event, enqueue }) => settleChild(context, event, enqueue)),
     /** A call actor that crashed still answers its call: TOOL_FAILED, so no tool/call is left unpaired. */
     settleCrashedChild: enqueueActions(({ context, event, enqueue }) => {
       const e = event as unknown as { actorId: string; error: unknown };
       const index = Number(e.actorId.slice(CHILD_PREFIX.length));
       const entry = context.gate.entries[index];
       if (entry) context.gate.settle(index, synthetic(context, entry, ErrorCode.TOOL_FAILED, `the call machine failed: ${String(e.error)}`));
-      enqueue.stopChild(e.actorId);
-    }),
-    settleChild: enqueueActions(({ context, event, enqueue }) => {
-      if (!event.type.startsWith('xstate.done.actor.')) return;
-      const e = event as { actorId: string; output: ToolResult };
-      const index = Number(e.actorId.slice(CHILD_PREFIX.length));
-      context.gate.settle(index, e.output);
       enqueue.stopChild(e.actorId);
     }),
   },
@@ -177,9 +199,7 @@ export const schedulerMachine = setup({
       entry: 'pump',
       always: { guard: 'finished', target: 'done' },
       on: {
-        'CALL.ADD': {
-          actions: [({ context, event }) => addCall(context, event.request), 'pump'],
-        },
+        'CALL.ADD': { actions: 'addAndPump' },
         'INPUT.END': {
           actions: [
             enqueueActions(({ context, event, enqueue }) => {
@@ -208,7 +228,7 @@ export const schedulerMachine = setup({
             }
           }),
         },
-        'xstate.done.actor.*': { actions: ['settleChild', 'pump'] },
+        'xstate.done.actor.*': { actions: 'settleAndPump' },
         'xstate.error.actor.*': { actions: ['settleCrashedChild', 'pump'] },
       },
     },

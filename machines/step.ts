@@ -105,6 +105,20 @@ export const stepMachine = setup({
         enqueue.assign({ buffer: { kind: event.kind, text } });
       }
     }),
+    /**
+     * A streamed tool call: logs the text before it, counts it and hands it to the scheduler. One
+     * action (one context update) per call rather than flush + assign + sendTo: this runs N times a step.
+     */
+    forwardCall: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'MODEL.TOOL_CALL') return;
+      const b = context.buffer;
+      const flushed = b !== undefined && b.text !== '';
+      if (flushed) {
+        context.deps.log.append({ type: 'llm/stream', turnId: context.turnId, stepIndex: context.stepIndex, kind: b.kind, text: b.text });
+      }
+      enqueue.assign(flushed ? { buffer: undefined, toolCalls: context.toolCalls + 1 } : { toolCalls: context.toolCalls + 1 });
+      enqueue.sendTo('scheduler', { type: 'CALL.ADD', request: { callId: event.callId, toolName: event.toolName, input: event.input } });
+    }),
     closeInput: sendTo('scheduler', ({ context }) => ({
       type: 'INPUT.END' as const,
       finishReason: context.finishReason,
@@ -181,16 +195,7 @@ export const stepMachine = setup({
       },
       on: {
         'MODEL.TEXT': { actions: 'bufferText' },
-        'MODEL.TOOL_CALL': {
-          actions: [
-            'flush',
-            assign({ toolCalls: ({ context }) => context.toolCalls + 1 }),
-            sendTo('scheduler', ({ event }) => ({
-              type: 'CALL.ADD' as const,
-              request: { callId: event.callId, toolName: event.toolName, input: event.input },
-            })),
-          ],
-        },
+        'MODEL.TOOL_CALL': { actions: 'forwardCall' },
         'MODEL.FINISH': {
           target: 'awaitingTools',
           actions: ['flush', assign({ finishReason: ({ event }) => event.finishReason })],

@@ -11,7 +11,6 @@
  */
 import { closeSync, createReadStream, fsync, openSync, write } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { StringDecoder } from 'node:string_decoder';
 import { LogEventSchema, type LogEvent, type LogEventType } from '../../protocol/index.js';
 import type { Clock } from '../../runtime/clock.js';
 import { createMemoryLog, type LogSink, type SessionLog } from '../../runtime/log/sessionLog.js';
@@ -208,14 +207,15 @@ export interface ReplayResult {
  * in the result (and cut off with `repair`); any other bad line throws a `JsonlLogError`.
  */
 export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) => void, options: ReplayOptions = {}): Promise<ReplayResult> {
-  let expected = options.firstSeq ?? 1;
+  const firstSeq = options.firstSeq ?? 1;
+  let expected = firstSeq;
   let line = 0;
-  let offset = 0; // bytes consumed by complete lines
-  let carry = '';
-  const decoder = new StringDecoder('utf8');
+  let consumed = 0; // bytes of complete lines
+  let carry: Buffer | undefined;
 
   const take = (text: string) => {
     line++;
+    if (text.length === 0) return; // a blank line carries nothing; line numbers stay true
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -228,36 +228,39 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
       throw new JsonlLogError('INVALID_EVENT', path, line, `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
     }
     const event = parsed.data;
-    if (event.seq !== expected) {
-      throw new JsonlLogError('SEQ_GAP', path, line, `expected seq ${expected}, found ${event.seq}`);
-    }
+    if (event.seq !== expected) throw new JsonlLogError('SEQ_GAP', path, line, `expected seq ${expected}, found ${event.seq}`);
     expected++;
     onEvent(event);
   };
 
-  const stream = createReadStream(path, { highWaterMark: 1 << 20 });
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    const text = carry + decoder.write(chunk);
+  // Lines are cut on the newline byte (it never occurs inside a UTF-8 sequence), so each run of
+  // complete lines is decoded in one go and only the unterminated rest is carried over.
+  const stream = createReadStream(path, { highWaterMark: 4 << 20 });
+  for await (const read of stream as AsyncIterable<Buffer>) {
+    const chunk = carry ? Buffer.concat([carry, read]) : read;
+    const last = chunk.lastIndexOf(10);
+    if (last === -1) {
+      carry = chunk;
+      continue;
+    }
+    const text = chunk.toString('utf8', 0, last + 1);
+    carry = last + 1 < chunk.length ? chunk.subarray(last + 1) : undefined;
+    consumed += last + 1;
     let start = 0;
     for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      const lineText = text.slice(start, nl);
-      offset += Buffer.byteLength(lineText, 'utf8') + 1;
-      if (lineText.length) take(lineText);
-      else line++; // a blank line carries nothing; keep line numbers true
+      take(text.slice(start, nl));
       start = nl + 1;
     }
-    carry = text.slice(start);
   }
-  carry += decoder.end();
 
   let torn: TornTail | undefined;
-  if (carry.length) {
-    const bytes = Buffer.byteLength(carry, 'utf8');
+  if (carry?.length) {
+    const bytes = carry.length;
     let repaired = false;
     if (options.repair) {
       const fh = await open(path, 'r+');
       try {
-        await fh.truncate(offset);
+        await fh.truncate(consumed);
         await fh.sync();
       } finally {
         await fh.close();
@@ -266,13 +269,13 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
     }
     torn = {
       line: line + 1,
-      offset,
+      offset: consumed,
       bytes,
       repaired,
-      message: `${path}:${line + 1}: torn last line (${bytes} bytes without a newline, from byte ${offset}); not replayed${repaired ? ', cut off the file' : ''}`,
+      message: `${path}:${line + 1}: torn last line (${bytes} bytes without a newline, from byte ${consumed}); not replayed${repaired ? ', cut off the file' : ''}`,
     };
   }
-  return { events: expected - (options.firstSeq ?? 1), lastSeq: expected - 1, torn };
+  return { events: expected - firstSeq, lastSeq: expected - 1, torn };
 }
 
 /** Reads a whole JSONL log into memory (see `replayJsonlLog` for the checks). */
