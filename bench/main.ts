@@ -110,13 +110,27 @@ export async function main(argv: readonly string[]): Promise<void> {
   notes.seconds = (Date.now() - started) / 1000;
 
   const rounded = roundDeep(results) as Results;
-  console.log(renderTable(rounded, notes));
+  const table = renderTable(rounded, notes);
+  console.log(table);
   if (!only) {
     writeFileSync(join(root, 'bench', 'results.json'), `${JSON.stringify(rounded, null, 2)}\n`);
     log(`wrote bench/results.json (${notes.seconds.toFixed(0)} s)`);
+    if (!quick) updateReadme(join(root, 'bench', 'README.md'), table);
   } else {
     log('--only: bench/results.json left as it was');
   }
+}
+
+/** Puts the latest full run's table between the markers of bench/README.md. */
+function updateReadme(path: string, table: string): void {
+  if (!existsSync(path)) return;
+  const text = readFileSync(path, 'utf8');
+  const start = '<!-- bench:table:start -->';
+  const end = '<!-- bench:table:end -->';
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  if (a < 0 || b < a) return;
+  writeFileSync(path, `${text.slice(0, a + start.length)}\n${table}\n${text.slice(b)}`);
 }
 
 function roundDeep(v: unknown): unknown {

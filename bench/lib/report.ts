@@ -43,11 +43,16 @@ export function renderTable(r: Results, notes: Notes): string {
   if (r.w1) {
     const w = r.w1;
     const m = notes.w1?.modelStreamUs ?? {};
+    const sk = notes.w1?.skeletonUs ?? {};
     for (const n of [1, 8, 64, 256] as const) {
       const p = w[`n${n}`];
       const target = n === 64 || n === 256 ? '≤ 80 (stretch ≤ 40)' : '—';
       const holds = n === 64 || n === 256 ? yes(p.ratio <= 80) : '';
-      rows.push([`W1 N=${n}`, 'µs per call, dsh ÷ floor', `${f(p.dshUs)} µs ÷ ${f(p.floorUs, 2)} µs = **×${f(p.ratio, 0)}**`, target, holds, m[n] !== undefined ? `scripted model's stream alone: ${f(m[n]!, 1)} µs/call` : '']);
+      const detail = [
+        sk[n] !== undefined ? `XState actor-per-call skeleton ${f(sk[n]!, 1)} µs (×${f(sk[n]! / p.floorUs, 0)})` : '',
+        m[n] !== undefined ? `scripted model's stream ${f(m[n]!, 1)} µs` : '',
+      ].filter(Boolean).join('; ');
+      rows.push([`W1 N=${n}`, 'µs per call: dsh, floor, dsh ÷ floor', `${f(p.dshUs)} µs, ${f(p.floorUs, 2)} µs, **×${f(p.ratio, 0)}**`, target, holds, detail]);
     }
     const flat = w.n256.dshUs / w.n64.dshUs;
     rows.push(['W1 N=256 vs 64', 'per call, N=256 ÷ N=64', `×${f(flat, 2)}`, '≤ 1 (noise ±5 %)', yes(flat <= FLAT_TOLERANCE), '']);

@@ -5,6 +5,7 @@
  */
 import { scriptedModel } from '../../src/adapters/model/scriptedModel.js';
 import { dshScript, dshTurn, floorScript, floorTurn } from '../lib/fixtures.js';
+import { skeletonTurn } from '../lib/skeleton.js';
 import { collect, median, nowMs } from '../lib/stats.js';
 
 export const W1_NS = [1, 8, 64, 256] as const;
@@ -18,6 +19,8 @@ export type W1Result = Record<'n1' | 'n8' | 'n64' | 'n256', W1Point>;
 
 export interface W1Detail {
   reps: number;
+  /** µs per call of the cheapest actor-per-call XState skeleton (bench/lib/skeleton.ts), same runs. */
+  skeletonUs: Record<number, number>;
   /** Median ms per whole turn, by N, for each side. */
   turnMs: { dsh: Record<number, number>; floor: Record<number, number> };
   /** Per call cost of the scripted model's stream alone (part of dsh's number, not the floor's). */
@@ -59,27 +62,28 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   const reps = opts.quick ? 5 : 15;
   const targetMs = opts.quick ? 25 : 60;
   const ns = [0, ...W1_NS];
-  const sides = {
-    dsh: new Map(ns.map((n) => [n, dshScript(n)])),
-    floor: new Map(ns.map((n) => [n, floorScript(n)])),
+  type Side = 'dsh' | 'floor' | 'skeleton';
+  const SIDES: readonly Side[] = ['dsh', 'floor', 'skeleton'];
+  const dshScripts = new Map(ns.map((n) => [n, dshScript(n)]));
+  const floorScripts = new Map(ns.map((n) => [n, floorScript(n)]));
+  const run: Record<Side, (n: number) => () => Promise<void>> = {
+    dsh: (n) => () => dshTurn(dshScripts.get(n)!),
+    floor: (n) => () => floorTurn(floorScripts.get(n)!),
+    skeleton: (n) => () => skeletonTurn(n),
   };
-  const run = {
-    dsh: (n: number) => () => dshTurn(sides.dsh.get(n)!),
-    floor: (n: number) => () => floorTurn(sides.floor.get(n)!),
-  };
-  const k = { dsh: new Map<number, number>(), floor: new Map<number, number>() };
-  for (const n of ns) {
-    k.dsh.set(n, await calibrate(run.dsh(n), targetMs));
-    k.floor.set(n, await calibrate(run.floor(n), targetMs));
-  }
-  const times = { dsh: new Map<number, number[]>(), floor: new Map<number, number[]>() };
+  const k = new Map<string, number>();
+  for (const n of ns) for (const side of SIDES) k.set(`${side}${n}`, await calibrate(run[side](n), targetMs));
+
+  // times[side][n][rep] = ms per turn. Interleaved: every rep samples every N on every side, in a
+  // rotating side order, with a full GC before each sample; per-call costs and the dsh/floor ratio
+  // are taken within each rep (the machine's speed drifts between reps), then the median over reps.
+  const times: Record<Side, Map<number, number[]>> = { dsh: new Map(), floor: new Map(), skeleton: new Map() };
   for (let rep = 0; rep < reps; rep++) {
-    // Interleaved, alternating which side goes first, a full GC before each sample.
-    const order = rep % 2 ? (['floor', 'dsh'] as const) : (['dsh', 'floor'] as const);
     for (const n of ns) {
-      for (const side of order) {
+      for (let i = 0; i < SIDES.length; i++) {
+        const side = SIDES[(rep + i) % SIDES.length]!;
         collect();
-        const ms = await sample(run[side](n), k[side].get(n)!);
+        const ms = await sample(run[side](n), k.get(`${side}${n}`)!);
         const list = times[side].get(n) ?? [];
         list.push(ms);
         times[side].set(n, list);
@@ -87,20 +91,22 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
     }
     opts.log(`  w1 rep ${rep + 1}/${reps}`);
   }
-  const med = (side: 'dsh' | 'floor', n: number) => median(times[side].get(n)!);
+  const perCall = (side: Side, n: number) => times[side].get(n)!.map((ms, rep) => ((ms - times[side].get(0)![rep]!) * 1000) / n);
   const result = {} as W1Result;
   const turnMs: W1Detail['turnMs'] = { dsh: {}, floor: {} };
   const modelStreamUs: Record<number, number> = {};
-  const m0 = await modelStreamMs(0, 200);
+  const skeletonUs: Record<number, number> = {};
   for (const n of ns) {
-    turnMs.dsh[n] = med('dsh', n);
-    turnMs.floor[n] = med('floor', n);
+    turnMs.dsh[n] = median(times.dsh.get(n)!);
+    turnMs.floor[n] = median(times.floor.get(n)!);
   }
+  const m0 = await modelStreamMs(0, 200);
   for (const n of W1_NS) {
-    const dshUs = ((med('dsh', n) - med('dsh', 0)) * 1000) / n;
-    const floorUs = ((med('floor', n) - med('floor', 0)) * 1000) / n;
-    result[`n${n}`] = { dshUs, floorUs, ratio: dshUs / floorUs };
+    const d = perCall('dsh', n);
+    const f = perCall('floor', n);
+    result[`n${n}`] = { dshUs: median(d), floorUs: median(f), ratio: median(d.map((x, rep) => x / f[rep]!)) };
+    skeletonUs[n] = median(perCall('skeleton', n));
     modelStreamUs[n] = (((await modelStreamMs(n, n >= 64 ? 20 : 200)) - m0) * 1000) / n;
   }
-  return { result, detail: { reps, turnMs, modelStreamUs } };
+  return { result, detail: { reps, skeletonUs, turnMs, modelStreamUs } };
 }
