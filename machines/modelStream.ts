@@ -24,6 +24,12 @@ function finishReasonOf(part: Extract<LanguageModelV3StreamPart, { type: 'finish
   return (r as { unified?: string } | undefined)?.unified ?? 'other';
 }
 
+/**
+ * The reason a request is aborted with when the step stops listening. Made once: `abort()` without
+ * a reason builds a new DOMException (and captures a stack) every time, once per step.
+ */
+const STOPPED = new DOMException('the step no longer listens to this model response', 'AbortError');
+
 export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>(({ input, sendBack }) => {
   const controller = new AbortController();
   const send = (e: ModelStreamEvent) => {
@@ -73,5 +79,5 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
       send({ type: 'MODEL.ERROR', error });
     }
   })();
-  return () => controller.abort();
+  return () => controller.abort(STOPPED);
 });
