@@ -12,7 +12,7 @@ import { dirname, join, relative } from 'node:path';
 import ts from 'typescript';
 
 const ROOTS = ['src', 'machines', 'bench'];
-const SKIP = new Set(['.build', 'node_modules']);
+const SKIP = new Set(['.build', 'scratch', 'node_modules']);
 
 function* tsFiles(dir: string): Generator<string> {
   for (const name of readdirSync(dir)) {
