@@ -99,7 +99,8 @@ export interface CallPipeline {
   prepare(request: ToolCallRequest, where: CallWhere): PrepareOutcome;
   hasPreExecute(): boolean;
   hasGuards(): boolean;
-  hasPostExecute(): boolean;
+  /** True when some post-execute listener applies to this draft (else the stage is skipped). */
+  hasPostExecute(call: PreparedCall, draft: ResultDraft): boolean;
   preExecute(call: PreparedCall, trace: StageTrace): SyncOrAsync<PreExecuteOutcome>;
   isApprovalRemembered(call: PreparedCall): boolean;
   rememberApproval(call: PreparedCall): void;

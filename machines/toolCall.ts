@@ -192,7 +192,8 @@ export const toolCallMachine = setup({
     prepareFailed: ({ context }) => !context.prepareOutcome?.ok,
     hasPreExecute: ({ context }) => context.pipeline.hasPreExecute(),
     hasGuards: ({ context }) => context.pipeline.hasGuards(),
-    hasPostExecute: ({ context }) => context.pipeline.hasPostExecute(),
+    hasPostExecute: ({ context, event }) =>
+      event.type === 'EXECUTED' && event.settlement.ok && context.pipeline.hasPostExecute(prepared(context), event.settlement.draft),
     preFailed: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'failed',
     preDenied: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'deny',
     preAskRemembered: ({ context, event }) =>

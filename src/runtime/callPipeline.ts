@@ -225,7 +225,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
 
     hasPreExecute: () => hooks.list('tools/pre-execute').length > 0,
     hasGuards: () => guards.list().length > 0,
-    hasPostExecute: () => hooks.list('tools/post-execute').length > 0,
+    hasPostExecute: (p, draft) => hooks.list('tools/post-execute').some((l) => !l.appliesTo || l.appliesTo(draft, p.view)),
 
     preExecute(p: PreparedCall, trace: StageTrace): SyncOrAsync<PreExecuteOutcome> {
       const listeners = hooks.list('tools/pre-execute');
@@ -433,6 +433,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
           trace.listener = l.name;
           let r: SyncOrAsync<PostExecuteDecision | void>;
           try {
+            if (l.appliesTo && !l.appliesTo(draft, p.view)) continue;
             r = l.fn(draft, p.view);
           } catch (e) {
             return { kind: 'failed', hook: 'tools/post-execute', listener: l.name, message: message(e) };

@@ -7,13 +7,13 @@ import { defaultArgLimits, type ArgLimits } from './args.js';
 import { createCallPipeline, type ApprovalService } from './callPipeline.js';
 import { systemClock, type Clock } from './clock.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
-import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName } from './hooks.js';
+import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName, type ListenerOptions } from './hooks.js';
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
 import { compactAndMeasure, defaultCompactor, type Compactor } from './compaction.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
 import { createTurnRunner, type CompactFn } from './turns.js';
 import { createMemorySpillStore } from './memorySpillStore.js';
-import { spillPolicy } from './policies/spill.js';
+import { DEFAULT_MAX_INLINE_BYTES, mayExceed, spillPolicy } from './policies/spill.js';
 import type { SpillStore } from './spillStore.js';
 
 export interface RuntimeOptions {
@@ -78,7 +78,11 @@ export function createRuntime(options: RuntimeOptions = {}) {
   const spillStore = options.spillStore === false ? undefined : (options.spillStore ?? createMemorySpillStore());
   if (spillStore) {
     // Registered last so it spills what the model would see after every other listener's rewrite.
-    hooks.on('tools/post-execute', 'spill', spillPolicy({ store: spillStore, maxInlineBytes: options.maxInlineBytes, log }), { last: true });
+    const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
+    hooks.on('tools/post-execute', 'spill', spillPolicy({ store: spillStore, maxInlineBytes, log }), {
+      last: true,
+      appliesTo: (draft) => mayExceed(draft.content, maxInlineBytes),
+    });
   }
   const pipeline = createCallPipeline({
     tools,
@@ -152,7 +156,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     startTurn,
     hooks: {
       /** Registers a named listener on a hook; returns its remover. */
-      on: <K extends HookName>(hook: K, name: string, fn: HookMap[K], opts?: { last?: boolean }) => hooks.on(hook, name, fn, opts),
+      on: <K extends HookName>(hook: K, name: string, fn: HookMap[K], opts?: ListenerOptions) => hooks.on(hook, name, fn, opts),
       /** Fixes the order of a hook's listeners by name. */
       order: (hook: HookName, names: readonly string[]) => hooks.order(hook, names),
     },

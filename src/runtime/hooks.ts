@@ -36,6 +36,18 @@ export interface Named<F> {
   readonly name: string;
   readonly fn: F;
   readonly last?: boolean;
+  /** A cheap test of whether the listener has anything to do with a result (post-execute only). */
+  readonly appliesTo?: (draft: ResultDraft, call: CallView) => boolean;
+}
+
+export interface ListenerOptions {
+  /** Keep this listener after every listener without the flag. */
+  last?: boolean;
+  /**
+   * Post-execute only: a cheap, synchronous test of whether the listener has anything to do with a
+   * result. When no listener applies, the call skips the `postExecute` stage altogether.
+   */
+  appliesTo?: (draft: ResultDraft, call: CallView) => boolean;
 }
 
 /**
@@ -56,10 +68,10 @@ export class HookRegistry {
    * Registers a named listener; returns a function that removes it. `last: true` keeps it after
    * every listener without that flag (the spill policy must see the content other listeners made).
    */
-  on<K extends HookName>(hook: K, name: string, fn: HookMap[K], options: { last?: boolean } = {}): () => void {
+  on<K extends HookName>(hook: K, name: string, fn: HookMap[K], options: ListenerOptions = {}): () => void {
     const list = this.listeners[hook] as Array<Named<HookMap[K]>>;
     if (list.some((l) => l.name === name)) throw new Error(`${hook}: a listener named "${name}" is already registered`);
-    const entry = Object.freeze({ name, fn, last: options.last === true });
+    const entry = Object.freeze({ name, fn, last: options.last === true, appliesTo: options.appliesTo });
     list.push(entry);
     delete this.sorted[hook];
     return () => {

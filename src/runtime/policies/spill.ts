@@ -138,6 +138,11 @@ export interface SpillPolicyOptions {
   log: SessionLog;
 }
 
+/** False when `text` cannot be over `maxBytes` in UTF-8: a UTF-16 unit is at most 3 bytes. */
+export function mayExceed(text: string, maxBytes: number): boolean {
+  return text.length * 3 > maxBytes;
+}
+
 /** The `spill` listener for `tools/post-execute`: spills oversized content, keeps it inline when the store fails. */
 export function spillPolicy(options: SpillPolicyOptions): PostExecuteListener {
   const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
@@ -151,8 +156,7 @@ export function spillPolicy(options: SpillPolicyOptions): PostExecuteListener {
   return (draft, call) => {
     if (draft.metadata.spill !== undefined) return undefined;
     const content = draft.content;
-    // A UTF-16 unit is at most 3 UTF-8 bytes: most results are decided without counting bytes.
-    if (content.length * 3 <= maxInlineBytes || utf8Length(content) <= maxInlineBytes) return undefined;
+    if (!mayExceed(content, maxInlineBytes) || utf8Length(content) <= maxInlineBytes) return undefined;
     return spill(draft, call, content);
   };
 
