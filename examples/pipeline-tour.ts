@@ -5,83 +5,101 @@
  */
 import { z } from 'zod';
 import { scriptedModel } from '../src/adapters/model/index.js';
-import { createRuntime, defineTool, formatEvent, timeout } from '../src/index.js';
+import { createRuntime, defineTool, formatEvent, timeout, type SessionLog } from '../src/index.js';
+import type { TurnOutput } from '../machines/turn.js';
 
-const files = new Map([
-  ['README.md', '# demo\nA tiny workspace.\n'],
-  ['notes.txt', 'buy milk\n'],
-]);
+export interface TourOptions {
+  /** Where the session log goes (default: a fresh in-memory log). */
+  log?: SessionLog;
+  /** Where the readable lines go (default: stdout). */
+  print?: (line: string) => void;
+}
 
-const read = defineTool({
-  name: 'read',
-  description: 'Read a file of the demo workspace',
-  input: z.object({ path: z.string() }),
-  isConcurrencySafe: () => true,
-  execute: async ({ path }) => {
-    const text = files.get(path);
-    if (text === undefined) throw new Error(`no such file: ${path}`);
-    return text;
-  },
-});
-const write = defineTool({
-  name: 'write',
-  description: 'Write a file of the demo workspace',
-  input: z.object({ path: z.string(), text: z.string() }),
-  execute: async ({ path, text }) => {
-    files.set(path, text);
-    return `wrote ${text.length} chars to ${path}`;
-  },
-});
-const rm = defineTool({ name: 'rm', description: 'Delete a file', input: z.object({ path: z.string() }), execute: async () => 'deleted' });
-const fetchUrl = defineTool({
-  name: 'fetch',
-  description: 'Fetch a URL (this demo one never answers, and ignores its abort signal)',
-  input: z.object({ url: z.string() }),
-  isConcurrencySafe: () => true,
-  execute: () => new Promise<string>((resolve) => setTimeout(() => resolve("too late"), 800)),
-});
+/** Runs the tour turn; prints the log as it grows; resolves with the turn's outcome. */
+export async function runTour(options: TourOptions = {}): Promise<TurnOutput & { notes: string | undefined }> {
+  const print = options.print ?? ((line: string) => console.log(line));
+  let ignoredBody: Promise<string> | undefined;
+  const files = new Map([
+    ['README.md', '# demo\nA tiny workspace.\n'],
+    ['notes.txt', 'buy milk\n'],
+  ]);
 
-const rt = createRuntime({
-  tools: [read, write, rm, fetchUrl],
-  // The "user" approves every question after a short pause.
-  approval: {
-    request: async (req) => {
-      await new Promise((r) => setTimeout(r, 50));
-      console.log(`      (user approves ${req.toolName} ${JSON.stringify(req.args)})`);
-      return 'allowed-once';
+  const read = defineTool({
+    name: 'read',
+    description: 'Read a file of the demo workspace',
+    input: z.object({ path: z.string() }),
+    isConcurrencySafe: () => true,
+    execute: async ({ path }) => {
+      const text = files.get(path);
+      if (text === undefined) throw new Error(`no such file: ${path}`);
+      return text;
     },
-  },
-});
-rt.hooks.on('tools/pre-execute', 'protect-system-files', (call, next) => {
-  const path = (call.args as { path?: string }).path ?? '';
-  if (call.toolName === 'write' && path.startsWith('/etc/')) return { kind: 'deny', reason: `${path} is a system file` };
-  return next();
-});
-rt.hooks.on('tools/pre-execute', 'ask-before-writing', (call, next) =>
-  call.toolName === 'write' ? { kind: 'ask', reason: 'the model wants to change a file' } : next(),
-);
-rt.tools.guard((call) => (call.toolName === 'rm' ? 'deleting files is never allowed' : undefined), 'no-rm');
-rt.hooks.on('tools/execute', 'timeout', timeout({ ms: 300 }));
+  });
+  const write = defineTool({
+    name: 'write',
+    description: 'Write a file of the demo workspace',
+    input: z.object({ path: z.string(), text: z.string() }),
+    execute: async ({ path, text }) => {
+      files.set(path, text);
+      return `wrote ${text.length} chars to ${path}`;
+    },
+  });
+  const rm = defineTool({ name: 'rm', description: 'Delete a file', input: z.object({ path: z.string() }), execute: async () => 'deleted' });
+  const fetchUrl = defineTool({
+    name: 'fetch',
+    description: 'Fetch a URL (this demo one never answers, and ignores its abort signal)',
+    input: z.object({ url: z.string() }),
+    isConcurrencySafe: () => true,
+    execute: () => (ignoredBody = new Promise<string>((resolve) => setTimeout(() => resolve('too late'), 800))),
+  });
 
-const model = scriptedModel([
-  {
-    text: 'Let me look around first.',
-    toolCalls: [
-      { toolName: 'read', input: { path: 'README.md' } },
-      { toolName: 'read', input: { path: 'notes.txt' } },
-      { toolName: 'read', input: { path: 'missing.txt' } },
-      { toolName: 'fetch', input: { url: 'https://example.invalid/slow' } },
-      { toolName: 'write', input: { path: 'notes.txt', text: 'buy milk\nbuy bread\n' } },
-      { toolName: 'write', input: { path: '/etc/passwd', text: 'x' } },
-      { toolName: 'rm', input: { path: 'README.md' } },
-      { toolName: 'read', input: '{"path": 42}' },
-    ],
-  },
-  { text: 'I added bread to your notes. I could not fetch the page, read missing.txt, touch /etc/passwd or delete README.md.' },
-]);
+  const rt = createRuntime({
+    tools: [read, write, rm, fetchUrl],
+    ...(options.log ? { log: options.log } : {}),
+    // The "user" approves every question after a short pause.
+    approval: {
+      request: async (req) => {
+        await new Promise((r) => setTimeout(r, 50));
+        print(`      (user approves ${req.toolName} ${JSON.stringify(req.args)})`);
+        return 'allowed-once';
+      },
+    },
+  });
+  rt.hooks.on('tools/pre-execute', 'protect-system-files', (call, next) => {
+    const path = (call.args as { path?: string }).path ?? '';
+    if (call.toolName === 'write' && path.startsWith('/etc/')) return { kind: 'deny', reason: `${path} is a system file` };
+    return next();
+  });
+  rt.hooks.on('tools/pre-execute', 'ask-before-writing', (call, next) =>
+    call.toolName === 'write' ? { kind: 'ask', reason: 'the model wants to change a file' } : next(),
+  );
+  rt.tools.guard((call) => (call.toolName === 'rm' ? 'deleting files is never allowed' : undefined), 'no-rm');
+  rt.hooks.on('tools/execute', 'timeout', timeout({ ms: 300 }));
 
-console.log('dsh pipeline tour: one turn on the embedded scripted model\n');
-rt.log.subscribe((e) => console.log(formatEvent(e)));
-const turn = rt.startTurn({ model, input: 'Tidy up my notes' });
-const outcome = await turn.done;
-console.log(`\noutcome: ${outcome.outcome}; notes.txt is now ${JSON.stringify(files.get('notes.txt'))}`);
+  const model = scriptedModel([
+    {
+      text: 'Let me look around first.',
+      toolCalls: [
+        { toolName: 'read', input: { path: 'README.md' } },
+        { toolName: 'read', input: { path: 'notes.txt' } },
+        { toolName: 'read', input: { path: 'missing.txt' } },
+        { toolName: 'fetch', input: { url: 'https://example.invalid/slow' } },
+        { toolName: 'write', input: { path: 'notes.txt', text: 'buy milk\nbuy bread\n' } },
+        { toolName: 'write', input: { path: '/etc/passwd', text: 'x' } },
+        { toolName: 'rm', input: { path: 'README.md' } },
+        { toolName: 'read', input: '{"path": 42}' },
+      ],
+    },
+    { text: 'I added bread to your notes. I could not fetch the page, read missing.txt, touch /etc/passwd or delete README.md.' },
+  ]);
+
+  print('dsh pipeline tour: one turn on the embedded scripted model\n');
+  for (const e of rt.log.events()) print(formatEvent(e));
+  rt.log.subscribe((e) => print(formatEvent(e)));
+  const outcome = await rt.startTurn({ model, input: 'Tidy up my notes' }).done;
+  // The fetch body ignored its abort: wait for it, so the log also shows its late outcome discarded.
+  await ignoredBody;
+  await new Promise((r) => setTimeout(r, 0));
+  print(`\noutcome: ${outcome.outcome}; notes.txt is now ${JSON.stringify(files.get('notes.txt'))}`);
+  return { ...outcome, notes: files.get('notes.txt') };
+}

@@ -129,7 +129,8 @@ export function createRuntime(options: RuntimeOptions = {}) {
     return { actor, result, cancel: (reason) => actor.send({ type: 'CANCEL', reason }) };
   }
 
-  let turns = 0;
+  // Turn ids go on from the turns already in the log (a resumed session).
+  let turns = log.events().filter((e) => e.type === 'turn/start').length;
   const concurrency = options.concurrency ?? 8;
   const startTurn = createTurnRunner({
     log,

@@ -1,0 +1,50 @@
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'dsh-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function run(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, (l) => out.push(l), (l) => err.push(l));
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+describe('dsh command', () => {
+  it('tour --log writes a session log that `dsh log` prints back; a second tour continues it', async () => {
+    const file = join(dir, 'session.jsonl');
+    const first = await run('tour', '--log', file);
+    expect(first.code).toBe(0);
+    expect(first.out).toMatch(/turn\/end turn-1: completed after 2 steps/);
+    for (const code of ['POLICY_DENIED', 'GUARD_DENIED', 'TIMEOUT', 'TOOL_FAILED', 'INVALID_ARGS']) expect(first.out).toContain(code);
+    expect(first.out).toContain('tool/approval-answer');
+    const second = await run('tour', '--log', file);
+    expect(second.code).toBe(0);
+    const printed = await run('log', file);
+    expect(printed.code).toBe(0);
+    expect(printed.out).toMatch(/^ {3}1 turn\/start turn-1/);
+    expect(printed.out).toMatch(/turn\/start turn-2/);
+    expect(printed.out.split('\n').filter((l) => l.includes('turn/end'))).toHaveLength(2);
+  }, 20_000);
+
+  it('reports a torn last line without failing, a bad line with its line number, a missing file, an unknown command', async () => {
+    const file = join(dir, 'torn.jsonl');
+    await run('tour', '--log', file);
+    appendFileSync(file, '{"seq": 99, "type": "tool/ca');
+    const torn = await run('log', file);
+    expect(torn.code).toBe(0);
+    expect(torn.err).toMatch(/torn/i);
+    appendFileSync(file, '\n');
+    const bad = await run('log', file);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/torn\.jsonl:\d+: INVALID_JSON/);
+    expect((await run('log', join(dir, 'missing.jsonl'))).err).toMatch(/no such file/);
+    const unknown = await run('frobnicate');
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/unknown command "frobnicate"/);
+  }, 20_000);
+});
