@@ -40,7 +40,8 @@ export interface ToolCallContext {
   readonly guardOutcome: GuardOutcome;
   readonly settlement: Settlement | undefined;
   readonly trace: StageTrace;
-  readonly abort: AbortController | undefined;
+  /** Aborts the body's signal on cancel (created with the call: cheaper than an assign on entry). */
+  readonly abort: AbortController;
   readonly approvalAbort: AbortController | undefined;
   readonly marks: StageMarks | undefined;
   readonly result: ToolResult | undefined;
@@ -100,6 +101,9 @@ export const toolCallMachine = setup({
       if (context.marks) context.marks[stage] = context.pipeline.now();
     },
     runPreExecute: enqueueActions(({ context, enqueue, self }) => {
+      // The trace is the call's own scratch (the pipeline writes the pending listener's name into
+      // it): reset in place here, where the stage starts, rather than copied by an assign.
+      context.trace.listener = undefined;
       const outcome = context.pipeline.preExecute(prepared(context), context.trace);
       if (outcome instanceof Promise) {
         enqueue.raise({ type: 'PRE.PENDING' });
@@ -116,6 +120,7 @@ export const toolCallMachine = setup({
       }
     }),
     runPostExecute: enqueueActions(({ context, enqueue, self }) => {
+      context.trace.listener = undefined;
       const s = context.settlement;
       if (!s?.ok) return;
       const outcome = context.pipeline.postExecute(prepared(context), s.draft, context.trace);
@@ -150,7 +155,7 @@ export const toolCallMachine = setup({
     startBody: ({ context, self }) => {
       const p = prepared(context);
       const pipeline = context.pipeline;
-      pipeline.execute(p, context.abort!.signal).then(
+      pipeline.execute(p, context.abort.signal).then(
         (outcome) => {
           if (self.getSnapshot().status === 'active' && self.getSnapshot().matches('executing')) {
             let settlement: Settlement;
@@ -224,7 +229,7 @@ export const toolCallMachine = setup({
     guardOutcome: undefined,
     settlement: undefined,
     trace: {},
-    abort: undefined,
+    abort: new AbortController(),
     approvalAbort: undefined,
     marks: undefined,
     result: undefined,
@@ -250,7 +255,7 @@ export const toolCallMachine = setup({
       ],
     },
     preExecute: {
-      entry: [{ type: 'mark', params: 'preExecute' }, assign({ trace: () => ({}) })],
+      entry: { type: 'mark', params: 'preExecute' },
       initial: 'deciding',
       states: {
         deciding: { entry: 'runPreExecute', on: { 'PRE.PENDING': 'waitingForListener' } },
@@ -379,7 +384,7 @@ export const toolCallMachine = setup({
       ],
     },
     executing: {
-      entry: [{ type: 'mark', params: 'executing' }, assign({ abort: () => new AbortController() }), 'startBody'],
+      entry: [{ type: 'mark', params: 'executing' }, 'startBody'],
       initial: 'running',
       states: {
         running: {
@@ -420,7 +425,7 @@ export const toolCallMachine = setup({
       },
     },
     postExecute: {
-      entry: [{ type: 'mark', params: 'postExecute' }, assign({ trace: () => ({}) })],
+      entry: { type: 'mark', params: 'postExecute' },
       initial: 'deciding',
       states: {
         deciding: { entry: 'runPostExecute', on: { 'POST.PENDING': 'waitingForListener' } },
