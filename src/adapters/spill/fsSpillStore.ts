@@ -3,13 +3,15 @@ import { constants } from 'node:fs';
 import { chmod, lstat, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
-import { writeFileAtomic } from '../fs/atomicWrite.js';
-import { snapUtf8Range } from '../../runtime/policies/utf8.js';
+import { openAtomicWriter } from '../fs/atomicWrite.js';
+import { pairSafeIndex, snapUtf8Range } from '../../runtime/policies/utf8.js';
 import { UnknownLocatorError, type SpillChunk, type SpillRange, type SpillStore } from '../../runtime/spillStore.js';
 
 export interface FsSpillStoreOptions {
   /** Where the session's private directory is created (default: the OS temp directory). */
   baseDir?: string;
+  /** Bytes `save` encodes, hashes and writes at a time (default 1 MiB; at least 6). */
+  sliceBytes?: number;
 }
 
 export interface FsSpillStore extends SpillStore {
@@ -23,6 +25,9 @@ export interface FsSpillStore extends SpillStore {
 // carry a separator or `..`.
 const SPILL_NAME = /^[0-9a-f]{64}\.txt$/;
 const UTF8_MAX_CHAR_BYTES = 4;
+/** Bytes encoded, hashed and written at a time by `save`, unless told otherwise. */
+const DEFAULT_SLICE_BYTES = 1 << 20;
+const encoder = new TextEncoder();
 
 /**
  * A Node spill store: one private directory per session (0700) holding one file per spill (0600).
@@ -31,6 +36,7 @@ const UTF8_MAX_CHAR_BYTES = 4;
  */
 export function createFsSpillStore(options: FsSpillStoreOptions = {}): FsSpillStore {
   let dir: Promise<string> | undefined;
+  const sliceBytes = Math.max(6, Math.floor(options.sliceBytes ?? DEFAULT_SLICE_BYTES));
   const directory = () =>
     (dir ??= (async () => {
       const created = await mkdtemp(join(options.baseDir ?? tmpdir(), 'dsh-spill-'));
@@ -50,13 +56,41 @@ export function createFsSpillStore(options: FsSpillStoreOptions = {}): FsSpillSt
 
     async save(text: string) {
       const d = await directory();
-      const bytes = Buffer.from(text, 'utf8');
-      const file = join(d, `${createHash('sha256').update(bytes).digest('hex')}.txt`);
-      const existing = await lstat(file).catch(() => undefined);
-      if (existing?.isFile() && existing.size === bytes.length) return { locator: file };
-      // Write then rename, so a reader (or a crash) never sees half a spill under its final name.
-      await writeFileAtomic(file, bytes, 0o600);
-      return { locator: file };
+      // The text is encoded, hashed and written a slice at a time, so a huge output is never
+      // held twice: only one slice's bytes exist at once. The name (the content's hash) is known
+      // only at the end, so the bytes go to a temp file that is then renamed, or dropped when the
+      // same output is already stored.
+      const out = await openAtomicWriter(join(d, 'spill.txt'), 0o600);
+      try {
+        const hash = createHash('sha256');
+        const slice = new Uint8Array(Math.max(6, Math.min(sliceBytes, text.length * 3)));
+        // UTF-16 units per slice: a unit is at most 3 bytes (a surrogate pair is 4 for 2 units),
+        // so a slice always fits whole; at least 2, so a slice moved back off the middle of a
+        // pair is never empty.
+        const sliceUnits = Math.floor(slice.length / 3);
+        for (let from = 0; from < text.length; ) {
+          // Never cut through a surrogate pair: each half alone would be written as U+FFFD.
+          const to = pairSafeIndex(text, Math.min(text.length, from + sliceUnits));
+          const { read, written } = encoder.encodeInto(text.slice(from, to), slice);
+          if (read !== to - from) throw new Error(`spill: encoded ${read} of ${to - from} UTF-16 units`);
+          const bytes = slice.subarray(0, written);
+          hash.update(bytes);
+          await out.write(bytes);
+          from = to;
+        }
+        const file = join(d, `${hash.digest('hex')}.txt`);
+        const existing = await lstat(file).catch(() => undefined);
+        if (existing?.isFile() && existing.size === out.size) {
+          await out.abort();
+          return { locator: file };
+        }
+        // Synced, then renamed: a reader (or a crash) never sees half a spill under its final name.
+        await out.commit(file);
+        return { locator: file };
+      } catch (e) {
+        await out.abort();
+        throw e;
+      }
     },
 
     async read(locator: string, range: SpillRange = {}): Promise<SpillChunk> {

@@ -8,7 +8,7 @@ import type { CallView, ResultDraft } from '../../../machines/callPipeline.js';
 import type { PostExecuteDecision } from '../../protocol/index.js';
 import type { PostExecuteListener } from '../hooks.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { utf8Decode, utf8Encode, utf8Length } from './utf8.js';
+import { pairSafeIndex, utf8Decode, utf8Encode, utf8Length, utf8LengthExceeds } from './utf8.js';
 
 export const DEFAULT_MAX_INLINE_BYTES = 16_384;
 
@@ -35,14 +35,20 @@ export interface Preview {
 }
 
 const NL = 0x0a;
+/** Whether byte `i` of the window `bytes` (which ends on a character boundary) starts a character. */
 const isCharStart = (bytes: Uint8Array, i: number) => i <= 0 || i >= bytes.length || (bytes[i]! & 0xc0) !== 0x80;
 
 /** Lines as an editor counts them: a final line without a newline still counts. */
 export function countLines(text: string): number {
   if (text === '') return 0;
+  return countNewlines(text, 0, text.length) + (text.endsWith('\n') ? 0 : 1);
+}
+
+/** Newlines among the UTF-16 units `[from, to)` of `text` (no copy). */
+function countNewlines(text: string, from: number, to: number): number {
   let n = 0;
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
-  return text.endsWith('\n') ? n : n + 1;
+  for (let i = text.indexOf('\n', from); i !== -1 && i < to; i = text.indexOf('\n', i + 1)) n++;
+  return n;
 }
 
 function newlinesBefore(bytes: Uint8Array, end: number): number {
@@ -51,7 +57,11 @@ function newlinesBefore(bytes: Uint8Array, end: number): number {
   return n;
 }
 
-/** Where the head ends: after the last newline in budget if that keeps at least half of it, else at a character start. */
+/**
+ * Where the head ends: after the last newline in budget if that keeps at least half of it, else
+ * at a character start. `bytes` is the start of the text's encoding, cut on a character boundary,
+ * and holds at least `budget` bytes unless it is the whole text.
+ */
 function headCut(bytes: Uint8Array, budget: number): number {
   let cut = Math.min(Math.max(0, Math.floor(budget)), bytes.length);
   while (!isCharStart(bytes, cut)) cut--;
@@ -60,36 +70,60 @@ function headCut(bytes: Uint8Array, budget: number): number {
   return nl >= 0 && nl + 1 >= cut / 2 ? nl + 1 : cut;
 }
 
-/** Where the tail starts: after the first newline in budget if that keeps at least half of it, else at a character start. */
-function tailCut(bytes: Uint8Array, budget: number, floor: number): number {
-  const total = bytes.length;
+/**
+ * Where the tail starts: after the first newline in budget if that keeps at least half of it,
+ * else at a character start. `win` is the end of the text's encoding, from the character
+ * boundary `base` (of `total` bytes), and reaches back at least one byte before `total - budget`
+ * unless it is the whole text. Returns an offset into the whole encoding.
+ */
+function tailCut(win: Uint8Array, base: number, total: number, budget: number, floor: number): number {
   let cut = Math.max(floor, total - Math.max(0, Math.floor(budget)));
-  while (!isCharStart(bytes, cut)) cut++;
+  while (!isCharStart(win, cut - base)) cut++;
   if (cut >= total) return total;
   // A newline right before the cut already makes it a line start.
-  if (cut > 0 && bytes[cut - 1] === NL) return cut;
-  const nl = bytes.indexOf(NL, cut);
+  if (cut > 0 && win[cut - 1 - base] === NL) return cut;
+  const i = win.indexOf(NL, cut - base);
+  const nl = i >= 0 ? base + i : -1;
   return nl >= 0 && nl + 1 < total && total - (nl + 1) >= (total - cut) / 2 ? nl + 1 : cut;
 }
 
 /**
  * Cuts `text` into a line-aware head and tail within the byte limits, never inside a character.
  * Pure: `head` + the saved text's bytes `[omittedFrom, omittedTo)` + `tail` is the text again.
+ *
+ * Only the two windows the cuts can fall in are encoded, never the whole text: a character is at
+ * least one byte, so the first `headBytes` UTF-16 units hold at least the first `headBytes` bytes,
+ * and the last `tailBytes + 1` units at least the last `tailBytes + 1` bytes.
  */
 export function makePreview(text: string, limits: PreviewLimits): Preview {
-  const bytes = utf8Encode(text);
-  const total = bytes.length;
+  const total = utf8Length(text);
   const totalLines = countLines(text);
   if (total <= limits.headBytes + limits.tailBytes) {
     return { head: text, tail: '', totalBytes: total, totalLines, omittedFrom: total, omittedTo: total, omittedBytes: 0, firstOmittedLine: 0, lastOmittedLine: 0, omittedLines: 0 };
   }
-  const h = headCut(bytes, limits.headBytes);
-  const t = tailCut(bytes, limits.tailBytes, h);
-  const firstOmittedLine = h < t ? newlinesBefore(bytes, h) + 1 : 0;
-  const lastOmittedLine = h < t ? firstOmittedLine + newlinesBefore(bytes.subarray(h, t - 1), t - 1 - h) : 0;
+  const len = text.length;
+  // Both windows are cut beside a surrogate pair, never through it, so their bytes are exactly
+  // those of the whole text's encoding at the same places.
+  let headEnd = Math.min(len, Math.max(0, Math.floor(limits.headBytes)));
+  if (pairSafeIndex(text, headEnd) !== headEnd) headEnd++;
+  const headWin = utf8Encode(text.slice(0, headEnd));
+  const tailStart = pairSafeIndex(text, Math.max(0, len - Math.max(0, Math.floor(limits.tailBytes)) - 1));
+  const tailWin = utf8Encode(text.slice(tailStart));
+  const base = total - tailWin.length;
+
+  const h = headCut(headWin, limits.headBytes);
+  const t = tailCut(tailWin, base, total, limits.tailBytes, h);
+  const head = utf8Decode(headWin.subarray(0, h));
+  const tail = utf8Decode(tailWin.subarray(t - base));
+  // UTF-16 units the head and the tail cover (a lone surrogate decodes to U+FFFD: one unit too).
+  const headUnits = head.length;
+  const tailFrom = len - tail.length;
+  const firstOmittedLine = h < t ? newlinesBefore(headWin, h) + 1 : 0;
+  // Newline bytes in [h, t - 1): the newlines of the omitted units but the last one.
+  const lastOmittedLine = h < t ? firstOmittedLine + countNewlines(text, headUnits, tailFrom - 1) : 0;
   return {
-    head: utf8Decode(bytes.subarray(0, h)),
-    tail: utf8Decode(bytes.subarray(t)),
+    head,
+    tail,
     totalBytes: total,
     totalLines,
     omittedFrom: h,
@@ -156,7 +190,7 @@ export function spillPolicy(options: SpillPolicyOptions): PostExecuteListener {
   return (draft, call) => {
     if (draft.metadata.spill !== undefined) return undefined;
     const content = draft.content;
-    if (!mayExceed(content, maxInlineBytes) || utf8Length(content) <= maxInlineBytes) return undefined;
+    if (!mayExceed(content, maxInlineBytes) || !utf8LengthExceeds(content, maxInlineBytes)) return undefined;
     return spill(draft, call, content);
   };
 

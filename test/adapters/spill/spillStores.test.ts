@@ -1,5 +1,7 @@
-import { readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFsSpillStore, type FsSpillStore } from '../../../src/adapters/spill/fsSpillStore.js';
 import { createMemorySpillStore } from '../../../src/runtime/memorySpillStore.js';
@@ -12,8 +14,8 @@ afterEach(async () => {
   await Promise.all(stores.splice(0).map((s) => s.remove()));
 });
 
-async function fsStore(): Promise<FsSpillStore> {
-  const s = createFsSpillStore({ baseDir: await tempDir() });
+async function fsStore(sliceBytes?: number): Promise<FsSpillStore> {
+  const s = createFsSpillStore({ baseDir: await tempDir(), sliceBytes });
   stores.push(s);
   return s;
 }
@@ -103,5 +105,80 @@ describe('filesystem spill store', () => {
     const dir = await store.directory();
     await store.remove();
     await expect(stat(dir)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('writes the text in slices: a surrogate pair or multi-byte character across a slice edge round-trips byte for byte', async () => {
+    // The default slice is 1 MiB: 349,525 UTF-16 units (a unit is at most 3 bytes).
+    const units = Math.floor(2 ** 20 / 3);
+    const store = await fsStore();
+    const names = new Set<string>();
+    for (const lead of [units - 2, units - 1, units, units + 1]) {
+      for (const straddler of ['😀', '中', 'é', '\uD800', '\uDC00', '😀😀']) {
+        const text = 'x'.repeat(lead) + straddler + 'y'.repeat(units - 3) + '𝄞' + 'z\n'.repeat(5);
+        const want = Buffer.from(text, 'utf8');
+        const { locator } = await store.save(text, meta);
+        const bytes = await readFile(locator);
+        expect(bytes.equals(want)).toBe(true);
+        const name = `${createHash('sha256').update(want).digest('hex')}.txt`;
+        expect(locator.endsWith(name)).toBe(true);
+        names.add(name);
+      }
+    }
+    // A lone '\uD800' and a lone '\uDC00' are both written as U+FFFD: the same spill, stored once.
+    expect((await readdir(await store.directory())).sort()).toEqual([...names].sort());
+    expect(names.size).toBe(4 * 5);
+  });
+
+  it('any text, any slice size: the file holds exactly the text\'s UTF-8 bytes under their hash, and reads back whole', async () => {
+    const store = await fsStore();
+    const dir = await store.directory();
+    await fc.assert(
+      fc.asyncProperty(
+        fc
+          .array(fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom('😀', '\uD83D', '\uDE00', '中', 'é', '\n')), { maxLength: 30 })
+          .map((xs) => xs.join('')),
+        fc.integer({ min: 1, max: 40 }),
+        async (text, sliceBytes) => {
+          const sliced = createFsSpillStore({ baseDir: dir, sliceBytes });
+          stores.push(sliced);
+          const { locator } = await sliced.save(text, meta);
+          const want = Buffer.from(text, 'utf8'); // lone surrogates become U+FFFD, as in any UTF-8 writer
+          expect((await readFile(locator)).equals(want)).toBe(true);
+          expect(locator.endsWith(`${createHash('sha256').update(want).digest('hex')}.txt`)).toBe(true);
+          expect(await readAllSpilled(sliced, locator)).toBe(want.toString('utf8'));
+          // Saved again (deduplicated): the same locator, and no temp file left behind.
+          expect((await sliced.save(text, meta)).locator).toBe(locator);
+          expect(await readdir(await sliced.directory())).toEqual([locator.slice(locator.lastIndexOf('/') + 1)]);
+          await sliced.remove();
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('stores an empty output as an empty file', async () => {
+    const store = await fsStore();
+    const { locator } = await store.save('', meta);
+    expect((await stat(locator)).size).toBe(0);
+    expect(await readAllSpilled(store, locator)).toBe('');
+  });
+
+  it('leaves no temp file behind when the write fails, and the store still works', async () => {
+    // A "text" whose second slice cannot be read: the write stops half way.
+    let slices = 0;
+    const bad = {
+      length: 100,
+      charCodeAt: () => 0x41,
+      slice: (from: number, to: number) => {
+        if (++slices > 1) throw new Error('boom');
+        return 'A'.repeat(to - from);
+      },
+    } as unknown as string;
+    const sliced = createFsSpillStore({ baseDir: await tempDir(), sliceBytes: 30 });
+    stores.push(sliced);
+    await expect(sliced.save(bad, meta)).rejects.toThrow('boom');
+    expect(await readdir(await sliced.directory())).toEqual([]);
+    const { locator } = await sliced.save(sample, meta);
+    expect(await readAllSpilled(sliced, locator)).toBe(sample);
   });
 });

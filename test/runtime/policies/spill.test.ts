@@ -6,7 +6,7 @@ import { readAllSpilled, type SpillStore } from '../../../src/runtime/spillStore
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { countLines, makePreview } from '../../../src/runtime/policies/spill.js';
-import { utf8Length } from '../../../src/runtime/policies/utf8.js';
+import { pairSafeIndex, utf8Length, utf8LengthExceeds } from '../../../src/runtime/policies/utf8.js';
 
 const bytesOf = (s: string) => Buffer.byteLength(s, 'utf8');
 
@@ -78,6 +78,113 @@ describe('makePreview', () => {
   it('utf8Length agrees with Buffer.byteLength', () => {
     fc.assert(fc.property(fc.string({ unit: 'binary' }), (s) => utf8Length(s) === bytesOf(s)));
     expect(utf8Length('a\uD800b')).toBe(bytesOf('a\uD800b'));
+  });
+});
+
+/** makePreview as it was first written, over the whole text's encoding: the windowed one must agree. */
+function referencePreview(text: string, headBytes: number, tailBytes: number) {
+  const bytes = Buffer.from(text, 'utf8');
+  const total = bytes.length;
+  const isStart = (i: number) => i <= 0 || i >= total || (bytes[i]! & 0xc0) !== 0x80;
+  const nls = (from: number, to: number) => bytes.subarray(from, Math.max(from, to)).reduce((n, b) => n + (b === 10 ? 1 : 0), 0);
+  if (total <= headBytes + tailBytes) return { head: text, tail: '', omittedFrom: total, omittedTo: total, firstOmittedLine: 0, lastOmittedLine: 0 };
+  let h = Math.min(headBytes, total);
+  while (!isStart(h)) h--;
+  if (h > 0) {
+    const nl = bytes.lastIndexOf(10, h - 1);
+    if (nl >= 0 && nl + 1 >= h / 2) h = nl + 1;
+  }
+  let t = Math.max(h, total - tailBytes);
+  while (!isStart(t)) t++;
+  if (t < total && !(t > 0 && bytes[t - 1] === 10)) {
+    const nl = bytes.indexOf(10, t);
+    if (nl >= 0 && nl + 1 < total && total - (nl + 1) >= (total - t) / 2) t = nl + 1;
+  }
+  const first = h < t ? nls(0, h) + 1 : 0;
+  return {
+    head: bytes.toString('utf8', 0, h),
+    tail: bytes.toString('utf8', t),
+    omittedFrom: h,
+    omittedTo: t,
+    firstOmittedLine: first,
+    lastOmittedLine: h < t ? first + nls(h, t - 1) : 0,
+  };
+}
+
+/** Text with every awkward thing: astral characters, lone surrogates of both kinds, newlines, multi-byte BMP. */
+const awkwardText = (maxLength: number) =>
+  fc
+    .array(fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom('\n', '😀', '\uD83D', '\uDE00', 'é', '中', '\n\n'), fc.string({ unit: 'binary-ascii' })), { maxLength })
+    .map((xs) => xs.join(''));
+
+describe('makePreview encodes only its windows', () => {
+  it('agrees with a preview cut from the whole encoding (lone surrogates and pairs at the window edges included)', () => {
+    fc.assert(
+      fc.property(awkwardText(40), fc.nat(200), fc.nat(200), (text, headBytes, tailBytes) => {
+        const p = makePreview(text, { headBytes, tailBytes });
+        expect(p).toMatchObject(referencePreview(text, headBytes, tailBytes));
+        expect(p.totalBytes).toBe(bytesOf(text));
+        expect(p.totalLines).toBe(countLines(text));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('agrees at every head and tail budget, around pairs, 3-byte characters and newlines next to the cuts', () => {
+    const texts = [
+      'ab\n😀c中\nd😀' + 'x'.repeat(30) + '😀e\n中😀f',
+      'line one\nline two\n' + 'y'.repeat(20) + '\nabc\nxyzw', // ASCII: the windows hold exactly the budget
+      'ab\ncd\n\nef\n' + 'z'.repeat(20) + '\n\nab\ncd\n',
+      '\uDE00\n\uD83D' + 'q'.repeat(20) + '\uDE00😀\n\uD83D',
+    ];
+    for (const text of texts) {
+      for (let headBytes = 0; headBytes <= 24; headBytes++) {
+        for (let tailBytes = 0; tailBytes <= 24; tailBytes++) {
+          expect(makePreview(text, { headBytes, tailBytes })).toMatchObject(referencePreview(text, headBytes, tailBytes));
+        }
+      }
+    }
+  });
+
+  it('counts lines and bytes of a long text the same way (slices of the byte count cross pairs)', () => {
+    // utf8Length counts long texts in slices of 21,845 UTF-16 units.
+    for (const lead of [21_843, 21_844, 21_845, 21_846]) {
+      for (const odd of ['😀', '\uD800', '\uDFFF', '中\n']) {
+        const text = 'a'.repeat(lead) + odd + 'b\n'.repeat(25_000) + odd;
+        expect(utf8Length(text)).toBe(bytesOf(text));
+        expect(makePreview(text, { headBytes: 100, tailBytes: 100 })).toMatchObject(referencePreview(text, 100, 100));
+      }
+    }
+  });
+});
+
+describe('UTF-8 arithmetic', () => {
+  it('utf8Length agrees with Buffer.byteLength for long texts too (counted in slices)', () => {
+    fc.assert(
+      fc.property(awkwardText(20), fc.nat(3000), (piece, pad) => {
+        const text = 'x'.repeat(pad) + piece + '😀'.repeat(pad) + piece;
+        expect(utf8Length(text)).toBe(bytesOf(text));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('utf8LengthExceeds(text, n) is utf8Length(text) > n', () => {
+    fc.assert(
+      fc.property(awkwardText(20), fc.nat(120), (text, n) => utf8LengthExceeds(text, n) === bytesOf(text) > n),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('pairSafeIndex never leaves half a surrogate pair on either side', () => {
+    fc.assert(
+      fc.property(awkwardText(20), fc.nat(200), (text, at) => {
+        const i = pairSafeIndex(text, Math.min(at, text.length));
+        expect(i === Math.min(at, text.length) || i === Math.min(at, text.length) - 1).toBe(true);
+        expect(bytesOf(text.slice(0, i)) + bytesOf(text.slice(i))).toBe(bytesOf(text));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
 
