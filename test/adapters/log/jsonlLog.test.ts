@@ -1,6 +1,7 @@
 import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createJsonlLogSink,
@@ -8,8 +9,9 @@ import {
   openJsonlSessionLog,
   readJsonlLog,
   replayJsonlLog,
+  validateLogEvent,
 } from '../../../src/adapters/log/jsonlLog.js';
-import type { NewLogEvent } from '../../../src/protocol/index.js';
+import { LogEventSchema, type NewLogEvent } from '../../../src/protocol/index.js';
 import { ManualClock } from '../../../src/runtime/clock.js';
 import { createMemoryLog } from '../../../src/runtime/log/sessionLog.js';
 
@@ -148,5 +150,151 @@ describe('JSONL session log', () => {
     expect(torn).toBeUndefined();
     expect(events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(events.at(-1)).toMatchObject({ type: 'turn/start', turnId: 'turn-2' });
+  });
+});
+
+/** One valid event of every type, with every optional field somewhere. */
+function everyEventType(): Array<Record<string, unknown>> {
+  const base = { seq: 1, time: 1.5 };
+  const result = { callId: 'c', toolName: 't', isError: true, error: { name: 'E', code: 'UNKNOWN_TOOL', message: 'm' }, content: 'x', value: [1, { a: null }], metadata: { k: { deep: [1] } } };
+  return [
+    { ...base, type: 'turn/start', turnId: 't', input: 'hi' },
+    { ...base, type: 'step/start', turnId: 't', stepIndex: 0 },
+    { ...base, type: 'llm/stream', turnId: 't', stepIndex: 1, kind: 'reasoning', text: 'hm' },
+    { ...base, type: 'tool/call', turnId: 't', stepIndex: 0, callId: 'c', toolName: 'read', input: { path: 'a' }, index: 0, executionMode: 'exclusive' },
+    { ...base, type: 'tool/call', callId: 'c', toolName: 'read', input: null, index: 2, executionMode: 'parallel' },
+    { ...base, type: 'tool/result', turnId: 't', stepIndex: 0, callId: 'c', toolName: 'read', sourceEventSeqs: [1, 2], result },
+    { ...base, type: 'tool/result', callId: 'c', toolName: 'read', sourceEventSeqs: [3], result: { callId: 'c', toolName: 't', isError: false, content: '', metadata: {} } },
+    { ...base, type: 'step/end', turnId: 't', stepIndex: 0, finishReason: 'stop', toolCalls: 0 },
+    { ...base, type: 'turn/end', turnId: 't', outcome: 'failed', steps: 1, error: 'boom' },
+    { ...base, type: 'agent/request-error', turnId: 't', stepIndex: 0, attempt: 1, kind: 'retryable', status: 529, message: 'busy', action: 'retry', delayMs: 0 },
+    { ...base, type: 'context/compacted', turnId: 't', strategy: 's', stubbedSeqs: [], beforeChars: 10, afterChars: 0 },
+    { ...base, type: 'tool/approval-request', turnId: 't', callId: 'c', toolName: 'bash', reason: 'why' },
+    { ...base, type: 'tool/approval-answer', callId: 'c', answer: 'allowed-once' },
+    { ...base, type: 'tool/approval-answer', callId: 'c', answer: 'timeout' },
+    { ...base, type: 'hook/failed', callId: 'c', hook: 'tools/guard', listener: 'l', message: 'm', failed: 'closed' },
+    { ...base, type: 'warning', code: 'W', message: 'm', data: { bytes: 3 } },
+    { ...base, type: 'tool/spilled', callId: 'c', locator: '/x', bytes: 0, lines: 0 },
+  ];
+}
+
+/** A JSON value as replay would see it: the event with one random change at a random place. */
+function mutate(event: Record<string, unknown>, pathPick: number, action: number, replacement: unknown): unknown {
+  const copy = JSON.parse(JSON.stringify(event)) as Record<string, unknown>;
+  // Every object or array in the event, and each one's keys.
+  const holders: Array<Record<string, unknown> | unknown[]> = [];
+  const walk = (v: unknown) => {
+    if (typeof v === 'object' && v !== null) {
+      holders.push(v as Record<string, unknown>);
+      for (const x of Object.values(v)) walk(x);
+    }
+  };
+  walk(copy);
+  const holder = holders[pathPick % holders.length]!;
+  const keys = Object.keys(holder);
+  const key = Array.isArray(holder) ? String(action % (holder.length + 1)) : keys.length ? keys[action % keys.length]! : 'extra';
+  switch (action % 4) {
+    case 0:
+      (holder as Record<string, unknown>)[key] = replacement;
+      break;
+    case 1:
+      if (Array.isArray(holder)) holder.splice(Number(key), 1);
+      else delete holder[key];
+      break;
+    case 2:
+      (holder as Record<string, unknown>)[`${key}_extra`] = replacement;
+      break;
+    default:
+      // An own "__proto__" key, as JSON.parse makes it.
+      Object.defineProperty(holder, '__proto__', { value: replacement, enumerable: true, configurable: true, writable: true });
+  }
+  return JSON.parse(JSON.stringify(copy));
+}
+
+describe('replay validation', () => {
+  it('the compiled fast path accepts every valid event as it is, and zod agrees with its output', () => {
+    for (const e of everyEventType()) {
+      const value = JSON.parse(JSON.stringify(e)) as unknown;
+      const r = validateLogEvent(value);
+      const z = LogEventSchema.safeParse(value);
+      expect(z.success).toBe(true);
+      expect(r.success).toBe(true);
+      expect(r.success && r.data).toBe(value); // the fast path: no copy
+      expect(r.success && r.data).toStrictEqual(z.data);
+    }
+  });
+
+  it('has the same verdict, output and first issue as LogEventSchema.safeParse for any mutation of a valid event', () => {
+    const seeds = everyEventType();
+    fc.assert(
+      fc.property(
+        fc.nat(seeds.length - 1),
+        fc.array(
+          fc.tuple(
+            fc.nat(100),
+            fc.nat(100),
+            fc.oneof(fc.jsonValue(), fc.constantFrom(-1, 0, 1, 1.5, 2 ** 53, 1e400, '', 'tool/call', 'parallel', 'UNKNOWN_TOOL', 'denied', null, [], [0], {}, true)),
+          ),
+          { minLength: 1, maxLength: 3 },
+        ),
+        (i, changes) => {
+          let value: unknown = seeds[i]!;
+          for (const [pathPick, action, replacement] of changes) value = mutate(value as Record<string, unknown>, pathPick, action, replacement);
+          const r = validateLogEvent(value);
+          const z = LogEventSchema.safeParse(value);
+          expect(r.success).toBe(z.success);
+          if (r.success && z.success) expect(r.data).toStrictEqual(z.data);
+          if (!r.success && !z.success) expect(r.error.issues[0]).toEqual(z.error.issues[0]);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('replays what zod would return: unknown keys are stripped; a number JSON cannot hold is an invalid event', async () => {
+    const path = await logPath();
+    await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0,"extra":{"a":1}}\n');
+    const { events } = await readJsonlLog(path);
+    expect(events).toStrictEqual([{ type: 'turn/start', turnId: 't', input: 'x', seq: 1, time: 0 }]);
+    await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":1e400}\n');
+    await expect(readJsonlLog(path)).rejects.toMatchObject({ code: 'INVALID_EVENT', line: 1 });
+    await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0}\n{"type":"step/start","turnId":"t","stepIndex":-1,"seq":2,"time":0}\n');
+    await expect(readJsonlLog(path)).rejects.toThrow(/:2: INVALID_EVENT: stepIndex: /);
+  });
+});
+
+describe('replay of a large log', () => {
+  it('lines that straddle reads (one longer than a whole read, multi-byte characters on the edges) replay exactly; line numbers and the torn offset stay true', async () => {
+    const path = await logPath();
+    const sink = createJsonlLogSink({ path, fsync: false });
+    const log = createMemoryLog({ clock: new ManualClock(0), sink });
+    // Reads are 4 MiB: about 10 MiB of lines of many lengths, and one line of 5 MiB.
+    let chars = 0;
+    for (let i = 0; chars < 10 * 2 ** 20; i++) {
+      const text = i === 7000 ? '中😀'.repeat(900_000) : 'é😀中x'.repeat(i % 997) + `#${i}`;
+      chars += text.length;
+      log.append({ type: 'llm/stream', turnId: 't', stepIndex: 0, kind: 'text', text });
+    }
+    await sink.close();
+    const size = (await stat(path)).size;
+    await appendFile(path, '{"type":"turn/start"');
+
+    const lines: number[] = [];
+    const seen: unknown[] = [];
+    const r = await replayJsonlLog(path, (e) => {
+      seen.push(e);
+      lines.push(e.seq);
+    });
+    expect(r.events).toBe(log.events().length);
+    expect(seen).toEqual(log.events());
+    expect(r.torn).toMatchObject({ line: log.events().length + 1, offset: size, bytes: 20 });
+
+    // A bad line deep in the file is reported with its own line number.
+    const text = await readFile(path, 'utf8');
+    const bad = text.split('\n');
+    expect(bad.length).toBeGreaterThan(3001);
+    bad[3000] = bad[3000]!.replace('"kind":"text"', '"kind":"speech"');
+    await writeFile(path, bad.join('\n'));
+    await expect(replayJsonlLog(path, () => undefined)).rejects.toMatchObject({ code: 'INVALID_EVENT', line: 3001 });
   });
 });
