@@ -190,7 +190,7 @@ export function spillPolicy(options: SpillPolicyOptions): PostExecuteListener {
   return (draft, call) => {
     if (draft.metadata.spill !== undefined) return undefined;
     const content = draft.content;
-    if (!mayExceed(content, maxInlineBytes) || !utf8LengthExceeds(content, maxInlineBytes)) return undefined;
+    if (!utf8LengthExceeds(content, maxInlineBytes)) return undefined;
     return spill(draft, call, content);
   };
 

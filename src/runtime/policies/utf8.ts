@@ -41,9 +41,10 @@ export function utf8Length(text: string): number {
   return n;
 }
 
-function utf8LengthInJs(text: string): number {
+/** Counts UTF-8 bytes unit by unit; stops as soon as the count passes `stopAbove`. */
+function utf8LengthInJs(text: string, stopAbove = Infinity): number {
   let n = 0;
-  for (let i = 0; i < text.length; i++) {
+  for (let i = 0; i < text.length && n <= stopAbove; i++) {
     const c = text.charCodeAt(i);
     if (c < 0x80) n += 1;
     else if (c < 0x800) n += 2;
@@ -63,18 +64,7 @@ export function utf8LengthExceeds(text: string, maxBytes: number): boolean {
   // Every UTF-16 unit is 1–3 bytes (a surrogate pair is 4 bytes for 2 units).
   if (text.length > maxBytes) return true;
   if (text.length * 3 <= maxBytes) return false;
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 4;
-      i++;
-    } else n += 3;
-    if (n > maxBytes) return true;
-  }
-  return false;
+  return utf8LengthInJs(text, maxBytes) > maxBytes;
 }
 
 /**
