@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ErrorCodeSchema } from './errorCodes.js';
+import { ErrorCodeSchema, errorNameFor, type ErrorCode } from './errorCodes.js';
 
 export const ToolErrorInfoSchema = z.object({
   name: z.string(),
@@ -29,3 +29,15 @@ export const ToolCallRequestSchema = z.object({
   input: z.unknown(),
 });
 export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
+
+/** A frozen error result for a call that has no pipeline result (crashed, interrupted). */
+export function errorResult(call: { callId: string; toolName: string }, error: { code: ErrorCode; message: string }): ToolResult {
+  return Object.freeze({
+    callId: call.callId,
+    toolName: call.toolName,
+    isError: true,
+    error: Object.freeze({ name: errorNameFor(error.code), code: error.code, message: error.message }),
+    content: `${error.code}: ${error.message}`,
+    metadata: Object.freeze({}),
+  });
+}

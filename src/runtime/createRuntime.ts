@@ -2,7 +2,7 @@ import { freeze } from 'immer';
 import { createActor, toPromise, type ActorRefFrom } from 'xstate';
 import { toolCallMachine } from '../../machines/toolCall.js';
 import type { PipelineLimits } from '../../machines/callPipeline.js';
-import { ErrorCode, errorNameFor, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
+import { ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
 import { defaultArgLimits, type ArgLimits } from './args.js';
 import { createCallPipeline, type ApprovalService } from './callPipeline.js';
 import { systemClock, type Clock } from './clock.js';
@@ -57,14 +57,7 @@ export interface CallHandle {
 
 /** The result of a call whose machine itself failed: the call still gets its `tool/result`. */
 export function crashedCallResult(request: ToolCallRequest, e: unknown): ToolResult {
-  return Object.freeze({
-    callId: request.callId,
-    toolName: request.toolName,
-    isError: true,
-    error: Object.freeze({ name: errorNameFor(ErrorCode.TOOL_FAILED), code: ErrorCode.TOOL_FAILED, message: `the call machine failed: ${String(e)}` }),
-    content: 'TOOL_FAILED: the call machine failed',
-    metadata: Object.freeze({}),
-  });
+  return errorResult(request, { code: ErrorCode.TOOL_FAILED, message: `the call machine failed: ${String(e)}` });
 }
 
 /** Wires tools, hooks, guards, log, clock and approval into a runtime that runs calls through the machines. */

@@ -3,9 +3,8 @@
  * compaction. The model's prompt is always projected from the log at request time.
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool } from '@ai-sdk/provider';
-import { freeze } from 'immer';
 import { z } from 'zod';
-import { ErrorCode, errorNameFor } from '../protocol/index.js';
+import { ErrorCode, errorResult } from '../protocol/index.js';
 import { createActor, toPromise, type ActorRefFrom, type InspectionEvent } from 'xstate';
 import type { CallPipeline } from '../../machines/callPipeline.js';
 import type { RequestErrorDecision, StepDeps } from '../../machines/step.js';
@@ -89,10 +88,7 @@ export function closeCrashedStep(log: SessionLog, turnId: string, stepIndex: num
       callId: call.callId,
       toolName: call.toolName,
       sourceEventSeqs: [call.seq],
-      result: freeze(
-        { callId: call.callId, toolName: call.toolName, isError: true, error: { name: errorNameFor(ErrorCode.INTERRUPTED), code: ErrorCode.INTERRUPTED, message }, content: `INTERRUPTED: ${message}`, metadata: {} },
-        true,
-      ),
+      result: errorResult(call, { code: ErrorCode.INTERRUPTED, message }),
     });
   }
   log.append({ type: 'step/end', turnId, stepIndex, finishReason: 'error', toolCalls: calls.length });
