@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runTour } from '../../examples/pipeline-tour.js';
 import { JsonlLogError, openJsonlSessionLog, replayJsonlLog } from '../adapters/log/jsonlLog.js';
+import { closeOpenWork } from '../runtime/openWork.js';
 import { formatEvent } from '../runtime/views/logText.js';
 
 const USAGE = `usage:
@@ -35,6 +36,11 @@ export async function main(argv: readonly string[], out: (line: string) => void 
     }
     const { log, sink, torn } = await openJsonlSessionLog(rest[logAt + 1]!);
     if (torn) err(`dsh: ${torn.message}`);
+    // A session that stopped mid-turn left promises open: keep them before going on.
+    const closed = closeOpenWork(log, 'the session stopped before this finished (closed on resume)');
+    if (closed.calls + closed.steps + closed.turns > 0) {
+      err(`dsh: resumed an interrupted session: ${closed.calls} call(s) marked INTERRUPTED, ${closed.steps} step(s) and ${closed.turns} turn(s) closed`);
+    }
     try {
       const outcome = await runTour({ log, print: out });
       return outcome.outcome === 'completed' ? 0 : 1;

@@ -17,3 +17,4 @@ export * from './views/logText.js';
 export * from './memorySpillStore.js';
 export * from './policies/index.js';
 export * from './spillStore.js';
+export * from './openWork.js';

@@ -4,7 +4,6 @@
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool } from '@ai-sdk/provider';
 import { z } from 'zod';
-import { ErrorCode, errorResult } from '../protocol/index.js';
 import { createActor, toPromise, type ActorRefFrom, type InspectionEvent } from 'xstate';
 import type { CallPipeline } from '../../machines/callPipeline.js';
 import type { RequestErrorDecision, StepDeps } from '../../machines/step.js';
@@ -12,6 +11,7 @@ import { turnMachine, type TurnOutput } from '../../machines/turn.js';
 import type { Clock } from './clock.js';
 import type { AnyTool } from './defineTool.js';
 import type { SessionLog } from './log/sessionLog.js';
+import { closeOpenWork } from './openWork.js';
 import { projectPrompt } from './projection/prompt.js';
 import { classifyRequestError, createRequestRetryPolicy, type RequestRetryPolicy } from './requestErrors.js';
 
@@ -69,31 +69,6 @@ export function toFunctionTool(tool: AnyTool): LanguageModelV3FunctionTool {
   return def;
 }
 
-/**
- * After a step actor crashed: every `tool/call` of that step still without its `tool/result` gets
- * an `INTERRUPTED` one, and the step gets its `step/end`. Nothing the log promised is left open.
- */
-export function closeCrashedStep(log: SessionLog, turnId: string, stepIndex: number, error: unknown): void {
-  const inStep = log.events().filter((e) => 'turnId' in e && e.turnId === turnId && 'stepIndex' in e && e.stepIndex === stepIndex);
-  if (inStep.some((e) => e.type === 'step/end')) return;
-  const answered = new Set(inStep.flatMap((e) => (e.type === 'tool/result' ? e.sourceEventSeqs : [])));
-  const calls = inStep.filter((e) => e.type === 'tool/call');
-  for (const call of calls) {
-    if (call.type !== 'tool/call' || answered.has(call.seq)) continue;
-    const message = `the step running this call crashed (${String(error)}); the call's outcome is unknown`;
-    log.append({
-      type: 'tool/result',
-      turnId,
-      stepIndex,
-      callId: call.callId,
-      toolName: call.toolName,
-      sourceEventSeqs: [call.seq],
-      result: errorResult(call, { code: ErrorCode.INTERRUPTED, message }),
-    });
-  }
-  log.append({ type: 'step/end', turnId, stepIndex, finishReason: 'error', toolCalls: calls.length });
-}
-
 export function createTurnRunner(deps: TurnRunnerDeps) {
   const policy = deps.retryPolicy ?? createRequestRetryPolicy();
 
@@ -139,7 +114,8 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         input: options.input,
         maxSteps: options.maxSteps,
         closeCrashedStep: (id, stepIndex, error) => {
-          closeCrashedStep(deps.log, id, stepIndex, error);
+          // The turn itself is still running: it writes its own turn/end.
+          closeOpenWork(deps.log, `the step running this call crashed (${String(error)})`, { turnId: id, stepIndex }, false);
           closedSteps.add(stepIndex);
         },
       },

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -46,5 +46,20 @@ describe('dsh command', () => {
     const unknown = await run('frobnicate');
     expect(unknown.code).toBe(2);
     expect(unknown.err).toMatch(/unknown command "frobnicate"/);
+  }, 20_000);
+
+  it('resuming a session that died mid-turn closes its open calls, step and turn before going on', async () => {
+    const file = join(dir, 'crashed.jsonl');
+    await run('tour', '--log', file);
+    // Keep the log only up to the first tool/call, as if the process had died right after it.
+    const lines = readFileSync(file, 'utf8').split('\n');
+    const cut = lines.findIndex((l) => l.includes('"type":"tool/call"'));
+    writeFileSync(file, lines.slice(0, cut + 1).join('\n') + '\n');
+    const resumed = await run('tour', '--log', file);
+    expect(resumed.err).toMatch(/resumed an interrupted session: 1 call\(s\) marked INTERRUPTED, 1 step\(s\) and 1 turn\(s\) closed/);
+    const printed = await run('log', file);
+    expect(printed.out).toMatch(/tool\/result call-1-0 ✗ INTERRUPTED/);
+    expect(printed.out).toMatch(/turn\/end turn-1: failed/);
+    expect(printed.out).toMatch(/turn\/end turn-2: completed/);
   }, 20_000);
 });
