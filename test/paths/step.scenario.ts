@@ -24,7 +24,7 @@ import { Recorder, traceOf } from './observe.js';
 import type { PlannedPath } from './planner.js';
 import { describeStepLogEvent, forcedStepEvent, scriptedStepDeps, stepInput, type StepConfig } from './step.model.js';
 import type { PathCheck, PathRun } from './suite.js';
-import { fireNextTimer, ManualClock, Pending, quiesce } from './world.js';
+import { fireNextTimer, ManualClock, Pending, quiesce, settleTurn } from './world.js';
 
 const catalog = catalogOf(stepMachine);
 const CHUNK_MS = 10;
@@ -154,18 +154,7 @@ export async function runStepPath(path: PlannedPath<StepConfig>): Promise<PathRu
   if (turnDone) {
     const out = plan.final.output as { cancelled: boolean; error?: string } | undefined;
     const planned = out?.cancelled ? 'cancelled' : out?.error !== undefined ? 'failed' : 'completed';
-    checks.push({ what: 'turn outcome', planned, observed: await settle(clock, turnDone) });
+    checks.push({ what: 'turn outcome', planned, observed: await settleTurn(clock, turnDone) });
   }
   return { recorder, checks };
-}
-
-async function settle(clock: ManualClock, done: Promise<{ outcome: string }>): Promise<string> {
-  let outcome: string | undefined;
-  void done.then((o) => (outcome = o.outcome), (e) => (outcome = `rejected: ${String(e)}`));
-  for (let i = 0; outcome === undefined && i < 200; i++) {
-    await quiesce();
-    if (outcome !== undefined) break;
-    if (!(await clock.runNext())) await clock.advance(1);
-  }
-  return outcome ?? 'did not finish';
 }

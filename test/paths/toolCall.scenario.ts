@@ -18,7 +18,7 @@ import { Recorder, traceOf } from './observe.js';
 import type { PlannedPath } from './planner.js';
 import type { PathCheck, PathRun } from './suite.js';
 import { describeLogEvent, limits, resultCodeOf, toolCallInput, type ToolCallConfig } from './toolCall.model.js';
-import { fireNextTimer, ManualClock, Pending, quiesce } from './world.js';
+import { fireNextTimer, ManualClock, Pending, quiesce, settleTurn } from './world.js';
 
 export type ToolCallDriver = 'turn' | 'runCall';
 
@@ -231,16 +231,4 @@ export async function runToolCallPath(path: PlannedPath<ToolCallConfig>, driver:
   checks.push({ what: 'log: tool/call … tool/result pair', planned: ['tool/call', 'tool/result'], observed: events.envelope });
   checks.push({ what: "log: the call's events in between", planned: recorded.filter((r) => !r.startsWith('warning')), observed: events.inner });
   return { recorder, checks };
-}
-
-/** Drives the fake clock until the turn settles (bounded: a turn that hangs is a failed check, not a hung test). */
-async function settleTurn<T extends { outcome: string }>(clock: ManualClock, done: Promise<T>): Promise<string> {
-  let outcome: string | undefined;
-  void done.then((o) => (outcome = o.outcome), (e) => (outcome = `rejected: ${String(e)}`));
-  for (let i = 0; outcome === undefined && i < 200; i++) {
-    await quiesce();
-    if (outcome !== undefined) break;
-    if (!(await clock.runNext())) await clock.advance(1);
-  }
-  return outcome ?? 'did not finish';
 }

@@ -57,4 +57,16 @@ export async function fireNextTimer(clock: ManualClock, what: string): Promise<v
   await quiesce();
 }
 
+/** Drives the fake clock until the turn settles (bounded: a turn that hangs is a failed check, not a hung test). */
+export async function settleTurn(clock: ManualClock, done: Promise<{ outcome: string }>): Promise<string> {
+  let outcome: string | undefined;
+  void done.then((o) => (outcome = o.outcome), (e) => (outcome = `rejected: ${String(e)}`));
+  for (let i = 0; outcome === undefined && i < 200; i++) {
+    await quiesce();
+    if (outcome !== undefined) break;
+    if (!(await clock.runNext())) await clock.advance(1);
+  }
+  return outcome ?? 'did not finish';
+}
+
 export { ManualClock };
