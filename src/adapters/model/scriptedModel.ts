@@ -160,6 +160,9 @@ export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedM
   return model;
 }
 
+/** Made once: `abort()` without a reason builds a DOMException (and captures a stack) each time. */
+const READER_CANCELLED = new DOMException('the reader cancelled the stream', 'AbortError');
+
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw abortReason(signal);
 }
@@ -271,7 +274,7 @@ function partStream(
       start(controller) {
         if (!signal) return;
         onAbort = () => {
-          local.abort();
+          local.abort(signal.reason);
           try {
             controller.error(abortReason(signal));
           } catch {
@@ -305,9 +308,15 @@ function partStream(
         }
         position = index + 1;
         controller.enqueue(part);
+        // The last part is out: close now, so a reader that stops at the finish part does not
+        // leave the stream (and the listener on the caller's signal) open.
+        if (position === plan.length && failAt === Infinity) {
+          detach();
+          controller.close();
+        }
       },
-      cancel() {
-        local.abort();
+      cancel(reason) {
+        local.abort(reason ?? READER_CANCELLED);
         detach();
       },
     },
