@@ -9,6 +9,7 @@ import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
 import { createFloorRuntime } from '../floor.js';
 import { allowPolicy } from '../lib/fixtures.js';
+import { skeletonParallel } from '../lib/skeleton.js';
 import { median, nowMs } from '../lib/stats.js';
 
 /** What the sleeping tool records about one run. */
@@ -91,6 +92,13 @@ async function floorRun(ms: readonly number[], concurrency: number): Promise<{ w
   return { wallMs, inOrder: results.every((id, i) => id === `c${i}`) };
 }
 
+/** The XState actor-per-call skeleton (bench/lib/skeleton.ts) with the same sleeping calls: wall ms. */
+async function skeletonRun(n: number, ms: number): Promise<number> {
+  const t0 = nowMs();
+  await skeletonParallel(n, ms);
+  return nowMs() - t0;
+}
+
 export interface W2Result {
   wallOverIdeal: number;
   maxInFlight: number;
@@ -98,14 +106,16 @@ export interface W2Result {
 }
 
 /** W2: 16 concurrency-safe tools sleeping 20 ms (concurrency limit 16). */
-export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Result; floorWallOverIdeal: number; reps: number }> {
+export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Result; floorWallOverIdeal: number; skeletonWallOverIdeal: number; reps: number }> {
   const reps = opts.quick ? 7 : 21;
   const ms = Array.from({ length: 16 }, () => 20);
   const script = sleeps(ms);
   await dshRun(script, { concurrency: 16 });
   await floorRun(ms, 16);
+  await skeletonRun(16, 20);
   const walls: number[] = [];
   const floorWalls: number[] = [];
+  const skeletonWalls: number[] = [];
   let maxInFlight = 0;
   let inOrder = true;
   for (let r = 0; r < reps; r++) {
@@ -116,8 +126,14 @@ export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Resul
     const f = await floorRun(ms, 16);
     floorWalls.push(f.wallMs);
     inOrder &&= f.inOrder;
+    skeletonWalls.push(await skeletonRun(16, 20));
   }
-  return { result: { wallOverIdeal: median(walls) / 20, maxInFlight, inOrder }, floorWallOverIdeal: median(floorWalls) / 20, reps };
+  return {
+    result: { wallOverIdeal: median(walls) / 20, maxInFlight, inOrder },
+    floorWallOverIdeal: median(floorWalls) / 20,
+    skeletonWallOverIdeal: median(skeletonWalls) / 20,
+    reps,
+  };
 }
 
 export interface W3Result {
