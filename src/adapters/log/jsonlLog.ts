@@ -12,9 +12,11 @@
 import { isAscii } from 'node:buffer';
 import { closeSync, createReadStream, fsync, openSync, write } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
 import { LogEventSchema, type LogEvent, type LogEventType } from '../../protocol/index.js';
 import type { Clock } from '../../runtime/clock.js';
 import { createMemoryLog, type LogSink, type SessionLog } from '../../runtime/log/sessionLog.js';
+import { REPLAY_WORKER_SOURCE, RUN_ARRAY, RUN_ASCII, RUN_FIELDS, type ReplayWorkerData, type ReplayWorkerMessage } from './jsonlLogWorker.js';
 
 /** Event types after which buffered lines are made durable, unless told otherwise. */
 export const DEFAULT_COMMIT_ON: readonly LogEventType[] = ['tool/result', 'step/end', 'turn/end'];
@@ -191,6 +193,15 @@ export interface ReplayOptions {
   firstSeq?: number;
   /** Cut a torn last line off the file, so appending can resume cleanly (default false). */
   repair?: boolean;
+  /**
+   * Files at least this many bytes long are read by a worker thread, which lets this thread parse
+   * runs of lines in one go (default 16 MiB; `Infinity`: never). Same events, checks and errors.
+   */
+  parallelMinBytes?: number;
+  /** @internal How the worker cuts the file (tests use small sizes to cross block and run bounds). */
+  parallelChunking?: Partial<Omit<ReplayWorkerData, 'fd' | 'position'>>;
+  /** @internal Filled in by a replay with the worker (for tests): runs parsed as arrays, runs parsed line by line, whether the worker failed. */
+  parallelStats?: { arrayRuns: number; lineRuns: number; workerFailed: boolean };
 }
 
 export interface ReplayResult {
@@ -378,30 +389,34 @@ function fastAccepts(value: unknown): value is LogEvent {
   return fast !== undefined && fast(value);
 }
 
+/** Files at least this large are replayed with a reader thread (see `ReplayOptions.parallelMinBytes`). */
+export const DEFAULT_PARALLEL_MIN_BYTES = 16 << 20;
+
+/** How the reader thread cuts the file (see jsonlLogWorker.ts); runs of 64 KiB parse fastest here. */
+const WORKER_SETUP: Omit<ReplayWorkerData, 'fd' | 'position'> = { blockBytes: 4 << 20, firstBlockBytes: 256 << 10, runBytes: 64 << 10, slots: 4 };
+
 /**
  * Streams a JSONL log, validating each line against `LogEventSchema` and checking that `seq`
  * runs on without gaps, and calls `onEvent` for each event in order. A torn last line is reported
  * in the result (and cut off with `repair`); any other bad line throws a `JsonlLogError`.
+ *
+ * A large file (`parallelMinBytes`) is read by a worker thread (see jsonlLogWorker.ts) that cuts
+ * it into runs of lines and proves, for each run, that the run parsed as one JSON array gives the
+ * lines' values, one per line; this thread then parses such a run with one `JSON.parse` instead of
+ * one per line. The rest is the same either way: each value is validated and its `seq` checked
+ * here, in file order, before `onEvent` sees it; and a run the worker does not vouch for (or
+ * whose array does not parse) goes line by line, so errors, their lines and their messages are
+ * those of the line-by-line replay. If the worker cannot start or fails, this thread carries on
+ * alone from where it got to.
  */
 export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) => void, options: ReplayOptions = {}): Promise<ReplayResult> {
   const firstSeq = options.firstSeq ?? 1;
   let expected = firstSeq;
   let line = 0;
   let consumed = 0; // bytes of complete lines
-  // The unterminated end of what has been read so far (a line that spans several reads is
-  // joined once, when its newline arrives).
-  let carry: Buffer[] = [];
-  let carryBytes = 0;
 
-  const take = (text: string) => {
-    line++;
-    if (text.length === 0) return; // a blank line carries nothing; line numbers stay true
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (e) {
-      throw new JsonlLogError('INVALID_JSON', path, line, `${(e as Error).message} (a torn write followed by appends? a log must be repaired before appending)`);
-    }
+  /** Validates the value of line `line`, checks its `seq`, and hands the event on. */
+  const accept = (value: unknown) => {
     let event: LogEvent;
     if (fastAccepts(value)) event = value;
     else {
@@ -417,6 +432,18 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
     onEvent(event);
   };
 
+  const take = (text: string) => {
+    line++;
+    if (text.length === 0) return; // a blank line carries nothing; line numbers stay true
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (e) {
+      throw new JsonlLogError('INVALID_JSON', path, line, `${(e as Error).message} (a torn write followed by appends? a log must be repaired before appending)`);
+    }
+    accept(value);
+  };
+
   const takeLines = (text: string) => {
     let start = 0;
     for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
@@ -425,39 +452,135 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
     }
   };
 
-  // Lines are cut on the newline byte (it never occurs inside a UTF-8 sequence), so each run of
-  // complete lines is decoded in one go and only the unterminated rest is carried over. A line
-  // begun in an earlier read is finished on its own, so a read is never copied to join the two.
-  const stream = createReadStream(path, { highWaterMark: 4 << 20 });
-  for await (const read of stream as AsyncIterable<Buffer>) {
-    let from = 0;
-    if (carryBytes > 0) {
-      const first = read.indexOf(10);
-      if (first === -1) {
-        carry.push(read);
-        carryBytes += read.length;
-        continue;
+  /**
+   * Replays the file from byte `offset` (the start of a line) on this thread alone; returns the
+   * length of the unterminated end of the file.
+   *
+   * Lines are cut on the newline byte (it never occurs inside a UTF-8 sequence), so each run of
+   * complete lines is decoded in one go and only the unterminated rest is carried over. A line
+   * begun in an earlier read is finished on its own, so a read is never copied to join the two.
+   */
+  const readAlone = async (offset: number): Promise<number> => {
+    // The unterminated end of what has been read so far (a line that spans several reads is
+    // joined once, when its newline arrives).
+    let carry: Buffer[] = [];
+    let carryBytes = 0;
+    const stream = createReadStream(path, { highWaterMark: 4 << 20, start: offset });
+    for await (const read of stream as AsyncIterable<Buffer>) {
+      let from = 0;
+      if (carryBytes > 0) {
+        const first = read.indexOf(10);
+        if (first === -1) {
+          carry.push(read);
+          carryBytes += read.length;
+          continue;
+        }
+        const joined = Buffer.concat([...carry, read.subarray(0, first + 1)]);
+        carry = [];
+        carryBytes = 0;
+        consumed += joined.length;
+        takeLines(joined.toString('utf8'));
+        from = first + 1;
       }
-      const joined = Buffer.concat([...carry, read.subarray(0, first + 1)]);
-      carry = [];
-      carryBytes = 0;
-      consumed += joined.length;
-      takeLines(joined.toString('utf8'));
-      from = first + 1;
+      const last = read.lastIndexOf(10);
+      const rest = last < from ? from : last + 1;
+      if (rest < read.length) {
+        carry = [read.subarray(rest)];
+        carryBytes = read.length - rest;
+      }
+      if (last < from) continue;
+      consumed += last + 1 - from;
+      const lines = read.subarray(from, last + 1);
+      // ASCII bytes decode to the same string either way: latin1 just copies them, where UTF-8
+      // decoding costs about twice as much, and a log is mostly ASCII.
+      takeLines(lines.toString(isAscii(lines) ? 'latin1' : 'utf8'));
     }
-    const last = read.lastIndexOf(10);
-    const rest = last < from ? from : last + 1;
-    if (rest < read.length) {
-      carry = [read.subarray(rest)];
-      carryBytes = read.length - rest;
+    return carryBytes;
+  };
+
+  /**
+   * Replays the file (open as `fd`) with the reader thread; returns the length of the
+   * unterminated end of the file, or -1 when the worker failed (the file is replayed up to
+   * `consumed`, and the rest is left to `readAlone`).
+   */
+  const readWithWorker = async (fd: number): Promise<number> => {
+    const stats = options.parallelStats;
+    let worker: Worker;
+    try {
+      const workerData: ReplayWorkerData = { ...WORKER_SETUP, ...options.parallelChunking, fd, position: 0 };
+      // No execArgv: the worker is plain JavaScript and needs no loader (`--import tsx`) of the parent's.
+      worker = new Worker(REPLAY_WORKER_SOURCE, { eval: true, workerData, execArgv: [] });
+    } catch {
+      if (stats) stats.workerFailed = true;
+      return -1;
     }
-    if (last < from) continue;
-    consumed += last + 1 - from;
-    const lines = read.subarray(from, last + 1);
-    // ASCII bytes decode to the same string either way: latin1 just copies them, where UTF-8
-    // decoding costs about twice as much, and a log is mostly ASCII.
-    takeLines(lines.toString(isAscii(lines) ? 'latin1' : 'utf8'));
+    const inbox: ReplayWorkerMessage[] = [];
+    let wake: (() => void) | undefined;
+    const receive = (m: ReplayWorkerMessage) => {
+      inbox.push(m);
+      wake?.();
+      wake = undefined;
+    };
+    worker.on('message', receive);
+    worker.on('error', (e: Error) => receive({ type: 'error', message: e.message }));
+    worker.on('exit', (code: number) => receive({ type: 'error', message: `exited with code ${code}` }));
+    try {
+      for (;;) {
+        while (inbox.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+        const m = inbox.shift()!;
+        if (m.type === 'error' || (m.type === 'end' && m.bytes !== consumed)) {
+          if (stats) stats.workerFailed = true;
+          return -1;
+        }
+        if (m.type === 'end') return m.tornBytes;
+        const buf = Buffer.from(m.buffer);
+        const { runs, cap } = m;
+        for (let r = 0; r < runs.length; r += RUN_FIELDS) {
+          const start = runs[r]!;
+          const end = runs[r + 1]!;
+          const encoding = runs[r + 4]! & RUN_ASCII ? 'latin1' : 'utf8';
+          let values: unknown;
+          if (runs[r + 4]! & RUN_ARRAY) {
+            const at = cap + runs[r + 2]!;
+            try {
+              values = JSON.parse(buf.toString(encoding, at, at + end - start + 1));
+            } catch {
+              // Not valid JSON somewhere: line by line, for the error.
+            }
+          }
+          if (Array.isArray(values) && values.length === runs[r + 3]) {
+            for (let i = 0; i < values.length; i++) {
+              line++;
+              accept(values[i]);
+            }
+            if (stats) stats.arrayRuns++;
+          } else {
+            takeLines(buf.toString(encoding, start, end));
+            if (stats) stats.lineRuns++;
+          }
+          consumed += end - start;
+        }
+        worker.postMessage({ release: m.slot, buffer: m.buffer, cap }, [m.buffer]);
+      }
+    } finally {
+      await worker.terminate(); // its listeners stay: a late 'error' is then just ignored
+    }
+  };
+
+  let carryBytes = -1; // the unterminated end of the file, once read to the end
+  const parallelMin = options.parallelMinBytes ?? DEFAULT_PARALLEL_MIN_BYTES;
+  if (parallelMin !== Infinity) {
+    // A file that cannot be opened is left to `readAlone`, for its usual error.
+    const fh = await open(path, 'r').catch(() => undefined);
+    if (fh) {
+      try {
+        if ((await fh.stat()).size >= parallelMin) carryBytes = await readWithWorker(fh.fd);
+      } finally {
+        await fh.close();
+      }
+    }
   }
+  if (carryBytes === -1) carryBytes = await readAlone(consumed);
 
   let torn: TornTail | undefined;
   if (carryBytes > 0) {

@@ -1,0 +1,206 @@
+/**
+ * The reader thread of a large replay (see `replayJsonlLog`): a worker that reads the log file,
+ * cuts it into runs of whole lines and checks, byte by byte, that each run can be parsed by the
+ * replaying thread with ONE `JSON.parse` of the run as an array instead of one per line.
+ *
+ * Why it pays: per-line `JSON.parse` calls are most of a replay's cost, and one call over
+ * `[line1,line2,…]` costs noticeably less for the same objects. But the array is the same as the
+ * lines only when every line is a JSON value of its own: a line cut inside an object or a string
+ * would be glued to the next one by the comma and parse where the line alone does not. The worker
+ * proves that it is not so, without parsing: a line passes when, scanned from its first byte,
+ * its brackets never close more than they opened and are all closed at its end, outside any
+ * string (a string is tracked by its quotes and backslash escapes), and it has no comma outside
+ * them (two values on one line). If the array then parses
+ * (valid JSON), each comma put in place of a newline sits between two values of the array, so
+ * its elements are exactly the lines' values, in order, one per line. A run with a line that does
+ * not pass (an empty line, a torn or glued line, …) is not offered as an array: the replaying
+ * thread parses it line by line, as always, which is also where every error message comes from.
+ *
+ * The worker never parses or validates an event: all of that (and every verdict) stays on the
+ * replaying thread, in file order. It only reads, scans and copies, so it keeps well ahead.
+ *
+ * It runs from source text (`eval: true`), not from a file: the same code then works from the
+ * TypeScript sources (tsx, vitest) and from a build, with no loader or file path to resolve.
+ *
+ * Protocol. `workerData`: { fd, position, blockBytes, firstBlockBytes, runBytes, slots, failAfter? }. The
+ * worker has `slots` buffers; each holds an input area [0, cap) (file bytes, as read) and an
+ * output area from `cap` on (the runs as arrays). A buffer is transferred (moved, not copied) with
+ * its block and comes back with the release. Worker → main, in order:
+ *   { type: 'block', slot, buffer, cap, bytes, runs }  the input area holds `bytes` bytes of whole
+ *        lines; `runs` is flat: for each run [inStart, inEnd, outStart, lines, flags] (flags: 1 =
+ *        the array form is in the output area at outStart, inEnd - inStart + 1 bytes long;
+ *        2 = ASCII). The main thread hands the buffer back with { release: slot, buffer, cap }.
+ *   { type: 'end', bytes, tornBytes }  end of file: `bytes` of whole lines in all, and how many
+ *        bytes of an unterminated last line follow them.
+ *   { type: 'error', message }  reading failed; the main thread carries on without the worker.
+ * The fd belongs to the main thread, which closes it; the worker only reads it at explicit positions.
+ */
+
+/** Flags of a run (see the protocol above). */
+export const RUN_ARRAY = 1;
+export const RUN_ASCII = 2;
+/** Numbers per run in a block's `runs`. */
+export const RUN_FIELDS = 5;
+
+export interface ReplayWorkerData {
+  fd: number;
+  /** File position to start reading at. */
+  position: number;
+  /** Bytes read per block (the input area's size; grown for a line longer than that). */
+  blockBytes: number;
+  /** Bytes read for the first block, doubled per block up to `blockBytes`, so the replaying thread can start early. */
+  firstBlockBytes: number;
+  /** Bytes per run (a run is this long or longer, up to the next newline). */
+  runBytes: number;
+  /** Number of buffers in rotation. */
+  slots: number;
+  /** For tests: fail (report an error) instead of sending block number `failAfter` (0-based). */
+  failAfter?: number;
+}
+
+export type ReplayWorkerMessage =
+  | { type: 'block'; slot: number; buffer: ArrayBuffer; cap: number; bytes: number; runs: number[] }
+  | { type: 'end'; bytes: number; tornBytes: number }
+  | { type: 'error'; message: string };
+
+/** The worker's program (CommonJS, plain JavaScript). */
+export const REPLAY_WORKER_SOURCE = String.raw`'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+const { readSync } = require('node:fs');
+const { isAscii } = require('node:buffer');
+
+const blockBytes = Math.max(1024, workerData.blockBytes);
+const firstBlockBytes = Math.max(1, workerData.firstBlockBytes);
+const runBytes = Math.max(1, workerData.runBytes);
+const slotCount = Math.max(1, workerData.slots);
+const { fd, failAfter } = workerData;
+
+// A slot: one buffer = input area [0, cap) + output area [cap, cap + cap + cap / runBytes + 16).
+// It is moved (transferred, not copied) to the main thread with each block, and back on release.
+const outExtra = (cap) => Math.ceil(cap / runBytes) + 16; // one '[' per run, at most cap / runBytes + 1 runs
+const views = (buffer, cap) => ({ buffer, cap, input: Buffer.from(buffer, 0, cap), output: Buffer.from(buffer, cap) });
+const makeSlot = (cap) => views(new ArrayBuffer(cap + cap + outExtra(cap)), cap);
+const slots = [];
+const free = [];
+for (let i = 0; i < slotCount; i++) free.push(i);
+let wake = null;
+parentPort.on('message', (m) => {
+  slots[m.release] = views(m.buffer, m.cap);
+  free.push(m.release);
+  if (wake) { const w = wake; wake = null; w(); }
+});
+const acquire = () => (free.length ? Promise.resolve(free.shift()) : new Promise((r) => { wake = r; }).then(() => free.shift()));
+
+/**
+ * The index of the quote that closes the string whose first character is at input[i], or
+ * -1 - (index of a newline inside it) (no JSON string holds one), or -1 - e.
+ */
+function stringEnd(input, i, e) {
+  for (; i < e; i++) {
+    const d = input[i];
+    if (d > 92) continue; // most letters: not one of the three below
+    if (d === 34) return i; // "
+    if (d === 92) { // \ escapes the next character, unless that is the newline
+      if (input[i + 1] === 10) return -2 - i;
+      i++;
+    } else if (d === 10) return -1 - i;
+  }
+  return -1 - e;
+}
+
+/**
+ * Copies input[s, e) (whole lines) to output[o] as '[' + lines joined by ',' + ']' and returns how
+ * many lines it holds, negated when some line does not pass (then the output is not to be used).
+ */
+function toArray(input, output, s, e, o) {
+  output[o] = 91; // [
+  output.set(input.subarray(s, e), o + 1);
+  const shift = o + 1 - s;
+  let lines = 0;
+  let ok = true;
+  let depth = 0;
+  let start = s;
+  for (let i = s; i < e; i++) {
+    const c = input[i];
+    if (c === 34) {
+      const end = stringEnd(input, i + 1, e);
+      if (end >= 0) i = end;
+      else { // an unterminated string: the line ends inside it
+        ok = false;
+        i = -2 - end; // the newline is seen next
+      }
+    } else if (c === 123 || c === 91) depth++;
+    else if (c === 125 || c === 93) { if (--depth < 0) ok = false; }
+    else if (c === 44) { if (depth === 0) ok = false; } // two values on one line
+    else if (c === 10) {
+      if (depth !== 0 || i === start) ok = false;
+      depth = 0;
+      lines++;
+      start = i + 1;
+      output[i + shift] = 44; // ,
+    }
+  }
+  output[e - 1 + shift] = 93; // the last newline: ]
+  return ok ? lines : -lines;
+}
+
+async function main() {
+  let position = workerData.position;
+  let want = Math.min(firstBlockBytes, blockBytes);
+  let carry = Buffer.alloc(0); // the unterminated end of the last block
+  let total = 0;
+  for (let block = 0; ; block++) {
+    if (block === failAfter) throw new Error('failing as asked (failAfter)');
+    const id = await acquire();
+    let slot = slots[id];
+    if (!slot || slot.cap < Math.max(blockBytes, carry.length * 2)) slot = slots[id] = makeSlot(Math.max(blockBytes, carry.length * 2));
+    carry.copy(slot.input, 0);
+    let len = carry.length;
+    let eof = false;
+    let last = -1;
+    for (;;) {
+      const goal = Math.min(slot.cap, Math.max(len + want, len * 2));
+      while (len < goal) {
+        const n = readSync(fd, slot.input, len, goal - len, position);
+        if (n === 0) { eof = true; break; }
+        len += n;
+        position += n;
+      }
+      last = len === 0 ? -1 : slot.input.lastIndexOf(10, len - 1);
+      if (last !== -1 || eof) break;
+      if (len === slot.cap) { // one line longer than the slot: a bigger one
+        const bigger = makeSlot(slot.cap * 2);
+        slot.input.copy(bigger.input, 0, 0, len);
+        slot = slots[id] = bigger;
+      }
+    }
+    want = Math.min(want * 2, blockBytes);
+    const bytes = last + 1;
+    carry = Buffer.from(slot.input.subarray(bytes, len)); // a copy: the slot goes to the main thread
+    if (bytes === 0) { // no whole line left: the file ends here
+      free.unshift(id);
+      parentPort.postMessage({ type: 'end', bytes: total, tornBytes: carry.length });
+      return;
+    }
+    const runs = [];
+    let o = 0;
+    for (let s = 0; s < bytes; ) {
+      let e = s + runBytes >= bytes ? bytes : slot.input.indexOf(10, s + runBytes - 1) + 1;
+      if (e <= s) e = bytes;
+      const lines = toArray(slot.input, slot.output, s, e, o);
+      const flags = (lines > 0 ? 1 : 0) | (isAscii(slot.input.subarray(s, e)) ? 2 : 0);
+      runs.push(s, e, o, lines < 0 ? -lines : lines, flags);
+      o += e - s + 1;
+      s = e;
+    }
+    total += bytes;
+    slots[id] = undefined;
+    parentPort.postMessage({ type: 'block', slot: id, buffer: slot.buffer, cap: slot.cap, bytes, runs }, [slot.buffer]);
+    if (eof) {
+      parentPort.postMessage({ type: 'end', bytes: total, tornBytes: carry.length });
+      return;
+    }
+  }
+}
+main().catch((e) => parentPort.postMessage({ type: 'error', message: String(e && e.message || e) }));
+`;
