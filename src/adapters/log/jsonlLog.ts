@@ -198,10 +198,16 @@ export interface ReplayOptions {
    * runs of lines in one go (default 16 MiB; `Infinity`: never). Same events, checks and errors.
    */
   parallelMinBytes?: number;
-  /** @internal How the worker cuts the file (tests use small sizes to cross block and run bounds). */
-  parallelChunking?: Partial<Omit<ReplayWorkerData, 'fd' | 'position'>>;
-  /** @internal Filled in by a replay with the worker (for tests): runs parsed as arrays, runs parsed line by line, whether the worker failed. */
-  parallelStats?: { arrayRuns: number; lineRuns: number; workerFailed: boolean };
+  /**
+   * @internal How the worker cuts the file (tests use small sizes to cross block and run bounds),
+   * and the size of the reads this thread replays alone while the worker starts (0: it waits).
+   */
+  parallelChunking?: Partial<Omit<ReplayWorkerData, 'fd'>> & { aloneReadBytes?: number };
+  /**
+   * @internal Filled in by a replay with the worker (for tests): runs parsed as arrays, runs parsed
+   * line by line, whether the worker failed, the byte at which it started reading.
+   */
+  parallelStats?: { arrayRuns: number; lineRuns: number; workerFailed: boolean; workerStart?: number };
 }
 
 export interface ReplayResult {
@@ -393,7 +399,7 @@ function fastAccepts(value: unknown): value is LogEvent {
 export const DEFAULT_PARALLEL_MIN_BYTES = 16 << 20;
 
 /** How the reader thread cuts the file (see jsonlLogWorker.ts); runs of 64 KiB parse fastest here. */
-const WORKER_SETUP: Omit<ReplayWorkerData, 'fd' | 'position'> = { blockBytes: 4 << 20, firstBlockBytes: 256 << 10, runBytes: 64 << 10, slots: 4 };
+const WORKER_SETUP: Omit<ReplayWorkerData, 'fd'> = { blockBytes: 4 << 20, firstBlockBytes: 256 << 10, runBytes: 64 << 10, slots: 4 };
 
 /**
  * Streams a JSONL log, validating each line against `LogEventSchema` and checking that `seq`
@@ -454,18 +460,19 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
 
   /**
    * Replays the file from byte `offset` (the start of a line) on this thread alone; returns the
-   * length of the unterminated end of the file.
+   * length of the unterminated end of the file, or -1 when `stop()` said so after a read (then
+   * `consumed` is where the next line starts).
    *
    * Lines are cut on the newline byte (it never occurs inside a UTF-8 sequence), so each run of
    * complete lines is decoded in one go and only the unterminated rest is carried over. A line
    * begun in an earlier read is finished on its own, so a read is never copied to join the two.
    */
-  const readAlone = async (offset: number): Promise<number> => {
+  const readAlone = async (offset: number, readBytes = 4 << 20, stop?: () => boolean): Promise<number> => {
     // The unterminated end of what has been read so far (a line that spans several reads is
     // joined once, when its newline arrives).
     let carry: Buffer[] = [];
     let carryBytes = 0;
-    const stream = createReadStream(path, { highWaterMark: 4 << 20, start: offset });
+    const stream = createReadStream(path, { highWaterMark: readBytes, start: offset });
     for await (const read of stream as AsyncIterable<Buffer>) {
       let from = 0;
       if (carryBytes > 0) {
@@ -494,6 +501,10 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
       // ASCII bytes decode to the same string either way: latin1 just copies them, where UTF-8
       // decoding costs about twice as much, and a log is mostly ASCII.
       takeLines(lines.toString(isAscii(lines) ? 'latin1' : 'utf8'));
+      if (stop?.()) {
+        stream.destroy();
+        return -1;
+      }
     }
     return carryBytes;
   };
@@ -507,17 +518,20 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
     const stats = options.parallelStats;
     let worker: Worker;
     try {
-      const workerData: ReplayWorkerData = { ...WORKER_SETUP, ...options.parallelChunking, fd, position: 0 };
+      const { aloneReadBytes: _, ...chunking } = options.parallelChunking ?? {};
+      const workerData: ReplayWorkerData = { ...WORKER_SETUP, ...chunking, fd };
       // No execArgv: the worker is plain JavaScript and needs no loader (`--import tsx`) of the parent's.
       worker = new Worker(REPLAY_WORKER_SOURCE, { eval: true, workerData, execArgv: [] });
     } catch {
       if (stats) stats.workerFailed = true;
       return -1;
     }
-    const inbox: ReplayWorkerMessage[] = [];
+    const inbox: Array<Exclude<ReplayWorkerMessage, { type: 'ready' }>> = [];
     let wake: (() => void) | undefined;
+    let ready = false;
     const receive = (m: ReplayWorkerMessage) => {
-      inbox.push(m);
+      if (m.type === 'ready') ready = true;
+      else inbox.push(m);
       wake?.();
       wake = undefined;
     };
@@ -525,6 +539,16 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
     worker.on('error', (e: Error) => receive({ type: 'error', message: e.message }));
     worker.on('exit', (code: number) => receive({ type: 'error', message: `exited with code ${code}` }));
     try {
+      // The worker takes a while to start (tens of ms): meanwhile this thread replays alone, in
+      // small reads, and the worker starts reading where it stopped.
+      const headStart = options.parallelChunking?.aloneReadBytes ?? 256 << 10;
+      if (headStart > 0) {
+        const rest = await readAlone(0, headStart, () => ready || inbox.length > 0);
+        if (rest !== -1) return rest; // all read before the worker was up
+      }
+      while (!ready && inbox.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+      if (ready) worker.postMessage({ start: consumed });
+      if (stats) stats.workerStart = consumed;
       for (;;) {
         while (inbox.length === 0) await new Promise<void>((resolve) => (wake = resolve));
         const m = inbox.shift()!;

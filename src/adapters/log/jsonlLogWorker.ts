@@ -22,15 +22,17 @@
  * It runs from source text (`eval: true`), not from a file: the same code then works from the
  * TypeScript sources (tsx, vitest) and from a build, with no loader or file path to resolve.
  *
- * Protocol. `workerData`: { fd, position, blockBytes, firstBlockBytes, runBytes, slots, failAfter? }. The
- * worker has `slots` buffers; each holds an input area [0, cap) (file bytes, as read) and an
+ * Protocol. `workerData`: { fd, blockBytes, firstBlockBytes, runBytes, slots, failAfter? }. The
+ * worker says { type: 'ready' } once it runs, and starts reading at the file position the main
+ * thread then sends ({ start }): the main thread replays the start of the file itself meanwhile.
+ * The worker has `slots` buffers; each holds an input area [0, cap) (file bytes, as read) and an
  * output area from `cap` on (the runs as arrays). A buffer is transferred (moved, not copied) with
  * its block and comes back with the release. Worker → main, in order:
  *   { type: 'block', slot, buffer, cap, bytes, runs }  the input area holds `bytes` bytes of whole
  *        lines; `runs` is flat: for each run [inStart, inEnd, outStart, lines, flags] (flags: 1 =
  *        the array form is in the output area at outStart, inEnd - inStart + 1 bytes long;
  *        2 = ASCII). The main thread hands the buffer back with { release: slot, buffer, cap }.
- *   { type: 'end', bytes, tornBytes }  end of file: `bytes` of whole lines in all, and how many
+ *   { type: 'end', bytes, tornBytes }  end of file: `bytes` of whole lines in the file, and how many
  *        bytes of an unterminated last line follow them.
  *   { type: 'error', message }  reading failed; the main thread carries on without the worker.
  * The fd belongs to the main thread, which closes it; the worker only reads it at explicit positions.
@@ -44,8 +46,6 @@ export const RUN_FIELDS = 5;
 
 export interface ReplayWorkerData {
   fd: number;
-  /** File position to start reading at. */
-  position: number;
   /** Bytes read per block (the input area's size; grown for a line longer than that). */
   blockBytes: number;
   /** Bytes read for the first block, doubled per block up to `blockBytes`, so the replaying thread can start early. */
@@ -59,6 +59,7 @@ export interface ReplayWorkerData {
 }
 
 export type ReplayWorkerMessage =
+  | { type: 'ready' }
   | { type: 'block'; slot: number; buffer: ArrayBuffer; cap: number; bytes: number; runs: number[] }
   | { type: 'end'; bytes: number; tornBytes: number }
   | { type: 'error'; message: string };
@@ -84,7 +85,9 @@ const slots = [];
 const free = [];
 for (let i = 0; i < slotCount; i++) free.push(i);
 let wake = null;
+let begin = null;
 parentPort.on('message', (m) => {
+  if (m.start !== undefined) return begin(m.start);
   slots[m.release] = views(m.buffer, m.cap);
   free.push(m.release);
   if (wake) { const w = wake; wake = null; w(); }
@@ -145,10 +148,10 @@ function toArray(input, output, s, e, o) {
 }
 
 async function main() {
-  let position = workerData.position;
+  let position = await new Promise((resolve) => { begin = resolve; parentPort.postMessage({ type: 'ready' }); });
   let want = Math.min(firstBlockBytes, blockBytes);
   let carry = Buffer.alloc(0); // the unterminated end of the last block
-  let total = 0;
+  let total = position; // the file's bytes of whole lines so far (the main thread did those before position)
   for (let block = 0; ; block++) {
     if (block === failAfter) throw new Error('failing as asked (failAfter)');
     const id = await acquire();

@@ -25,8 +25,11 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
-/** Tiny blocks and runs: many blocks, runs of a few lines, lines longer than a block. */
-const SMALL = { blockBytes: 4096, firstBlockBytes: 300, runBytes: 700, slots: 2 };
+/**
+ * Tiny blocks and runs: many blocks, runs of a few lines, lines longer than a block; and the
+ * worker replays the whole file (this thread does not start alone while it starts up).
+ */
+const SMALL = { blockBytes: 4096, firstBlockBytes: 300, runBytes: 700, slots: 2, aloneReadBytes: 0 };
 
 /** Valid events, as the lines a sink writes: ASCII and not, short and long, nested inputs. */
 function eventLines(count: number, firstSeq = 1): string[] {
@@ -117,6 +120,18 @@ describe('parallel replay (reader thread)', () => {
     expect(o.events.map((e) => (e as { seq: number }).seq)).toEqual(Array.from({ length: 600 }, (_, i) => i + 1));
     expect(stats.arrayRuns).toBeGreaterThan(50);
     expect(stats.lineRuns).toBeGreaterThan(0); // the run with the blank line
+  });
+
+  it('this thread replays the start of the file alone while the worker starts, then hands over where it got to', async () => {
+    const lines = eventLines(4000); // about 1 MiB, in reads of 100 bytes: the worker is up long before the end
+    const path = await writeLog(lines.join('\n') + '\n');
+    const alone = await outcome(path, { parallelMinBytes: Infinity });
+    const stats: NonNullable<ReplayOptions['parallelStats']> = { arrayRuns: 0, lineRuns: 0, workerFailed: false };
+    const handedOver = await outcome(path, { parallelMinBytes: 0, parallelChunking: { ...SMALL, aloneReadBytes: 100 }, parallelStats: stats });
+    expect(handedOver).toEqual(alone);
+    expect(stats).toMatchObject({ workerFailed: false });
+    expect(stats.arrayRuns).toBeGreaterThan(0);
+    expect(stats.workerStart).toBeGreaterThan(0);
   });
 
   it('the same torn tail, reported or repaired', async () => {
@@ -223,7 +238,7 @@ describe('parallel replay (reader thread)', () => {
     const script = `
       const { replayJsonlLog } = await import(${JSON.stringify(module)});
       const stats = { arrayRuns: 0, lineRuns: 0, workerFailed: false };
-      const ok = await replayJsonlLog(${JSON.stringify(path)}, () => {}, { parallelMinBytes: 0, parallelChunking: { runBytes: 2000 }, parallelStats: stats });
+      const ok = await replayJsonlLog(${JSON.stringify(path)}, () => {}, { parallelMinBytes: 0, parallelChunking: { runBytes: 2000, aloneReadBytes: 0 }, parallelStats: stats });
       const failed = await replayJsonlLog(${JSON.stringify(path)}, (e) => { if (e.seq === 200) throw new Error('stop'); }, { parallelMinBytes: 0 }).catch((e) => e.message);
       console.log(JSON.stringify({ events: ok.events, stats, failed }));`;
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 15_000 });
