@@ -195,7 +195,7 @@ export interface ReplayOptions {
   repair?: boolean;
   /**
    * Files at least this many bytes long are read by a worker thread, which lets this thread parse
-   * runs of lines in one go (default 16 MiB; `Infinity`: never). Same events, checks and errors.
+   * runs of lines in one go (default 32 MiB; `Infinity`: never). Same events, checks and errors.
    */
   parallelMinBytes?: number;
   /**
@@ -396,7 +396,7 @@ function fastAccepts(value: unknown): value is LogEvent {
 }
 
 /** Files at least this large are replayed with a reader thread (see `ReplayOptions.parallelMinBytes`). */
-export const DEFAULT_PARALLEL_MIN_BYTES = 16 << 20;
+export const DEFAULT_PARALLEL_MIN_BYTES = 32 << 20;
 
 /** How the reader thread cuts the file (see jsonlLogWorker.ts); runs of 64 KiB parse fastest here. */
 const WORKER_SETUP: Omit<ReplayWorkerData, 'fd'> = { blockBytes: 4 << 20, firstBlockBytes: 256 << 10, runBytes: 64 << 10, slots: 4 };

@@ -9,12 +9,13 @@
  * would be glued to the next one by the comma and parse where the line alone does not. The worker
  * proves that it is not so, without parsing: a line passes when, scanned from its first byte,
  * its brackets never close more than they opened and are all closed at its end, outside any
- * string (a string is tracked by its quotes and backslash escapes), and it has no comma outside
- * them (two values on one line). If the array then parses
- * (valid JSON), each comma put in place of a newline sits between two values of the array, so
- * its elements are exactly the lines' values, in order, one per line. A run with a line that does
- * not pass (an empty line, a torn or glued line, …) is not offered as an array: the replaying
- * thread parses it line by line, as always, which is also where every error message comes from.
+ * string (a string is tracked by its quotes and backslash escapes), it has no comma outside them
+ * (two values on one line) and it is not empty. If the array then parses (valid JSON), each comma
+ * put in place of a newline sits between two values of the array, so its elements are exactly the
+ * lines' values, in order, one per line (the replaying thread also checks there are as many). A
+ * run with a line that does not pass (a torn or glued line, a blank line, …) is not offered as an
+ * array: the replaying thread parses it line by line, as always, which is also where every error
+ * message comes from.
  *
  * The worker never parses or validates an event: all of that (and every verdict) stays on the
  * replaying thread, in file order. It only reads, scans and copies, so it keeps well ahead.
@@ -147,7 +148,21 @@ function toArray(input, output, s, e, o) {
   return ok ? lines : -lines;
 }
 
+/**
+ * Runs the scan over made-up lines until it is compiled: interpreted, it is many times slower
+ * than the main thread, which would wait for the first blocks. (The main thread replays alone
+ * meanwhile, so this costs nothing there.)
+ */
+function warmUp() {
+  const line = Buffer.from('{"type":"tool/result","seq":12,"s":"a\\"b\\\\c\\n d","o":{"x":[1,{"k":"v"}],"y":null}}\n', 'latin1');
+  const input = Buffer.alloc(line.length * 600);
+  for (let o = 0; o < input.length; o += line.length) line.copy(input, o);
+  const output = Buffer.alloc(input.length + 16);
+  for (let i = 0; i < 60; i++) toArray(input, output, 0, input.length, 0);
+}
+
 async function main() {
+  warmUp();
   let position = await new Promise((resolve) => { begin = resolve; parentPort.postMessage({ type: 'ready' }); });
   let want = Math.min(firstBlockBytes, blockBytes);
   let carry = Buffer.alloc(0); // the unterminated end of the last block
