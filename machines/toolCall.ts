@@ -35,7 +35,7 @@ export interface ToolCallContext {
   readonly request: ToolCallRequest;
   readonly where: CallWhere;
   readonly pipeline: CallPipeline;
-  readonly prepareOutcome: PrepareOutcome | undefined;
+  readonly prepareOutcome: PrepareOutcome;
   readonly pre: PreExecuteOutcome | undefined;
   readonly guardOutcome: GuardOutcome;
   readonly settlement: Settlement | undefined;
@@ -62,7 +62,7 @@ const fail = (code: ErrorCode, message: string, content?: string): Settlement =>
 
 function prepared(context: ToolCallContext): PreparedCall {
   const outcome = context.prepareOutcome;
-  if (!outcome?.ok) throw new Error('toolCall: stage reached without a validated call');
+  if (!outcome.ok) throw new Error('toolCall: stage reached without a validated call');
   return outcome.prepared;
 }
 
@@ -86,7 +86,8 @@ const toGuardOrExecuting = [{ guard: 'hasGuards', target: 'guard' }, { target: '
 /** The body produced a value: on to post-execute if anyone listens there, else straight to finalizing. */
 const bodySucceeded = [
   { guard: 'hasPostExecute', target: '#toolCall.postExecute', actions: 'takeSettlement' },
-  { target: '#toolCall.finalizing', actions: 'takeSettlement' },
+  // finalizing takes the settlement from the EXECUTED event itself (one context copy, not two)
+  { target: '#toolCall.finalizing' },
 ] as const;
 
 export const toolCallMachine = setup({
@@ -194,7 +195,7 @@ export const toolCallMachine = setup({
     },
   },
   guards: {
-    prepareFailed: ({ context }) => !context.prepareOutcome?.ok,
+    prepareFailed: ({ context }) => !context.prepareOutcome.ok,
     hasPreExecute: ({ context }) => context.pipeline.hasPreExecute(),
     hasGuards: ({ context }) => context.pipeline.hasGuards(),
     hasPostExecute: ({ context, event }) =>
@@ -220,30 +221,29 @@ export const toolCallMachine = setup({
   },
 }).createMachine({
   id: 'toolCall',
-  context: ({ input }) => ({
-    request: input.request,
-    where: input.where,
-    pipeline: input.pipeline,
-    prepareOutcome: input.prepared,
-    pre: undefined,
-    guardOutcome: undefined,
-    settlement: undefined,
-    trace: {},
-    abort: new AbortController(),
-    approvalAbort: undefined,
-    marks: undefined,
-    result: undefined,
-  }),
+  context: ({ input }) => {
+    // Validation runs as the call actor is created, in its initial state `validating` (which then
+    // routes on the outcome): computed here, it costs no assign (a context copy) per call.
+    const prepareOutcome = input.prepared ?? input.pipeline.prepare(input.request, input.where);
+    const marks = prepareOutcome.ok && input.pipeline.isMetered(prepareOutcome.prepared) ? { validating: input.pipeline.now() } : undefined;
+    return {
+      request: input.request,
+      where: input.where,
+      pipeline: input.pipeline,
+      prepareOutcome,
+      pre: undefined,
+      guardOutcome: undefined,
+      settlement: undefined,
+      trace: {},
+      abort: new AbortController(),
+      approvalAbort: undefined,
+      marks,
+      result: undefined,
+    };
+  },
   initial: 'validating',
   states: {
     validating: {
-      entry: [
-        assign(({ context }) => {
-          const outcome = context.prepareOutcome ?? context.pipeline.prepare(context.request, context.where);
-          const marks = outcome.ok && context.pipeline.isMetered(outcome.prepared) ? { validating: context.pipeline.now() } : undefined;
-          return { prepareOutcome: outcome, marks };
-        }),
-      ],
       always: [
         {
           guard: 'prepareFailed',
@@ -391,7 +391,7 @@ export const toolCallMachine = setup({
           on: {
             CANCEL: 'aborting',
             EXECUTED: [
-              { guard: 'bodyFailed', target: '#toolCall.finalizing', actions: 'takeSettlement' },
+              { guard: 'bodyFailed', target: '#toolCall.finalizing' },
               ...bodySucceeded,
             ],
           },
@@ -492,14 +492,13 @@ export const toolCallMachine = setup({
     finalizing: {
       entry: [
         { type: 'mark', params: 'finalizing' },
-        assign({
-          result: ({ context }) =>
-            context.pipeline.finalize(
-              context.request,
-              context.prepareOutcome?.ok ? context.prepareOutcome.prepared : undefined,
-              context.settlement ?? fail(ErrorCode.TOOL_FAILED, 'the call ended without a settlement'),
-              context.marks,
-            ),
+        assign(({ context, event }) => {
+          // A transition that settled the call set `settlement`; a body's outcome arrives as the
+          // EXECUTED event that entered this state.
+          const settlement =
+            context.settlement ?? (event.type === 'EXECUTED' ? event.settlement : fail(ErrorCode.TOOL_FAILED, 'the call ended without a settlement'));
+          const prepared = context.prepareOutcome.ok ? context.prepareOutcome.prepared : undefined;
+          return { settlement, result: context.pipeline.finalize(context.request, prepared, settlement, context.marks) };
         }),
       ],
       always: 'settled',
