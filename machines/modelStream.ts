@@ -32,8 +32,11 @@ const STOPPED = new DOMException('the step no longer listens to this model respo
 
 export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>(({ input, sendBack }) => {
   const controller = new AbortController();
+  let stopped = false;
+  /** The response ended with its finish part: nothing is left to abort. */
+  let completed = false;
   const send = (e: ModelStreamEvent) => {
-    if (!controller.signal.aborted) sendBack(e);
+    if (!stopped) sendBack(e);
   };
   (async () => {
     let finished = false;
@@ -59,7 +62,7 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
               send({ type: 'MODEL.TOOL_CALL', callId: part.toolCallId, toolName: part.toolName, input: part.input });
               break;
             case 'finish':
-              finished = true;
+              finished = completed = true;
               send({ type: 'MODEL.FINISH', finishReason: finishReasonOf(part) });
               break;
             case 'error':
@@ -79,5 +82,10 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
       send({ type: 'MODEL.ERROR', error });
     }
   })();
-  return () => controller.abort(STOPPED);
+  return () => {
+    stopped = true;
+    // Aborting costs an event dispatch (tens of µs on Node 20), once per step: skipped when the
+    // response has already finished (providers send the finish part once the body is consumed).
+    if (!completed) controller.abort(STOPPED);
+  };
 });
