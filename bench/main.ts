@@ -70,9 +70,9 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   if (want('w2')) {
     log('W2 parallel efficiency');
-    const { result, floorWallOverIdeal, skeletonWallOverIdeal, reps } = await runW2({ quick });
+    const { result, floorWallOverIdeal, skeletonWallOverIdeal, breakdown, reps } = await runW2({ quick });
     results.w2 = result;
-    notes.w2 = { reps, floorWallOverIdeal, skeletonWallOverIdeal };
+    notes.w2 = { reps, floorWallOverIdeal, skeletonWallOverIdeal, breakdown };
   }
   if (want('w3')) {
     log('W3 commit lag under skew');

@@ -1,6 +1,6 @@
 /** The results file's shape (issue 4) and the markdown table printed from it. */
 import type { W1Detail, W1Result } from '../workloads/w1.js';
-import type { W2Result, W3Result, W5Result } from '../workloads/timing.js';
+import type { W2Breakdown, W2Result, W3Result, W5Result } from '../workloads/timing.js';
 import type { W4Detail, W4Result } from '../workloads/w4.js';
 import type { W6Detail, W6Result } from '../workloads/w6.js';
 
@@ -23,7 +23,7 @@ export interface Notes {
   mode: string;
   seconds?: number;
   w1?: W1Detail;
-  w2?: { reps: number; floorWallOverIdeal: number; skeletonWallOverIdeal: number };
+  w2?: { reps: number; floorWallOverIdeal: number; skeletonWallOverIdeal: number; breakdown: W2Breakdown };
   w3?: { reps: number; worstMs: number };
   w4?: W4Detail;
   w5?: { reps: number };
@@ -95,6 +95,15 @@ export function renderTable(r: Results, notes: Notes): string {
   if (notes.w1) {
     const t = notes.w1.turnMs;
     lines.push('', `W1 median ms per whole turn (${notes.w1.reps} interleaved repetitions): ` + Object.keys(t.dsh).map((n) => `N=${n} dsh ${f(t.dsh[Number(n)]!, 2)} / floor ${f(t.floor[Number(n)]!, 3)}`).join('; '));
+  }
+  if (notes.w2) {
+    const b = notes.w2.breakdown;
+    lines.push(
+      '',
+      `W2, where a dsh turn's time goes (medians of ${notes.w2.reps}): first body starts ${f(b.toFirstBodyMs, 2)} ms after the turn; ` +
+        `the 16th ${f(b.dispatchSpreadMs, 2)} ms after the first (${f((b.dispatchSpreadMs * 1000) / 15, 0)} µs per call dispatched); ` +
+        `the last body's timer fires ${f(b.lastBodyOverMs, 2)} ms late; from the last body's end to turn/end (commit, second step) ${f(b.tailMs, 2)} ms.`,
+    );
   }
   return lines.join('\n');
 }

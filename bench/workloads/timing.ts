@@ -16,9 +16,11 @@ import { median, nowMs } from '../lib/stats.js';
 interface Probe {
   inFlight: number;
   maxInFlight: number;
+  startedAt: number[];
   settledAt: number[];
 }
-let probe: Probe = { inFlight: 0, maxInFlight: 0, settledAt: [] };
+const newProbe = (): Probe => ({ inFlight: 0, maxInFlight: 0, startedAt: [], settledAt: [] });
+let probe: Probe = newProbe();
 
 const sleepTool = defineTool({
   name: 'sleep',
@@ -28,6 +30,7 @@ const sleepTool = defineTool({
   execute: (a, exec) =>
     new Promise<string>((resolve, reject) => {
       const p = probe;
+      p.startedAt[a.i] = nowMs();
       p.inFlight++;
       if (p.inFlight > p.maxInFlight) p.maxInFlight = p.inFlight;
       const signal = exec?.signal;
@@ -52,7 +55,10 @@ interface TurnRun {
   inOrder: boolean;
   /** performance.now() when each tool/result (by call index) reached the log. */
   resultAt: number[];
+  startedAt: number[];
   settledAt: number[];
+  /** nowMs() when the turn was started. */
+  t0: number;
 }
 
 async function dshRun(script: ScriptedResponse[], opts: { concurrency?: number; chunkDelayMs?: (part: { type: string }) => number } = {}): Promise<TurnRun> {
@@ -69,7 +75,7 @@ async function dshRun(script: ScriptedResponse[], opts: { concurrency?: number; 
       order.push(i);
     }
   });
-  probe = { inFlight: 0, maxInFlight: 0, settledAt: [] };
+  probe = newProbe();
   const p = probe;
   const model = scriptedModel(script, { chunkDelayMs: opts.chunkDelayMs ? (part) => opts.chunkDelayMs!(part) : 0 });
   const t0 = nowMs();
@@ -77,13 +83,13 @@ async function dshRun(script: ScriptedResponse[], opts: { concurrency?: number; 
   const wallMs = nowMs() - t0;
   if (out.outcome !== 'completed') throw new Error(`turn ended ${out.outcome}: ${out.error}`);
   const n = (script[0]!.toolCalls ?? []).length;
-  return { wallMs, maxInFlight: p.maxInFlight, inOrder: order.length === n && order.every((x, i) => x === i), resultAt, settledAt: p.settledAt };
+  return { wallMs, maxInFlight: p.maxInFlight, inOrder: order.length === n && order.every((x, i) => x === i), resultAt, startedAt: p.startedAt, settledAt: p.settledAt, t0 };
 }
 
 async function floorRun(ms: readonly number[], concurrency: number): Promise<{ wallMs: number; inOrder: boolean }> {
   const rt = createFloorRuntime({ tools: [sleepTool], concurrency });
   rt.onPreExecute(allowPolicy);
-  probe = { inFlight: 0, maxInFlight: 0, settledAt: [] };
+  probe = newProbe();
   const calls = ms.map((m, i) => ({ callId: `c${i}`, toolName: 'sleep', input: JSON.stringify({ i, ms: m }) }));
   const t0 = nowMs();
   await rt.runTurn((i) => Promise.resolve(i === 0 ? { toolCalls: calls } : { text: 'done' }), 'go', 4);
@@ -99,6 +105,19 @@ async function skeletonRun(n: number, ms: number): Promise<number> {
   return nowMs() - t0;
 }
 
+/**
+ * Where one dsh W2 turn's time went (ms, medians over the repetitions): from the turn's start to
+ * the first body's start; from the first body's start to the last one's (calls dispatched one by
+ * one as the model streams them); the last body's own time beyond its 20 ms (timer lateness, not
+ * dsh's); from the last body's end to the turn's end (its result committed, the second step, turn/end).
+ */
+export interface W2Breakdown {
+  toFirstBodyMs: number;
+  dispatchSpreadMs: number;
+  lastBodyOverMs: number;
+  tailMs: number;
+}
+
 export interface W2Result {
   wallOverIdeal: number;
   maxInFlight: number;
@@ -106,7 +125,7 @@ export interface W2Result {
 }
 
 /** W2: 16 concurrency-safe tools sleeping 20 ms (concurrency limit 16). */
-export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Result; floorWallOverIdeal: number; skeletonWallOverIdeal: number; reps: number }> {
+export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Result; floorWallOverIdeal: number; skeletonWallOverIdeal: number; breakdown: W2Breakdown; reps: number }> {
   const reps = opts.quick ? 7 : 21;
   const ms = Array.from({ length: 16 }, () => 20);
   const script = sleeps(ms);
@@ -116,11 +135,17 @@ export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Resul
   const walls: number[] = [];
   const floorWalls: number[] = [];
   const skeletonWalls: number[] = [];
+  const parts: Record<keyof W2Breakdown, number[]> = { toFirstBodyMs: [], dispatchSpreadMs: [], lastBodyOverMs: [], tailMs: [] };
   let maxInFlight = 0;
   let inOrder = true;
   for (let r = 0; r < reps; r++) {
     const run = await dshRun(script, { concurrency: 16 });
     walls.push(run.wallMs);
+    const last = run.startedAt.length - 1;
+    parts.toFirstBodyMs.push(run.startedAt[0]! - run.t0);
+    parts.dispatchSpreadMs.push(run.startedAt[last]! - run.startedAt[0]!);
+    parts.lastBodyOverMs.push(run.settledAt[last]! - run.startedAt[last]! - 20);
+    parts.tailMs.push(run.t0 + run.wallMs - Math.max(...run.settledAt));
     maxInFlight = Math.max(maxInFlight, run.maxInFlight);
     inOrder &&= run.inOrder;
     const f = await floorRun(ms, 16);
@@ -132,6 +157,12 @@ export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Resul
     result: { wallOverIdeal: median(walls) / 20, maxInFlight, inOrder },
     floorWallOverIdeal: median(floorWalls) / 20,
     skeletonWallOverIdeal: median(skeletonWalls) / 20,
+    breakdown: {
+      toFirstBodyMs: median(parts.toFirstBodyMs),
+      dispatchSpreadMs: median(parts.dispatchSpreadMs),
+      lastBodyOverMs: median(parts.lastBodyOverMs),
+      tailMs: median(parts.tailMs),
+    },
     reps,
   };
 }
