@@ -206,7 +206,7 @@ async function main() {
       let e = s + runBytes >= bytes ? bytes : slot.input.indexOf(10, s + runBytes - 1) + 1;
       if (e <= s) e = bytes;
       const lines = toArray(slot.input, slot.output, s, e, o);
-      const flags = (lines > 0 ? 1 : 0) | (isAscii(slot.input.subarray(s, e)) ? 2 : 0);
+      const flags = (lines > 0 ? ${RUN_ARRAY} : 0) | (isAscii(slot.input.subarray(s, e)) ? ${RUN_ASCII} : 0);
       runs.push(s, e, o, lines < 0 ? -lines : lines, flags);
       o += e - s + 1;
       s = e;

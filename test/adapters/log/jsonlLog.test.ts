@@ -1,8 +1,7 @@
-import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createJsonlLogSink,
   JsonlLogError,
@@ -14,16 +13,10 @@ import {
 import { LogEventSchema, type NewLogEvent } from '../../../src/protocol/index.js';
 import { ManualClock } from '../../../src/runtime/clock.js';
 import { createMemoryLog } from '../../../src/runtime/log/sessionLog.js';
-
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
+import { tempDir } from '../workspaceFixture.js';
 
 async function logPath(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'dsh-jsonl-'));
-  dirs.push(dir);
-  return join(dir, 'session.jsonl');
+  return join(await tempDir('dsh-jsonl-'), 'session.jsonl');
 }
 
 /** One small turn: a step with two calls (one failing) and an answer. */

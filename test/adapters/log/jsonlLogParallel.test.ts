@@ -5,25 +5,15 @@
  * parallel one with tiny blocks and runs so that lines cross every kind of boundary.
  */
 import { spawnSync } from 'node:child_process';
-import { copyFile, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { JsonlLogError, replayJsonlLog, type ReplayOptions } from '../../../src/adapters/log/jsonlLog.js';
 import { LogEventSchema } from '../../../src/protocol/index.js';
+import { tempDir } from '../workspaceFixture.js';
 
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
-});
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'dsh-jsonl-par-'));
-  dirs.push(dir);
-  return dir;
-}
 
 /**
  * Tiny blocks and runs: many blocks, runs of a few lines, lines longer than a block; and the
@@ -81,7 +71,7 @@ type Outcome =
 
 /** Replays a copy of the file (repair may cut it) and records all that can be observed. */
 async function outcome(source: string, options: ReplayOptions): Promise<Outcome> {
-  const path = join(await tempDir(), 'copy.jsonl');
+  const path = join(await tempDir('dsh-jsonl-par-'), 'copy.jsonl');
   await copyFile(source, path);
   const events: unknown[] = [];
   try {
@@ -104,7 +94,7 @@ async function bothWays(path: string, options: ReplayOptions = {}) {
 }
 
 async function writeLog(text: string | Buffer): Promise<string> {
-  const path = join(await tempDir(), 'session.jsonl');
+  const path = join(await tempDir('dsh-jsonl-par-'), 'session.jsonl');
   await writeFile(path, text);
   return path;
 }
