@@ -16,7 +16,7 @@ export interface BuiltinToolsOptions {
   maxReadBytes?: number;
   /** `bash` deadline when the call gives none (default 120 s). */
   bashTimeoutMs?: number;
-  /** After SIGTERM, how long a stopped `bash` command gets before SIGKILL (default 1 s). */
+  /** After SIGTERM, how long a stopped `bash` command (or what a finished one left running) gets before SIGKILL (default 1 s). */
   bashKillGraceMs?: number;
   /**
    * How `bash` keeps commands from leaving processes behind. Default `'pid-namespace'`: each call

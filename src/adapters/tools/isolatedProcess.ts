@@ -2,14 +2,34 @@ import { spawn } from 'node:child_process';
 
 /**
  * How a command's processes are kept from outliving it.
- * - `pid-namespace`: the command runs as init of its own PID namespace behind `prefix` (see
- *   pidNamespace.ts); when the command ends, is stopped, or dsh itself dies, the kernel kills every
- *   process in the namespace. Nothing escapes, `setsid` and double forks included.
+ * - `pid-namespace`: the command runs in its own PID namespace behind `prefix` (see
+ *   pidNamespace.ts) under a small init; when the command ends, is stopped, or dsh itself dies, the
+ *   init dies and the kernel kills every process in the namespace. Nothing escapes, `setsid` and
+ *   double forks included.
  * - `process-group`: the command leads its own process group, which is killed whole. Weaker: a
  *   process that calls `setsid` (or is started that way) leaves the group and survives, and so does
  *   everything when dsh is SIGKILLed. Only used when the user opts in.
  */
 export type Isolation = { readonly kind: 'pid-namespace'; readonly prefix: readonly string[] } | { readonly kind: 'process-group' };
+
+/**
+ * The namespace's init (pid 1), as a `bash -c` script: `$1` is the command, `$2` the grace in
+ * 50 ms ticks. It runs the command as an ordinary child (so the command gets default signal
+ * handling, which pid 1 would not, and a stop signal ends it instead of letting it go on to its
+ * next step); once that exits, it sends SIGTERM to everything left in the namespace, waits (at
+ * most the grace) for it to go, and exits with the command's status: its exit kills whatever
+ * remains. Outside a fresh PID namespace `kill -1` would reach every process of the user: the
+ * script refuses to run unless it is pid 1.
+ */
+const NAMESPACE_INIT = [
+  '[ "$$" = 1 ] || { echo "dsh: bash isolation: not pid 1 of a new PID namespace, refusing to run" >&2; exit 125; }',
+  '/bin/bash -c "$1"',
+  'status=$?',
+  'kill -TERM -1 2>/dev/null',
+  'i=0',
+  'while [ "$i" -lt "$2" ] && kill -0 -1 2>/dev/null; do sleep 0.05; i=$((i+1)); done',
+  'exit "$status"',
+].join('\n');
 
 export interface ProcessRun {
   readonly exitCode: number | null;
@@ -51,7 +71,10 @@ export function runIsolated(command: string, options: ProcessRunOptions): Promis
     if (options.signal.aborted) {
       return resolve({ exitCode: null, signal: null, stdout: '', stderr: '', droppedBytes: 0, stopped: true, stopReason: options.signal.reason });
     }
-    const [file, ...args] = iso.kind === 'pid-namespace' ? [...iso.prefix, '/bin/bash', '-c', command] : ['/bin/bash', '-c', command];
+    const [file, ...args] =
+      iso.kind === 'pid-namespace'
+        ? [...iso.prefix, '/bin/bash', '-c', NAMESPACE_INIT, 'dsh-init', command, String(Math.ceil(grace / 50))]
+        : ['/bin/bash', '-c', command];
     const child = spawn(file!, args, {
       cwd: options.cwd,
       env: options.env ?? process.env,

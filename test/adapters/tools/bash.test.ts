@@ -119,10 +119,19 @@ describe('bash', () => {
     expect((r.value as { stdout: string }).stdout).not.toBe('1\n');
   });
 
-  it('runs the command as init of its own PID namespace by default', async () => {
+  it('runs the command in its own PID namespace by default, as the child of its init (pid 1)', async () => {
     const { rt } = await setup();
-    const r = await call(rt, 'bash', { command: 'echo $$; kill -0 1' });
+    const r = await call(rt, 'bash', { command: 'echo $PPID' });
     expect(r.content).toBe('1\n[exit code 0]');
+  });
+
+  it('a stopped command does not go on to its next step', async () => {
+    const { rt, root } = await setup();
+    const m = marker();
+    const r = await call(rt, 'bash', { command: `sleep ${m}; touch after-timeout`, timeoutMs: 300 });
+    expect(r.error?.code).toBe(ErrorCode.TIMEOUT);
+    // The call settled once every process of the command was gone: nothing can create it later.
+    expect(existsSync(join(root, 'after-timeout'))).toBe(false);
   });
 
   it('a timed-out command returns only the tail of a long partial output, saying how much was cut', async () => {
