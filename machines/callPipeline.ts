@@ -38,7 +38,10 @@ export interface CallWhere {
 }
 
 /** The outcome of the execute stage (body plus wrappers). */
-export type ExecOutcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: ToolErrorInfo };
+export type ExecOutcome =
+  | { readonly ok: true; readonly value: unknown }
+  /** A failure may still carry content (replacing `CODE: message`) and metadata, e.g. a command's partial output. */
+  | { readonly ok: false; readonly error: ToolErrorInfo; readonly content?: string; readonly metadata?: Readonly<Record<string, unknown>> };
 
 /** A result in the making, as post-execute listeners see it. */
 export interface ResultDraft {
@@ -79,7 +82,7 @@ export interface StageTrace {
 /** How a call ends before `finalizing` builds its result. */
 export type Settlement =
   | { readonly ok: true; readonly draft: ResultDraft }
-  | { readonly ok: false; readonly error: ToolErrorInfo; readonly content?: string };
+  | { readonly ok: false; readonly error: ToolErrorInfo; readonly content?: string; readonly metadata?: Readonly<Record<string, unknown>> };
 
 export interface PipelineLimits {
   /** A listener (pre/post-execute) that has not answered by then fails closed with HOOK_FAILED. */

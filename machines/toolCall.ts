@@ -161,7 +161,9 @@ export const toolCallMachine = setup({
           if (self.getSnapshot().status === 'active' && self.getSnapshot().matches('executing')) {
             let settlement: Settlement;
             try {
-              settlement = outcome.ok ? pipeline.draftFromValue(p, outcome.value) : { ok: false as const, error: outcome.error };
+              settlement = outcome.ok
+                ? pipeline.draftFromValue(p, outcome.value)
+                : { ok: false as const, error: outcome.error, content: outcome.content, metadata: outcome.metadata };
             } catch (e) {
               // Whatever goes wrong here, the call still settles with a result (never hangs in executing).
               settlement = fail(ErrorCode.TOOL_FAILED, `the result of "${p.view.toolName}" could not be drafted: ${String(e)}`);
@@ -414,7 +416,7 @@ export const toolCallMachine = setup({
                 actions: assign({
                   settlement: ({ event }) => {
                     const s = event.settlement as Settlement & { ok: false };
-                    return s.error.code === ErrorCode.ABORTED ? s : fail(ErrorCode.ABORTED, `cancelled: ${s.error.message}`);
+                    return s.error.code === ErrorCode.ABORTED ? s : { ...fail(ErrorCode.ABORTED, `cancelled: ${s.error.message}`), metadata: s.metadata };
                   },
                 }),
               },

@@ -110,11 +110,21 @@ function wellFormedOutcome(o: ExecOutcome): ExecOutcome {
   if (o.ok) return o;
   const e = o.error as Partial<ToolErrorInfo> | undefined;
   const text = typeof e?.message === 'string' ? e.message : String(e?.message ?? 'the tool failed');
+  const extra = failureDetails(o);
   if (ErrorCodeSchema.safeParse(e?.code).success) {
-    if (typeof e!.name === 'string' && typeof e!.message === 'string') return o;
-    return { ok: false, error: info(e!.code!, text) };
+    if (typeof e!.name === 'string' && typeof e!.message === 'string') return { ok: false, error: o.error, ...extra };
+    return { ok: false, error: info(e!.code!, text), ...extra };
   }
-  return { ok: false, error: info(ErrorCode.TOOL_FAILED, `${text} (unknown error code ${JSON.stringify(String(e?.code))})`) };
+  return { ok: false, error: info(ErrorCode.TOOL_FAILED, `${text} (unknown error code ${JSON.stringify(String(e?.code))})`), ...extra };
+}
+
+/** The content and metadata a failure carries, kept only when well-formed (a string, a plain object). */
+function failureDetails(d: { content?: unknown; metadata?: unknown } | undefined): { content?: string; metadata?: Record<string, unknown> } {
+  const out: { content?: string; metadata?: Record<string, unknown> } = {};
+  if (typeof d?.content === 'string') out.content = d.content;
+  const m = d?.metadata;
+  if (m !== null && typeof m === 'object' && !Array.isArray(m)) out.metadata = { ...(m as Record<string, unknown>) };
+  return out;
 }
 
 export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
@@ -128,6 +138,13 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
     const content: unknown = tool.toContent(value);
     if (typeof content !== 'string') throw new TypeError(`returned ${content === null ? 'null' : typeof content}, not a string`);
     return content;
+  }
+
+  function metadataOf(tool: AnyTool, value: unknown): Record<string, unknown> {
+    if (!tool.toMetadata) return {};
+    const m: unknown = tool.toMetadata(value);
+    if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new TypeError(`toMetadata returned ${m === null ? 'null' : Array.isArray(m) ? 'an array' : typeof m}, not an object`);
+    return { ...(m as Record<string, unknown>) };
   }
 
   function validateOutput(tool: AnyTool, value: unknown): { ok: true; value: unknown } | { ok: false; message: string } {
@@ -167,7 +184,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
       const value = await toolOf(p).execute(p.view.args, fused ? { ...exec, signal } : exec);
       return { ok: true, value };
     } catch (e) {
-      if (e instanceof ToolError) return { ok: false, error: e.toInfo() };
+      if (e instanceof ToolError) return { ok: false, error: e.toInfo(), ...failureDetails(e.details) };
       if (signal.aborted) return { ok: false, error: abortInfo(signal) };
       return { ok: false, error: toErrorInfo(e, ErrorCode.TOOL_FAILED) };
     } finally {
@@ -397,10 +414,16 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
       const tool = toolOf(p);
       const checked = validateOutput(tool, value);
       if (!checked.ok) return { ok: false, error: info(ErrorCode.INVALID_OUTPUT, checked.message) };
+      let content: string;
       try {
-        return { ok: true, draft: { value: checked.value, content: contentOf(tool, checked.value), metadata: {} } };
+        content = contentOf(tool, checked.value);
       } catch (e) {
         return { ok: false, error: info(ErrorCode.TOOL_FAILED, `toContent of "${tool.name}" failed: ${message(e)}`) };
+      }
+      try {
+        return { ok: true, draft: { value: checked.value, content, metadata: metadataOf(tool, checked.value) } };
+      } catch (e) {
+        return { ok: false, error: info(ErrorCode.TOOL_FAILED, `toMetadata of "${tool.name}" failed: ${message(e)}`) };
       }
     },
 
@@ -501,7 +524,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
           isError: true,
           error: settlement.error,
           content: settlement.content ?? `${settlement.error.code}: ${settlement.error.message}`,
-          metadata: {},
+          metadata: { ...settlement.metadata },
         };
       }
       if (marks) result.metadata.durationsMs = durations(marks, clock.now());

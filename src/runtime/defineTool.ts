@@ -30,6 +30,8 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
    * (Method syntax on purpose: a tool whose body only throws has `O = never` and must still fit `AnyTool`.)
    */
   toContent(value: O): string;
+  /** Metadata of a result from its value (default none), e.g. an exit code a harness routes on. */
+  toMetadata?(value: O): Record<string, unknown>;
   /** Synchronous last content-only fix, called exactly once per result the body produced. */
   readonly finalizeContent?: (content: string) => string;
 }
@@ -43,6 +45,7 @@ export interface ToolSpec<I extends z.ZodType, O> {
   idempotent?: boolean;
   execute: (args: z.infer<I>, exec: ExecContext) => Promise<O> | O;
   toContent?: (value: O) => string;
+  toMetadata?: (value: O) => Record<string, unknown>;
   finalizeContent?: (content: string) => string;
 }
 
@@ -65,6 +68,7 @@ export function defineTool<I extends z.ZodType, O = unknown>(spec: ToolSpec<I, O
     idempotent: spec.idempotent ?? false,
     execute: spec.execute,
     toContent: spec.toContent ?? defaultContent,
+    toMetadata: spec.toMetadata,
     finalizeContent: spec.finalizeContent,
   });
 }

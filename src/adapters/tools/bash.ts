@@ -2,11 +2,33 @@ import { z } from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { runInProcessGroup, type GroupRun } from './processGroup.js';
+import { runIsolated, type Isolation, type ProcessRun } from './isolatedProcess.js';
+import { pidNamespaceSupport, type PidNamespaceProbe } from './pidNamespace.js';
 import type { Workspace } from './workspace.js';
 
 export const DEFAULT_BASH_TIMEOUT_MS = 120_000;
 const MAX_BASH_TIMEOUT_MS = 600_000;
+/** A stopped command's output goes into an error result, which no spill policy sees: keep its tail only. */
+const PARTIAL_TAIL_CHARS = 16 * 1024;
+
+/**
+ * How `bash` keeps a command's processes from outliving the call.
+ * - `pid-namespace` (default): a PID namespace that dies with the call and with dsh itself; where
+ *   it is unavailable, `bash` refuses to run.
+ * - `process-group`: the explicit opt-in to the weaker mode (a `setsid` or double-forked process,
+ *   or any process once dsh is SIGKILLed, can survive).
+ */
+export type BashIsolation = 'pid-namespace' | 'process-group';
+
+export interface BashToolOptions {
+  defaultTimeoutMs?: number;
+  killGraceMs?: number;
+  maxOutputBytes?: number;
+  /** Default `pid-namespace`. */
+  isolation?: BashIsolation;
+  /** How `pid-namespace` support is found (default: probed once per process with util-linux on PATH). */
+  probePidNamespace?: () => Promise<PidNamespaceProbe>;
+}
 
 const BashInput = z.object({
   command: z.string().min(1).describe('A bash command line, run with the workspace root as its working directory.'),
@@ -20,41 +42,99 @@ const BashOutput = z.object({
   stderr: z.string(),
   droppedBytes: z.number().int().nonnegative(),
 });
+export type BashRun = z.infer<typeof BashOutput>;
 
-function bashContent(r: GroupRun): string {
+function withNewline(s: string): string {
+  return s.endsWith('\n') ? s : `${s}\n`;
+}
+
+function outputText(stdout: string, stderr: string): string {
   const parts: string[] = [];
-  if (r.stdout !== '') parts.push(r.stdout.endsWith('\n') ? r.stdout : `${r.stdout}\n`);
-  if (r.stderr !== '') parts.push(`[stderr]\n${r.stderr.endsWith('\n') ? r.stderr : `${r.stderr}\n`}`);
-  if (r.droppedBytes > 0) parts.push(`[bash: ${r.droppedBytes} more bytes of output were dropped]\n`);
-  parts.push(r.signal ? `[killed by ${r.signal}]` : `[exit code ${r.exitCode}]`);
+  if (stdout !== '') parts.push(withNewline(stdout));
+  if (stderr !== '') parts.push(`[stderr]\n${withNewline(stderr)}`);
   return parts.join('');
 }
 
+function bashContent(r: BashRun): string {
+  const dropped = r.droppedBytes > 0 ? `[bash: ${r.droppedBytes} more bytes of output were dropped]\n` : '';
+  return `${outputText(r.stdout, r.stderr)}${dropped}${r.signal ? `[killed by ${r.signal}]` : `[exit code ${r.exitCode}]`}`;
+}
+
+function tail(s: string): { text: string; cut: number } {
+  return s.length > PARTIAL_TAIL_CHARS ? { text: s.slice(-PARTIAL_TAIL_CHARS), cut: s.length - PARTIAL_TAIL_CHARS } : { text: s, cut: 0 };
+}
+
+/** The error a stopped command settles with: its code and message, then the output it had produced, marked partial. */
+function stoppedError(run: ProcessRun, error: { code: ErrorCode; message: string }): ToolError {
+  const out = tail(run.stdout);
+  const err = tail(run.stderr);
+  const notes: string[] = [];
+  if (out.cut > 0) notes.push(`${out.cut} earlier characters of stdout not shown`);
+  if (err.cut > 0) notes.push(`${err.cut} earlier characters of stderr not shown`);
+  if (run.droppedBytes > 0) notes.push(`${run.droppedBytes} bytes of output were dropped`);
+  const how = error.code === ErrorCode.TIMEOUT ? 'timed out' : 'was cancelled';
+  const content =
+    `${error.code}: ${error.message}\n` +
+    outputText(out.text, err.text) +
+    `[partial output: the command ${how} and was killed before it finished; no exit code${notes.length ? `; ${notes.join('; ')}` : ''}]`;
+  return new ToolError(error.code, error.message, {
+    content,
+    metadata: { exitCode: null, signal: run.signal, partial: true, stdoutChars: run.stdout.length, stderrChars: run.stderr.length, droppedBytes: run.droppedBytes },
+  });
+}
+
 /**
- * `bash`: runs a command in the workspace in its own process group; on abort, timeout or exit the
- * whole group is killed. A non-zero exit is a result for the model to read, not a tool failure.
+ * `bash`: runs a command in the workspace, isolated so that nothing it starts outlives the call
+ * (see {@link BashIsolation}). A non-zero exit is a result for the model to read (`isError` false),
+ * with the exit code in its content and metadata; a timeout or cancel is an error result carrying
+ * the output produced so far, marked partial.
  */
-export function createBashTool(ws: Workspace, options: { defaultTimeoutMs?: number; killGraceMs?: number; maxOutputBytes?: number } = {}) {
+export function createBashTool(ws: Workspace, options: BashToolOptions = {}) {
+  const mode = options.isolation ?? 'pid-namespace';
+  const probe = options.probePidNamespace ?? pidNamespaceSupport;
+  async function isolation(): Promise<Isolation> {
+    if (mode === 'process-group') return { kind: 'process-group' };
+    const p = await probe();
+    if (p.ok) return { kind: 'pid-namespace', prefix: p.prefix };
+    throw new ToolError(
+      ErrorCode.TOOL_FAILED,
+      `bash refuses to run: it cannot isolate the command in a PID namespace, so processes it starts could outlive the call (${p.reason}). ` +
+        `It needs Linux with util-linux setpriv and unshare, and root or unprivileged user namespaces. ` +
+        `To run with the weaker process-group isolation instead (setsid and double-forked processes can survive), ` +
+        `pass createBuiltinTools({ bashIsolation: 'process-group' }).`,
+    );
+  }
   return defineTool({
     name: 'bash',
     description:
-      'Run a bash command in the workspace root. Returns stdout, stderr and the exit code. ' +
-      'Background jobs do not outlive the command: its whole process group is killed when it ends, times out or is cancelled.',
+      'Run a bash command in the workspace root. Returns stdout, stderr and the exit code (a non-zero exit code is not an error). ' +
+      'Nothing the command starts outlives it: background jobs, nohup, setsid and double-forked processes are killed when it ends, times out or is cancelled ' +
+      '(a timed-out or cancelled command returns its output so far, marked partial).',
     input: BashInput,
     output: BashOutput,
     toContent: bashContent,
-    async execute(args, exec): Promise<GroupRun> {
+    toMetadata: (r: BashRun) => ({ exitCode: r.exitCode, signal: r.signal, isolation: mode }),
+    async execute(args, exec): Promise<BashRun> {
+      const iso = await isolation();
       const cwd = await ws.realRoot();
       const ms = args.timeoutMs ?? options.defaultTimeoutMs ?? DEFAULT_BASH_TIMEOUT_MS;
       // The command's own deadline, fused with the caller's signal (which a timeout wrapper may own).
       const deadline = new AbortController();
-      const timer = exec.clock.setTimeout(() => deadline.abort(new ToolError(ErrorCode.TIMEOUT, `command did not finish within ${ms} ms`)), ms);
+      const timeoutError = new ToolError(ErrorCode.TIMEOUT, `command did not finish within ${ms} ms`);
+      const timer = exec.clock.setTimeout(() => deadline.abort(timeoutError), ms);
       const signal = AbortSignal.any([exec.signal, deadline.signal]);
+      let run: ProcessRun;
       try {
-        return await runInProcessGroup(args.command, { cwd, signal, killGraceMs: options.killGraceMs, maxOutputBytes: options.maxOutputBytes });
+        run = await runIsolated(args.command, { cwd, signal, isolation: iso, killGraceMs: options.killGraceMs, maxOutputBytes: options.maxOutputBytes });
       } finally {
         exec.clock.clearTimeout(timer);
       }
+      if (run.stopped) {
+        const reason = run.stopReason;
+        if (reason instanceof ToolError) throw stoppedError(run, reason);
+        throw stoppedError(run, { code: ErrorCode.ABORTED, message: `cancelled: ${reason instanceof Error ? reason.message : String(reason ?? 'cancelled')}` });
+      }
+      return { exitCode: run.exitCode, signal: run.signal, stdout: run.stdout, stderr: run.stderr, droppedBytes: run.droppedBytes };
     },
   });
 }

@@ -1,5 +1,5 @@
 import type { SpillStore } from '../../runtime/spillStore.js';
-import { createBashTool } from './bash.js';
+import { createBashTool, type BashIsolation } from './bash.js';
 import { createEditTool } from './edit.js';
 import { createGlobTool } from './glob.js';
 import { createGrepTool } from './grep.js';
@@ -16,8 +16,15 @@ export interface BuiltinToolsOptions {
   maxReadBytes?: number;
   /** `bash` deadline when the call gives none (default 120 s). */
   bashTimeoutMs?: number;
-  /** After SIGTERM, how long a `bash` process group gets before SIGKILL (default 1 s). */
+  /** After SIGTERM, how long a stopped `bash` command (or what a finished one left running) gets before SIGKILL (default 1 s). */
   bashKillGraceMs?: number;
+  /**
+   * How `bash` keeps commands from leaving processes behind. Default `'pid-namespace'`: each call
+   * runs in a PID namespace that dies with the call (and with this process); where that is
+   * unavailable, `bash` refuses to run. `'process-group'` opts into the weaker mode, where `setsid`
+   * or double-forked processes, or anything once this process is SIGKILLed, can survive the call.
+   */
+  bashIsolation?: BashIsolation;
 }
 
 /**
@@ -31,7 +38,11 @@ export function createBuiltinTools(options: BuiltinToolsOptions) {
   const glob = createGlobTool(workspace);
   const write = createWriteTool(workspace);
   const edit = createEditTool(workspace);
-  const bash = createBashTool(workspace, { defaultTimeoutMs: options.bashTimeoutMs, killGraceMs: options.bashKillGraceMs });
+  const bash = createBashTool(workspace, {
+    defaultTimeoutMs: options.bashTimeoutMs,
+    killGraceMs: options.bashKillGraceMs,
+    isolation: options.bashIsolation,
+  });
   return { workspace, read, grep, glob, write, edit, bash, all: [read, grep, glob, write, edit, bash] as const };
 }
 

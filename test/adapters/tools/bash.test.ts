@@ -2,7 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createBashTool } from '../../../src/adapters/tools/bash.js';
 import { createBuiltinTools } from '../../../src/adapters/tools/builtinTools.js';
+import { probePidNamespace } from '../../../src/adapters/tools/pidNamespace.js';
+import { Workspace } from '../../../src/adapters/tools/workspace.js';
+import { ManualClock } from '../../../src/runtime/clock.js';
 import { ErrorCode } from '../../../src/protocol/index.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { timeout } from '../../../src/runtime/wrappers/timeout.js';
@@ -79,6 +85,7 @@ describe('bash', () => {
     expect(r.value).toMatchObject({ exitCode: 3, stderr: 'oops\n' });
     expect(r.content).toContain('[stderr]\noops\n');
     expect(r.content).toContain('[exit code 3]');
+    expect(r.metadata).toMatchObject({ exitCode: 3, signal: null, isolation: 'pid-namespace' });
     expect((r.value as { stdout: string }).stdout).toBe(`${realpathSync(root)}\n`);
   });
 
@@ -88,5 +95,60 @@ describe('bash', () => {
     await r.result;
     const ev = rt.log.events().find((e) => e.type === 'tool/call' && e.callId === 'c2');
     expect(ev).toMatchObject({ executionMode: 'exclusive' });
+  });
+
+  it('refuses to run when no PID namespace is available, saying how to opt into the weaker mode', async () => {
+    const root = await tempDir();
+    const bash = createBashTool(new Workspace(root), { probePidNamespace: () => probePidNamespace({ unshare: '/nonexistent/unshare' }) });
+    const rt = createRuntime({ tools: [bash] });
+    const r = await call(rt, 'bash', { command: 'touch ran' });
+    expect(r.error?.code).toBe(ErrorCode.TOOL_FAILED);
+    expect(r.error?.message).toContain('bash refuses to run');
+    expect(r.error?.message).toContain('/nonexistent/unshare');
+    expect(r.error?.message).toContain("bashIsolation: 'process-group'");
+    expect(existsSync(join(root, 'ran'))).toBe(false);
+  });
+
+  it("runs with process-group isolation only when the user opts in, and says so in the metadata", async () => {
+    const root = await tempDir();
+    const rt = createRuntime({ tools: [...createBuiltinTools({ root, bashIsolation: 'process-group' }).all] });
+    const r = await call(rt, 'bash', { command: 'echo $$' });
+    expect(r.isError).toBe(false);
+    expect(r.metadata).toMatchObject({ exitCode: 0, isolation: 'process-group' });
+    // Not pid 1: no namespace of its own.
+    expect((r.value as { stdout: string }).stdout).not.toBe('1\n');
+  });
+
+  it('runs the command in its own PID namespace by default, as the child of its init (pid 1)', async () => {
+    const { rt } = await setup();
+    const r = await call(rt, 'bash', { command: 'echo $PPID' });
+    expect(r.content).toBe('1\n[exit code 0]');
+  });
+
+  it('a stopped command does not go on to its next step', async () => {
+    const { rt, root } = await setup();
+    const m = marker();
+    const r = await call(rt, 'bash', { command: `sleep ${m}; touch after-timeout`, timeoutMs: 300 });
+    expect(r.error?.code).toBe(ErrorCode.TIMEOUT);
+    // The call settled once every process of the command was gone: nothing can create it later.
+    expect(existsSync(join(root, 'after-timeout'))).toBe(false);
+  });
+
+  it('a timed-out command returns only the tail of a long partial output, saying how much was cut', async () => {
+    const root = await tempDir();
+    const clock = new ManualClock();
+    const rt = createRuntime({ tools: [...createBuiltinTools({ root }).all], clock });
+    const m = marker();
+    const handle = rt.runCall({ callId: 't', toolName: 'bash', input: { command: `head -c 40000 /dev/zero | tr '\\0' x; echo; echo last-line; sleep ${m}`, timeoutMs: 5_000 } });
+    for (let i = 0; i < 300 && alive(`sleep ${m}`).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    await clock.advance(5_000);
+    const r = await handle.result;
+    expect(r.error?.code).toBe(ErrorCode.TIMEOUT);
+    expect(r.content.startsWith('TIMEOUT: command did not finish within 5000 ms\n')).toBe(true);
+    expect(r.content).toContain('last-line\n');
+    expect(r.content).toMatch(/\[partial output: the command timed out and was killed before it finished; no exit code; \d+ earlier characters of stdout not shown\]$/);
+    expect(r.content.length).toBeLessThan(20_000);
+    expect(r.metadata).toMatchObject({ partial: true, exitCode: null, stdoutChars: 40_011 });
+    expect(await aliveAfterSettling(`sleep ${m}`)).toEqual([]);
   });
 });
