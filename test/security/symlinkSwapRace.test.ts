@@ -15,7 +15,7 @@ import { call, tempDir } from '../adapters/workspaceFixture.js';
 import { buildSwapper, startSwapper } from './swapHelper.js';
 
 /** Bounded by a call count, not a clock: 7 tool calls a round. */
-const ROUNDS = 400;
+const ROUNDS = 300;
 /** Appears only in files outside the workspace (and in no tool argument). */
 const SECRET = 'OUTSIDE-SECRET';
 /** Names that exist only outside. */

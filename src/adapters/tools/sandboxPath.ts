@@ -144,6 +144,18 @@ export async function resolveEntry(realRoot: string, given: string, options: Res
       for (; i < parts.length; i++) {
         const name = parts[i]!;
         const last = i === parts.length - 1;
+        if (!last) {
+          // The common case first: a real directory, opened without following a symlink.
+          try {
+            const child = await dir.openDir(name);
+            await dir.close();
+            dir = child;
+            continue;
+          } catch (e) {
+            if (errno(e) !== 'ENOTDIR' && errno(e) !== 'ELOOP' && errno(e) !== 'ENOENT') throw e;
+          }
+        }
+        // Not a directory (or the last component): see what it is.
         const st = await dir.lstat(name);
         if (st?.isSymbolicLink() && (!last || followFinal)) {
           if (++hops > MAX_SYMLINK_HOPS) throw new ToolError(ErrorCode.TOOL_FAILED, `too many levels of symbolic links in ${JSON.stringify(given)}`);
@@ -181,16 +193,8 @@ export async function resolveEntry(realRoot: string, given: string, options: Res
           await dir.close();
           return { path: sandboxed(realRoot, parts), parent: undefined, name, stat: undefined };
         }
-        let child: VerifiedDir;
-        try {
-          child = await dir.openDir(name);
-        } catch (e) {
-          // Swapped for a symlink or a file, or removed, since the lstat: look again.
-          if (errno(e) === 'ENOTDIR' || errno(e) === 'ELOOP' || errno(e) === 'ENOENT') throw new Restart(true);
-          throw e;
-        }
-        await dir.close();
-        dir = child;
+        // A directory after all: it was swapped in between the open and the lstat. Look again.
+        throw new Restart(true);
       }
       // No components: the root itself.
       keep = true;
