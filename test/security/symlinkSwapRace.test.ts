@@ -60,9 +60,11 @@ describe('workspace sandbox under a directory/symlink swap race', () => {
     const swapper = await startSwapper(await buildSwapper(await tempDir('dsh-swapper-')), join(root, 'sub'), join(root, 'swap'));
     const leaks: string[] = [];
     const codes = new Map<string, number>();
+    const failures = new Set<string>();
     const check = (what: string, r: ToolResult) => {
       const key = r.isError ? (r.error?.code ?? 'error') : 'ok';
       codes.set(key, (codes.get(key) ?? 0) + 1);
+      if (key === ErrorCode.TOOL_FAILED) failures.add(`${what}: ${r.content.replace(/\d+/g, 'N')}`);
       if (r.content.includes(SECRET) || OUTSIDE_NAMES.some((n) => r.content.includes(n))) leaks.push(`${what}: ${r.content.slice(0, 200)}`);
     };
     try {
@@ -99,6 +101,6 @@ describe('workspace sandbox under a directory/symlink swap race', () => {
     // Whatever the workspace holds now is only what the tools wrote into it.
     const inside = await readdir(join(root, (await lstat(join(root, 'sub'))).isDirectory() ? 'sub' : 'swap'));
     expect(inside.filter((n) => !/^new-\d+\.txt$/.test(n)).sort()).toEqual(['inner', 'x.txt']);
-    console.log(`symlink swap race: ${ROUNDS * 7} calls, outcomes ${JSON.stringify(Object.fromEntries(codes))}`);
+    console.log(`symlink swap race: ${ROUNDS * 7} calls, outcomes ${JSON.stringify(Object.fromEntries(codes))}; TOOL_FAILED: ${[...failures].join(' | ')}`);
   });
 });
