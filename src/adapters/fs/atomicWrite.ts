@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import { mkdir, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { mkdir, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { VerifiedDir } from './verifiedDir.js';
 
 /**
  * A file being written atomically: bytes go to a temp file beside the target; `commit` syncs it
@@ -18,37 +19,48 @@ export interface AtomicFileWriter {
   /**
    * Syncs the temp file and renames it over `file` (default: the target given at open; another
    * name must be in the same directory, so the rename stays atomic). The temp file is gone after.
+   * Resolves to the written file's status (mtime, size, mode) as of just before the rename.
    */
-  commit(file?: string): Promise<void>;
+  commit(file?: string): Promise<Stats>;
   /** Closes and deletes the temp file. Safe to call after a failed `write` or `commit`. */
   abort(): Promise<void>;
 }
 
 /**
- * Opens a temp file beside `file` for an atomic replace. `mode` is applied exactly (umask
- * notwithstanding); without it the file is created 0666 less the umask.
+ * Opens a temp file for an atomic replace of the entry `name` in the open, verified directory
+ * `dir`. The temp file is created and renamed through the directory's descriptor only (see
+ * `VerifiedDir`), so swapping the directory's name for a symlink meanwhile cannot make the write
+ * land anywhere else. `commit(other)` takes another entry name in `dir`. `mode` is applied exactly
+ * (umask notwithstanding); without it the file is created 0666 less the umask. The caller keeps
+ * ownership of `dir` (it must stay open until `commit` or `abort` has finished).
  */
-export async function openAtomicWriter(file: string, mode?: number): Promise<AtomicFileWriter> {
-  const dir = dirname(file);
-  await mkdir(dir, { recursive: true });
-  const temp = join(dir, `.${basename(file)}.${randomBytes(6).toString('hex')}.dsh-tmp`);
-  const fh: FileHandle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666);
+export async function openAtomicWriterIn(dir: VerifiedDir, name: string, mode?: number, onDone?: () => Promise<void>): Promise<AtomicFileWriter> {
+  dir.at(name); // a single component, or INVALID_ARGS
+  const temp = `.${name}.${randomBytes(6).toString('hex')}.dsh-tmp`;
+  // O_EXCL: never opens an existing entry, a symlink planted under the temp name included.
+  const fh: FileHandle = await dir.openFile(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o666);
   let size = 0;
   let open_ = true;
   let done = false;
   let committed = false;
+  let finished = false;
   const close = async () => {
     if (!open_) return;
     open_ = false;
     await fh.close();
   };
+  const finish = async () => {
+    if (finished) return;
+    finished = true;
+    await onDone?.();
+  };
   return {
-    tempPath: temp,
+    tempPath: join(dir.real, temp),
     get size() {
       return size;
     },
     async write(data: Uint8Array) {
-      if (done) throw new Error(`atomic write of ${file} is already finished`);
+      if (done) throw new Error(`atomic write of ${name} is already finished`);
       // A file write may be short; go on from where it stopped.
       for (let off = 0; off < data.length; ) {
         const { bytesWritten } = await fh.write(data, off, data.length - off, size);
@@ -56,29 +68,68 @@ export async function openAtomicWriter(file: string, mode?: number): Promise<Ato
         size += bytesWritten;
       }
     },
-    async commit(target = file) {
-      if (done) throw new Error(`atomic write of ${file} is already finished`);
-      if (dirname(target) !== dir) throw new Error(`atomic write: ${target} is not in ${dir}`);
+    async commit(target = name) {
+      if (done) throw new Error(`atomic write of ${name} is already finished`);
       done = true;
       try {
+        dir.at(target);
         // open() applies the umask; an explicit chmod restores an existing file's exact mode.
         if (mode !== undefined) await fh.chmod(mode);
         await fh.sync();
+        const st = await fh.stat();
         await close();
-        await rename(temp, target);
+        await dir.rename(temp, target);
         committed = true;
+        await finish();
+        return st;
       } catch (e) {
         await close().catch(() => undefined);
-        await unlink(temp).catch(() => undefined);
+        await dir.unlink(temp).catch(() => undefined);
+        await finish().catch(() => undefined);
         throw e;
       }
     },
     async abort() {
       done = true;
-      if (committed) return;
-      await close().catch(() => undefined);
-      await unlink(temp).catch(() => undefined);
+      if (!committed) {
+        await close().catch(() => undefined);
+        await dir.unlink(temp).catch(() => undefined);
+      }
+      await finish().catch(() => undefined);
     },
+  };
+}
+
+/**
+ * Opens a temp file beside `file` for an atomic replace (the directory is created if missing,
+ * then held open by descriptor: see `openAtomicWriterIn`). `commit(other)` takes another path in
+ * the same directory. `mode` is applied exactly (umask notwithstanding); without it the file is
+ * created 0666 less the umask.
+ */
+export async function openAtomicWriter(file: string, mode?: number): Promise<AtomicFileWriter> {
+  const path = dirname(file);
+  await mkdir(path, { recursive: true });
+  const dir = await VerifiedDir.open(path);
+  let inner: AtomicFileWriter;
+  try {
+    inner = await openAtomicWriterIn(dir, basename(file), mode, () => dir.close());
+  } catch (e) {
+    await dir.close();
+    throw e;
+  }
+  return {
+    get tempPath() {
+      return join(path, basename(inner.tempPath));
+    },
+    get size() {
+      return inner.size;
+    },
+    write: (data) => inner.write(data),
+    async commit(target = file) {
+      if (dirname(target) !== path) throw new Error(`atomic write: ${target} is not in ${path}`);
+      return inner.commit(basename(target));
+    },
+    abort: () => inner.abort(),
   };
 }
 

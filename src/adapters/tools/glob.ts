@@ -1,11 +1,10 @@
-import { stat } from 'node:fs/promises';
-import { posix, relative, sep } from 'node:path';
-import { glob as tinyglob } from 'tinyglobby';
+import picomatch from 'picomatch';
 import { z } from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { GitignoreRules } from './gitignore.js';
+import type { VerifiedDir } from '../fs/verifiedDir.js';
+import { GitignoreRules, walkFiles } from './gitignore.js';
 import type { Workspace } from './workspace.js';
 
 export const DEFAULT_GLOB_MAX_RESULTS = 1000;
@@ -17,13 +16,58 @@ export function checkGlobPattern(pattern: string): void {
   }
 }
 
+/** A test of paths (relative to the directory matched in, `/`-separated) against a glob. */
+export function globMatcher(pattern: string, options: { dot: boolean }): (rel: string) => boolean {
+  checkGlobPattern(pattern);
+  try {
+    return picomatch(pattern, { dot: options.dot });
+  } catch (e) {
+    throw new ToolError(ErrorCode.INVALID_ARGS, `invalid glob ${JSON.stringify(pattern)}: ${(e as Error).message}`);
+  }
+}
+
+const GLOB_SPECIAL = /[*?[\]{}()!+@\\]/;
+
+/**
+ * Where a walk for `pattern` can start and how deep it must go: the leading literal directory
+ * names (never symlinks: the walk opens them without following), and the number of components
+ * below them when the pattern has no `**` or braces (which could span several).
+ */
+export function globPlan(pattern: string): { base: string[]; maxDepth: number } {
+  const segs = pattern.split('/').filter((s) => s !== '' && s !== '.');
+  const base: string[] = [];
+  while (base.length < segs.length - 1 && !GLOB_SPECIAL.test(segs[base.length]!)) base.push(segs[base.length]!);
+  const rest = segs.length - base.length;
+  return { base, maxDepth: pattern.includes('**') || pattern.includes('{') ? Number.POSITIVE_INFINITY : rest };
+}
+
+/** Opens the literal directories `names` below `dir` without following symlinks; undefined when one is not a real directory. */
+async function openLiteralDirs(dir: VerifiedDir, names: readonly string[]): Promise<VerifiedDir | undefined> {
+  let cur = dir;
+  for (const name of names) {
+    let next: VerifiedDir | undefined;
+    try {
+      next = await cur.openDir(name);
+    } catch {
+      next = undefined;
+    }
+    if (cur !== dir) await cur.close();
+    if (!next) return undefined;
+    cur = next;
+  }
+  return cur;
+}
+
 const GlobInput = z.object({
   pattern: z.string().min(1).describe('Glob pattern, e.g. "**/*.ts" or "src/*.{js,ts}".'),
   path: z.string().min(1).optional().describe('Directory to match in, relative to the workspace root (default: the root).'),
   maxResults: z.number().int().min(1).max(100_000).optional().describe(`Most paths to return (default ${DEFAULT_GLOB_MAX_RESULTS}).`),
 });
 
-/** `glob`: workspace files matching a pattern (via tinyglobby), minus what `.gitignore` ignores. */
+/**
+ * `glob`: workspace files matching a pattern (picomatch over a walk through directory
+ * descriptors that never follows a symlink), minus what `.gitignore` ignores.
+ */
 export function createGlobTool(ws: Workspace) {
   return defineTool({
     name: 'glob',
@@ -32,28 +76,30 @@ export function createGlobTool(ws: Workspace) {
     isConcurrencySafe: () => true,
     idempotent: true,
     async execute(args, exec): Promise<string> {
-      checkGlobPattern(args.pattern);
+      const match = globMatcher(args.pattern, { dot: false });
       const realRoot = await ws.realRoot();
-      const dir = await ws.resolve(args.path ?? '.');
-      const st = await stat(dir.real).catch(() => undefined);
-      if (!st) throw new ToolError(ErrorCode.FS_NOT_FOUND, `${dir.display} does not exist`);
-      if (!st.isDirectory()) throw new ToolError(ErrorCode.TOOL_FAILED, `${dir.display} is not a directory`);
-      // Symlinks are not followed: a link could lead the match out of the workspace.
-      const found = await tinyglob(args.pattern, {
-        cwd: dir.real,
-        onlyFiles: true,
-        followSymbolicLinks: false,
-        expandDirectories: false,
-        ignore: ['**/.git/**'],
-        signal: exec.signal,
-      });
-      const base = relative(realRoot, dir.real).split(sep).join('/');
-      const rules = new GitignoreRules(realRoot);
+      const { path, dir } = await ws.openDirectory(args.path ?? '.');
       const paths: string[] = [];
-      for (const f of found.map((f) => (base === '' ? f : posix.join(base, f))).sort()) {
-        exec.signal.throwIfAborted();
-        if (!(await rules.ignores(f, false))) paths.push(f);
+      try {
+        const plan = globPlan(args.pattern);
+        const start = await openLiteralDirs(dir, plan.base);
+        if (start) {
+          try {
+            const prefix = path.display === '.' ? '' : `${path.display}/`;
+            const startRel = [...(prefix ? [path.display] : []), ...plan.base].join('/');
+            const rules = new GitignoreRules(realRoot);
+            // Symlinks are not followed: a link could lead the match out of the workspace.
+            for await (const f of walkFiles(start, startRel, rules, exec.signal, plan.maxDepth)) {
+              if (match(f.rel.slice(prefix.length))) paths.push(f.rel);
+            }
+          } finally {
+            if (start !== dir) await start.close();
+          }
+        }
+      } finally {
+        await dir.close();
       }
+      paths.sort();
       const limit = args.maxResults ?? DEFAULT_GLOB_MAX_RESULTS;
       if (paths.length === 0) return 'no files match';
       const shown = paths.slice(0, limit);

@@ -1,13 +1,12 @@
-import { readFile, stat } from 'node:fs/promises';
-import { posix, relative, sep } from 'node:path';
-import { glob as tinyglob } from 'tinyglobby';
+import { constants } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';
 import { readAllSpilled, type SpillStore } from '../../runtime/spillStore.js';
 import { GitignoreRules, walkFiles } from './gitignore.js';
-import { checkGlobPattern } from './glob.js';
+import { globMatcher } from './glob.js';
 import { looksBinary } from './read.js';
 import type { Workspace } from './workspace.js';
 
@@ -66,23 +65,33 @@ export function createGrepTool(ws: Workspace, options: { spillStore?: SpillStore
         if (!options.spillStore) throw new ToolError(ErrorCode.FS_NOT_FOUND, 'this session has no spill store, so no locator can be searched');
         complete = matchLines(await readAllSpilled(options.spillStore, args.locator), re, '', out, limit);
       } else {
+        // Files are opened and directories listed through descriptors only (see VerifiedDir):
+        // nothing is reopened by a name that could have been swapped for a symlink.
         const realRoot = await ws.realRoot();
-        const start = await ws.resolve(args.path ?? '.');
-        const rules = new GitignoreRules(realRoot);
-        const st = await stat(start.real).catch(() => undefined);
-        if (!st) throw new ToolError(ErrorCode.FS_NOT_FOUND, `${start.display} does not exist`);
-        const only = args.glob === undefined || !st.isDirectory() ? undefined : await globFilter(start.real, realRoot, args.glob, exec.signal);
-        const files = st.isDirectory() ? walkFiles(realRoot, start.real, rules, exec.signal) : single(start.real, start.display);
-        for await (const f of files) {
-          exec.signal.throwIfAborted();
-          if (only && !only.has(f.rel)) continue;
-          const size = (await stat(f.real).catch(() => undefined))?.size ?? 0;
-          if (size > MAX_FILE_BYTES) continue;
-          const bytes = await readFile(f.real).catch(() => undefined);
-          if (!bytes || looksBinary(bytes)) continue;
-          if (!matchLines(bytes.toString('utf8'), re, `${f.rel}:`, out, limit)) {
-            complete = false;
-            break;
+        const start = await ws.open(args.path ?? '.');
+        if (start.kind === 'missing') throw new ToolError(ErrorCode.FS_NOT_FOUND, `${start.path.display} does not exist`);
+        if (start.kind === 'file') {
+          const bytes = await readSearchable(start.handle);
+          if (bytes) complete = matchLines(bytes.toString('utf8'), re, `${start.path.display}:`, out, limit);
+        } else if (start.kind === 'dir') {
+          try {
+            const prefix = start.path.display === '.' ? '' : `${start.path.display}/`;
+            // The glob is relative to the searched directory, and one without a slash matches at
+            // any depth, as in ripgrep.
+            const only = args.glob === undefined ? undefined : globMatcher(args.glob.includes('/') ? args.glob : `**/${args.glob}`, { dot: true });
+            for await (const f of walkFiles(start.dir, start.path.display, new GitignoreRules(realRoot), exec.signal)) {
+              exec.signal.throwIfAborted();
+              if (only && !only(f.rel.slice(prefix.length))) continue;
+              const fh = await f.dir.openFile(f.name, constants.O_RDONLY).catch(() => undefined);
+              const bytes = fh && (await readSearchable(fh));
+              if (!bytes) continue;
+              if (!matchLines(bytes.toString('utf8'), re, `${f.rel}:`, out, limit)) {
+                complete = false;
+                break;
+              }
+            }
+          } finally {
+            await start.dir.close();
           }
         }
       }
@@ -93,18 +102,19 @@ export function createGrepTool(ws: Workspace, options: { spillStore?: SpillStore
   });
 }
 
-async function* single(real: string, rel: string) {
-  yield { real, rel };
-}
-
 /**
- * The files (relative to the root) a grep `glob` admits. The glob is relative to the searched
- * directory, and one without a slash matches at any depth, as in ripgrep.
+ * The bytes of an opened file (closed here) if grep should search it: a regular file no larger
+ * than the limit, not binary, readable; undefined otherwise.
  */
-async function globFilter(startReal: string, realRoot: string, pattern: string, signal: AbortSignal): Promise<Set<string>> {
-  checkGlobPattern(pattern);
-  const p = pattern.includes('/') ? pattern : `**/${pattern}`;
-  const found = await tinyglob(p, { cwd: startReal, dot: true, followSymbolicLinks: false, expandDirectories: false, ignore: ['**/.git/**'], signal });
-  const base = relative(realRoot, startReal).split(sep).join('/');
-  return new Set(found.map((f) => (base === '' ? f : posix.join(base, f))));
+async function readSearchable(fh: FileHandle): Promise<Buffer | undefined> {
+  try {
+    const st = await fh.stat();
+    if (!st.isFile() || st.size > MAX_FILE_BYTES) return undefined;
+    const bytes = await fh.readFile();
+    return looksBinary(bytes) ? undefined : bytes;
+  } catch {
+    return undefined;
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
 }

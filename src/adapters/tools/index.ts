@@ -1,4 +1,5 @@
 export * from '../fs/atomicWrite.js';
+export * from '../fs/verifiedDir.js';
 export * from './bash.js';
 export * from './builtinTools.js';
 export * from './edit.js';

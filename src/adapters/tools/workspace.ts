@@ -3,11 +3,12 @@
  * `fs/write-intent` / `fs/edit-intent` guards every change passes (SPEC §2 stage 4).
  */
 import { createHash } from 'node:crypto';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { ErrorCode } from '../../protocol/index.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { writeFileAtomic } from '../fs/atomicWrite.js';
-import { resolveInWorkspace, type SandboxedPath } from './sandboxPath.js';
+import { openAtomicWriterIn } from '../fs/atomicWrite.js';
+import type { VerifiedDir } from '../fs/verifiedDir.js';
+import { openInWorkspace, resolveEntry, resolveInWorkspace, type OpenedEntry, type SandboxedPath } from './sandboxPath.js';
 
 /** What a file looked like when this session read or wrote it. */
 export interface FileVersion {
@@ -39,7 +40,6 @@ export interface EditIntent {
 }
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-const errno = (e: unknown) => (e as NodeJS.ErrnoException | undefined)?.code;
 
 /** A sandboxed workspace root plus what one session has read and written in it. */
 export class Workspace {
@@ -56,9 +56,29 @@ export class Workspace {
     }));
   }
 
-  /** Resolves a path inside the workspace, or throws `FS_OUTSIDE_WORKSPACE`. */
+  /**
+   * Resolves a path inside the workspace, or throws `FS_OUTSIDE_WORKSPACE`. For showing or keying
+   * a path only: act on it through `open` / `openDirectory`, never by reopening the name.
+   */
   async resolve(given: string): Promise<SandboxedPath> {
     return resolveInWorkspace(await this.realRoot(), given);
+  }
+
+  /** Opens what a path names, through descriptors (see `openInWorkspace`). The caller closes it. */
+  async open(given: string): Promise<OpenedEntry> {
+    return openInWorkspace(await this.realRoot(), given);
+  }
+
+  /**
+   * Opens a directory of the workspace by descriptor (`FS_NOT_FOUND` if missing, `TOOL_FAILED` if
+   * not a directory). The caller closes it.
+   */
+  async openDirectory(given: string): Promise<{ path: SandboxedPath; dir: VerifiedDir }> {
+    const opened = await this.open(given);
+    if (opened.kind === 'dir') return opened;
+    if (opened.kind === 'file') await opened.handle.close();
+    if (opened.kind === 'missing') throw new ToolError(ErrorCode.FS_NOT_FOUND, `${opened.path.display} does not exist`);
+    throw new ToolError(ErrorCode.TOOL_FAILED, `${opened.path.display} is not a directory`);
   }
 
   /** The version this session last saw of a (resolved) file, if any. */
@@ -68,8 +88,7 @@ export class Workspace {
 
   /** Reads a file inside the workspace and records the version seen. */
   async readFile(given: string): Promise<FileSnapshot> {
-    const path = await this.resolve(given);
-    const snap = await this.snapshot(path);
+    const { path, snap } = await this.snapshot(given);
     if (!snap) throw new ToolError(ErrorCode.FS_NOT_FOUND, `${path.display} does not exist`);
     this.versions.set(path.real, snap.version);
     return snap;
@@ -80,8 +99,7 @@ export class Workspace {
    * session has read it and it has not changed since.
    */
   async writeIntent(given: string): Promise<WriteIntent> {
-    const path = await this.resolve(given);
-    const snap = await this.snapshot(path);
+    const { path, snap } = await this.snapshot(given);
     const seen = this.versions.get(path.real);
     if (!snap) {
       if (seen) throw stale(path, 'was deleted since this session read it');
@@ -93,8 +111,7 @@ export class Workspace {
 
   /** `fs/edit-intent`: the file must exist, have been read by this session, and be unchanged since. */
   async editIntent(given: string): Promise<EditIntent> {
-    const path = await this.resolve(given);
-    const snap = await this.snapshot(path);
+    const { path, snap } = await this.snapshot(given);
     if (!snap) throw new ToolError(ErrorCode.FS_NOT_FOUND, `${path.display} does not exist; create it with write`);
     this.checkFresh(path, snap.version, 'editing');
     const text = snap.bytes.toString('utf8');
@@ -105,8 +122,28 @@ export class Workspace {
 
   /** Writes atomically where an intent was cleared and records the new version as seen. */
   async commit(intent: { path: SandboxedPath; mode?: number }, bytes: Uint8Array): Promise<FileVersion> {
-    await writeFileAtomic(intent.path.real, bytes, intent.mode);
-    const st = await stat(intent.path.real);
+    // The intent's path is already resolved: walk it again by descriptor (creating missing
+    // directories), and create the temp file and rename it inside that directory's descriptor.
+    const entry = await resolveEntry(await this.realRoot(), intent.path.real, { createDirs: true, followFinal: false });
+    const { parent, name } = entry;
+    if (!parent || name === undefined) {
+      await parent?.close();
+      throw new ToolError(ErrorCode.TOOL_FAILED, `${intent.path.display} is not a file that can be written`);
+    }
+    let st;
+    try {
+      if (entry.stat?.isDirectory()) throw new ToolError(ErrorCode.TOOL_FAILED, `${intent.path.display} is a directory, not a file`);
+      const w = await openAtomicWriterIn(parent, name, intent.mode);
+      try {
+        await w.write(bytes);
+        st = await w.commit();
+      } catch (e) {
+        await w.abort();
+        throw e;
+      }
+    } finally {
+      await parent.close();
+    }
     const version = { mtimeMs: st.mtimeMs, size: st.size, sha256: sha256(bytes) };
     this.versions.set(intent.path.real, version);
     return version;
@@ -124,24 +161,23 @@ export class Workspace {
     }
   }
 
-  private async snapshot(path: SandboxedPath): Promise<FileSnapshot | undefined> {
-    let st;
-    try {
-      st = await stat(path.real);
-    } catch (e) {
-      if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return undefined;
-      throw e;
+  /** Opens `given` by descriptor and reads it whole; no `snap` when it does not exist. */
+  private async snapshot(given: string): Promise<{ path: SandboxedPath; snap?: FileSnapshot }> {
+    const opened = await this.open(given);
+    const { path } = opened;
+    if (opened.kind === 'missing') return { path };
+    if (opened.kind === 'dir') {
+      await opened.dir.close();
+      throw new ToolError(ErrorCode.TOOL_FAILED, `${path.display} is a directory, not a file`);
     }
-    if (st.isDirectory()) throw new ToolError(ErrorCode.TOOL_FAILED, `${path.display} is a directory, not a file`);
-    if (!st.isFile()) throw new ToolError(ErrorCode.TOOL_FAILED, `${path.display} is not a regular file`);
-    let bytes: Buffer;
+    if (opened.kind === 'other') throw new ToolError(ErrorCode.TOOL_FAILED, `${path.display} is not a regular file`);
     try {
-      bytes = await readFile(path.real);
-    } catch (e) {
-      if (errno(e) === 'ENOENT') return undefined;
-      throw e;
+      const bytes = await opened.handle.readFile();
+      const st = opened.stat;
+      return { path, snap: { path, bytes, version: { mtimeMs: st.mtimeMs, size: bytes.length, sha256: sha256(bytes) }, mode: st.mode & 0o7777 } };
+    } finally {
+      await opened.handle.close();
     }
-    return { path, bytes, version: { mtimeMs: st.mtimeMs, size: bytes.length, sha256: sha256(bytes) }, mode: st.mode & 0o7777 };
   }
 }
 

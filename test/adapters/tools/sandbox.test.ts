@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -72,5 +73,31 @@ describe('workspace sandbox', () => {
     const created = await call(rt, 'write', { path: 'new/dir/file.txt', content: 'hi' });
     expect(created.isError).toBe(false);
     expect(await readFile(join(root, 'new/dir/file.txt'), 'utf8')).toBe('hi');
+  });
+
+  it('follows relative and chained symlinks that stay inside, and refuses a chain that ends outside', async () => {
+    const { rt, root } = await setup();
+    await mkdir(join(root, 'sub', 'deep'), { recursive: true });
+    await writeFile(join(root, 'sub', 'deep', 'f.txt'), 'deep\n');
+    await symlink('sub', join(root, 'rel-dir'));
+    await symlink('rel-dir/deep', join(root, 'chain'));
+    await symlink('../escape-dir', join(root, 'sub', 'back-out'));
+    expect((await call(rt, 'read', { path: 'rel-dir/deep/f.txt' })).content).toBe('deep\n');
+    expect((await call(rt, 'read', { path: 'chain/f.txt' })).content).toBe('deep\n');
+    expect((await call(rt, 'grep', { pattern: 'deep', path: 'chain' })).content).toBe('sub/deep/f.txt:1:deep\n');
+    expect((await call(rt, 'write', { path: 'chain/new.txt', content: 'n' })).content).toBe('created sub/deep/new.txt (1 bytes)');
+    for (const path of ['sub/back-out/secret.txt', 'sub/back-out']) {
+      expect((await call(rt, 'read', { path })).error?.code).toBe(ErrorCode.FS_OUTSIDE_WORKSPACE);
+      expect((await call(rt, 'grep', { pattern: 'secret', path })).error?.code).toBe(ErrorCode.FS_OUTSIDE_WORKSPACE);
+    }
+  });
+
+  it('neither hangs nor reads on a FIFO: read refuses it, grep skips it', async () => {
+    const { rt, root } = await setup();
+    execFileSync('mkfifo', [join(root, 'pipe')]);
+    const r = await call(rt, 'read', { path: 'pipe' });
+    expect({ code: r.error?.code, content: r.content }).toEqual({ code: ErrorCode.TOOL_FAILED, content: expect.stringContaining('not a regular file') });
+    expect((await call(rt, 'grep', { pattern: 'x', path: 'pipe' })).content).toBe('no matches');
+    expect((await call(rt, 'grep', { pattern: 'inside' })).content).toBe('inside.txt:1:inside\n');
   });
 });
