@@ -1,6 +1,6 @@
 /**
- * What every machine's path suite provides: its planned paths, and a way to play one against the
- * real runtime that returns what was observed next to what was planned.
+ * What playing one planned path against the real runtime returns: what was observed next to what
+ * was planned (and, see `spec.oracle.ts`, next to what SPEC says).
  */
 import { expect } from 'vitest';
 import type { Recorder } from './observe.js';
@@ -16,13 +16,6 @@ export interface PathRun {
   /** Every actor's microsteps during the run (for coverage). */
   readonly recorder: Recorder;
   readonly checks: readonly PathCheck[];
-}
-
-export interface PathSuite {
-  /** The machine's name in `machineRegistry`. */
-  readonly machine: string;
-  /** The runs to make: a name (unique in the suite) and how to make it. */
-  runs(): ReadonlyArray<{ readonly name: string; readonly run: () => Promise<PathRun> }>;
 }
 
 /** Fails with the check's name when the runtime did not do what the path planned. */
