@@ -1,13 +1,16 @@
 /**
  * Model-based tests of the scheduler machine: every planned path (see `scheduler.model.ts`) played
  * on a scheduler actor over the real runtime's pipeline, log and tools, asserting the transitions
- * taken, the states, the tool/call and tool/result events and the result codes in call order.
+ * taken, the states, the tool/call and tool/result events and the result codes in call order, and
+ * judging them by SPEC (`scheduler.oracle.ts`). The last test checks that these runs covered the machine.
  */
 import { describe, expect, it } from 'vitest';
 import { planSchedulerPaths } from './scheduler.model.js';
+import { judgeBatch } from './scheduler.oracle.js';
 import { runSchedulerPath } from './scheduler.scenario.js';
 import { PathCoverage } from './pathCoverage.js';
 import { expectChecks } from './suite.js';
+import { RUNTIME_RULES, SPEC_RULES } from './toolCall.oracle.js';
 
 const { paths, deadEnds } = planSchedulerPaths();
 const coverage = new PathCoverage('scheduler');
@@ -19,6 +22,15 @@ describe('scheduler paths', () => {
     const run = await runSchedulerPath(path);
     coverage.record(name, run);
     expectChecks(run);
+  });
+
+  // Known deviation kept visible (see `OracleRules` in toolCall.oracle.ts): a call whose body
+  // returns after the cancel keeps its value; by SPEC §3 it ends ABORTED. Remove when fixed.
+  const deviating = paths
+    .filter((p) => JSON.stringify(judgeBatch(p.config, p.events, SPEC_RULES).codes) !== JSON.stringify(judgeBatch(p.config, p.events, RUNTIME_RULES).codes))
+    .sort((a, b) => a.events.length - b.events.length);
+  it.fails.each(deviating.slice(0, 2).map((p) => [p.name, p] as const))('known deviation from SPEC §3 (ABORTED): %s', async (_name, path) => {
+    expectChecks(await runSchedulerPath(path, SPEC_RULES));
   });
 
   coverage.defineTest(paths.map((p) => p.name));

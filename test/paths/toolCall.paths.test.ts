@@ -2,7 +2,7 @@
  * Model-based tests of the toolCall machine: every planned path (see `toolCall.model.ts`) played
  * against the real runtime, inside a turn and as a lone `rt.runCall`, asserting the transitions
  * taken, the state after each step, the result code and the call's log events, and judging the
- * result by SPEC (`spec.oracle.ts`). The last tests check that these runs covered the machine.
+ * result by SPEC (`toolCall.oracle.ts`). The last tests check that these runs covered the machine.
  */
 import { createMachine, type AnyStateMachine } from 'xstate';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { uncovered } from './coverage.js';
 import { PathCoverage } from './pathCoverage.js';
 import { expectChecks } from './suite.js';
 import { planToolCallPaths } from './toolCall.model.js';
+import { deviatesFromSpec, SPEC_RULES } from './toolCall.oracle.js';
 import { runToolCallPath, type ToolCallDriver } from './toolCall.scenario.js';
 
 /** toolCall with one more stage that no path reaches: what the coverage test must catch. */
@@ -48,6 +49,14 @@ describe('toolCall paths', () => {
       });
     });
   }
+
+  // Known deviation kept visible (see `OracleRules` in toolCall.oracle.ts): by SPEC §3/§8.9 and the
+  // source, a body that returns its value after the cancel ends ABORTED; the runtime keeps the value.
+  // These fail today; when the machine follows SPEC they pass, `it.fails` fails: remove them then.
+  const deviating = paths.filter((p) => deviatesFromSpec(p.config, p.events)).sort((a, b) => a.events.length - b.events.length);
+  it.fails.each(deviating.slice(0, 3).map((p) => [p.name, p] as const))('known deviation from SPEC §3 (ABORTED): %s', async (_name, path) => {
+    expectChecks(await runToolCallPath(path, 'turn', SPEC_RULES));
+  });
 
   coverage.defineTest(drivers.flatMap(([driver]) => paths.map((p) => `${p.name} (${driver})`)));
 
