@@ -21,9 +21,11 @@ export type Happening =
   | { readonly kind: 'post-decided'; readonly decision: 'accepted' | 'blocked' | 'invalid-output' | 'failed' }
   | { readonly kind: 'cancel' }
   /** Fake time moved to the next deadline: of whatever the call is waiting for. */
-  | { readonly kind: 'deadline' };
+  | { readonly kind: 'deadline' }
+  /** An event the oracle cannot read: the path fails, naming it (never a guess). */
+  | { readonly kind: 'unknown'; readonly type: string };
 
-/** Reads a path's event as a happening; an event it cannot read is an error, not a guess. */
+/** Reads a path's event as a happening. */
 export function happeningOf(e: AnyEventObject): Happening {
   if (e.type === 'PRE.DECIDED') return { kind: 'pre-decided', decision: e.outcome.kind };
   if (e.type === 'APPROVAL.ANSWERED') return { kind: 'approval', answer: e.answer };
@@ -31,7 +33,7 @@ export function happeningOf(e: AnyEventObject): Happening {
   if (e.type === 'POST.DONE') return { kind: 'post-decided', decision: e.outcome.kind };
   if (e.type === 'CANCEL') return { kind: 'cancel' };
   if (e.type.startsWith('xstate.after.')) return { kind: 'deadline' };
-  throw new Error(`the SPEC oracle does not know what ${e.type} means for a call: teach it in toolCall.oracle.ts`);
+  return { kind: 'unknown', type: e.type };
 }
 
 /**
@@ -86,8 +88,11 @@ export interface ToolCallVerdict {
 /** Judges the call from its setup and what happened, by SPEC. */
 export function judgeToolCall(config: ToolCallConfig, events: readonly AnyEventObject[], rules: OracleRules = SPEC_RULES): ToolCallVerdict {
   const t = scenarioTexts;
-  const queue = events.map(happeningOf);
+  const all = events.map(happeningOf);
+  const unknown = all.findIndex((h) => h.kind === 'unknown');
   const problems: string[] = [];
+  if (unknown >= 0) problems.push(`the SPEC oracle does not know what ${events[unknown]!.type} means for a call: teach it in toolCall.oracle.ts`);
+  const queue = unknown >= 0 ? all.slice(0, unknown) : all;
   let bodyRuns = false;
   let approvalAsked = false;
   let postListenerRuns = false;
