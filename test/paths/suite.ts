@@ -5,7 +5,10 @@
 import { expect } from 'vitest';
 import type { Recorder } from './observe.js';
 
-/** One comparison of a run: what the machine model planned, what the runtime did. */
+/**
+ * One comparison of a run: what the machine model planned (or, for checks named `SPEC: …`, what
+ * the SPEC oracle requires), what the runtime did.
+ */
 export interface PathCheck {
   readonly what: string;
   readonly planned: unknown;
@@ -18,7 +21,7 @@ export interface PathRun {
   readonly checks: readonly PathCheck[];
 }
 
-/** Fails with the check's name when the runtime did not do what the path planned. */
+/** Fails with the check's name when the runtime did not do what the path planned or SPEC requires. */
 export function expectChecks(run: PathRun): void {
   for (const c of run.checks) expect(c.observed, c.what).toEqual(c.planned);
 }
