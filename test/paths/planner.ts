@@ -97,6 +97,8 @@ export interface PlanOptions<C> {
   readonly simpleEvents?: (event: AnyEventObject) => boolean;
   /** Keep every completed shortest path, not just enough of them to visit every state (default false). */
   readonly everyShortestPath?: boolean;
+  /** Also a path through every edge (state, event) no state-covering path takes (default true). */
+  readonly everyEdge?: boolean;
   /** Which end states count (default: final states, status `done`). */
   readonly isEnd?: (snapshot: AnyMachineSnapshot) => boolean;
 }
@@ -190,10 +192,48 @@ export function planPaths<C>(model: GraphModel<C>, classes: readonly ConfigClass
     }
     candidates.sort((a, b) => b.events.length - a.events.length || a.visits.join().localeCompare(b.visits.join()));
     const visited = new Set<string>();
+    const taken = new Set<string>();
+    const edgeKey = (from: string, event: AnyEventObject) => `${from}|${JSON.stringify(event)}`;
+    const markEdges = (visits: readonly string[], events: readonly AnyEventObject[]) => {
+      // visits[0] is the initial state (the `xstate.init` step); visits[i + 1] follows events[i].
+      events.forEach((e, i) => taken.add(edgeKey(visits[i]!, e)));
+    };
     for (const cand of candidates) {
       if (options.everyShortestPath !== true && cand.visits.every((v) => visited.has(v))) continue;
       cand.visits.forEach((v) => visited.add(v));
+      markEdges(cand.visits, cand.events);
       add(c, 'shortest', cand.events, cand.end);
+    }
+    // Every edge of the graph (a state and an event offered there) that no kept path takes: the
+    // shortest path to its source, the edge, then the shortest route to an end. Visiting every
+    // state is not enough: two events from one state may lead to the same state by different
+    // transitions (a body that succeeds before or after a cancel both end `settled:ok`).
+    const shortestTo = new Map<string, { events: AnyEventObject[]; visits: string[] }>();
+    for (const p of getShortestPaths(logic(), traversal(model, c.config))) {
+      const steps = p.steps;
+      shortestTo.set(model.serialize(p.state as AnyMachineSnapshot), {
+        events: steps.map((s) => s.event as AnyEventObject).filter((e) => e.type !== 'xstate.init'),
+        visits: steps.map((s) => model.serialize(s.state as AnyMachineSnapshot)),
+      });
+    }
+    if (options.everyEdge !== false) {
+      for (const [from, v] of Object.entries(adj)) {
+        const head = shortestTo.get(from);
+        if (!head) continue;
+        for (const t of Object.values(v.transitions)) {
+          let end = model.serialize(t.state);
+          if (taken.has(edgeKey(from, t.event)) || !toEnd.has(end)) continue;
+          const events = [...head.events, t.event];
+          const visits = [...head.visits, end];
+          for (let hop = toEnd.get(end); hop; hop = toEnd.get(end)) {
+            events.push(hop.event);
+            end = hop.to;
+            visits.push(end);
+          }
+          markEdges(visits, events);
+          add(c, 'shortest', events, end);
+        }
+      }
     }
     if (options.simplePathsFor?.(c) ?? true) {
       for (const p of getSimplePaths(logic(), traversal(model, c.config, options.simpleEvents))) {

@@ -23,18 +23,23 @@ import {
   scriptedSchedulerPipeline,
   type SchedulerConfig,
 } from './scheduler.model.js';
+import { judgeBatch } from './scheduler.oracle.js';
 import type { PathCheck, PathRun } from './suite.js';
+import { RUNTIME_RULES, type OracleRules } from './toolCall.oracle.js';
 import { deferred, ManualClock, quiesce, type Deferred } from './world.js';
 
 const catalog = catalogOf(schedulerMachine);
 
-export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>): Promise<PathRun> {
+/** Plays `path`; checks it against the machine's replay and against SPEC (`scheduler.oracle.ts`, judged with `rules`). */
+export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>, rules: OracleRules = RUNTIME_RULES): Promise<PathRun> {
   const recordedLog: string[] = [];
   const plan = replay(schedulerMachine, schedulerInput(path.config, scriptedSchedulerPipeline(), scriptedLog(recordedLog)), path.events, { fork: forkGate });
 
   const clock = new ManualClock();
   const bodies = new Map<string, Deferred<string>>();
+  const started: string[] = [];
   const body = (callId: string) => {
+    started.push(callId);
     const d = deferred<string>();
     bodies.set(callId, d);
     return d.promise;
@@ -122,5 +127,13 @@ export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>): Prom
     planned: (plan.final.output as { results: Array<{ error?: { code: string } }> } | undefined)?.results.map((r) => r.error?.code ?? 'ok'),
     observed: out?.results.map((r) => r.error?.code ?? 'ok'),
   });
+  const spec = judgeBatch(path.config, path.events, rules);
+  checks.push(
+    { what: 'SPEC: the path is a possible history of the batch', planned: [], observed: spec.problems },
+    { what: 'SPEC: tool/call and tool/result events (array order, streamed commit)', planned: spec.log, observed: rt.log.events().flatMap((e) => describeSchedulerLogEvent(e) ?? []) },
+    { what: 'SPEC: tool bodies started, in order', planned: spec.bodiesStarted, observed: started },
+    { what: 'SPEC: the batch is complete', planned: spec.finished, observed: actor.getSnapshot().status === 'done' },
+    { what: 'SPEC: result codes in call order', planned: spec.codes, observed: out?.results.map((r) => r.error?.code ?? 'ok') },
+  );
   return { recorder, checks };
 }

@@ -6,14 +6,20 @@
 import { describe, expect, it } from 'vitest';
 import { planStepPaths } from './step.model.js';
 import { runStepPath } from './step.scenario.js';
+import { PathCoverage } from './pathCoverage.js';
 import { expectChecks } from './suite.js';
 
 const { paths, deadEnds } = planStepPaths();
+const coverage = new PathCoverage('step');
 
 describe('step paths', () => {
   it('every reachable state can still finish', () => expect(deadEnds).toEqual([]));
 
-  it.each(paths.map((p) => [p.name, p] as const))('%s', async (_name, path) => {
-    expectChecks(await runStepPath(path));
+  it.each(paths.map((p) => [p.name, p] as const))('%s', async (name, path) => {
+    const run = await runStepPath(path);
+    coverage.record(name, run);
+    expectChecks(run);
   });
+
+  coverage.defineTest(paths.map((p) => p.name));
 });

@@ -23,6 +23,7 @@ import { replay, type Replay } from './modelScope.js';
 import { Recorder, traceOf } from './observe.js';
 import type { PlannedPath } from './planner.js';
 import { describeStepLogEvent, forcedStepEvent, scriptedStepDeps, stepInput, type StepConfig } from './step.model.js';
+import { judgeStep } from './step.oracle.js';
 import type { PathCheck, PathRun } from './suite.js';
 import { fireNextTimer, ManualClock, Pending, quiesce, settleTurn } from './world.js';
 
@@ -151,10 +152,23 @@ export async function runStepPath(path: PlannedPath<StepConfig>): Promise<PathRu
   const stepEvents = rt.log.events().filter((e) => !('stepIndex' in e) || e.stepIndex === 0);
   checks.push({ what: "log: the step's own events", planned: recordedLog, observed: stepEvents.flatMap((e) => describeStepLogEvent(e) ?? []) });
   checks.push({ what: 'model requests made by the step', planned: responses.length, observed: Math.min(model.calls.length, responses.length) });
+  const spec = judgeStep(config, path.events);
+  const described = stepEvents.flatMap((e) => describeStepLogEvent(e) ?? []);
+  checks.push(
+    { what: 'SPEC: the path is a possible history of the step', planned: [], observed: spec.problems },
+    { what: 'SPEC: one agent/request-error per failed request (§8.13)', planned: spec.requestErrors, observed: described.filter((d) => d.startsWith('agent/request-error')).length },
+    { what: 'SPEC: step/start first, one step/end last (§8.13)', planned: ['step/start', spec.stepEnd], observed: [described[0], described.filter((d) => d.startsWith('step/')).at(-1)] },
+    { what: 'SPEC: step/start and step/end once each', planned: 2, observed: described.filter((d) => d.startsWith('step/')).length },
+  );
   if (turnDone) {
     const out = plan.final.output as { cancelled: boolean; error?: string } | undefined;
     const planned = out?.cancelled ? 'cancelled' : out?.error !== undefined ? 'failed' : 'completed';
-    checks.push({ what: 'turn outcome', planned, observed: await settleTurn(clock, turnDone) });
+    const outcome = await settleTurn(clock, turnDone);
+    checks.push({ what: 'turn outcome', planned, observed: outcome });
+    checks.push({ what: 'SPEC: turn outcome', planned: spec.turnOutcome, observed: outcome });
+    // The turn's later steps (after tool calls) make one request each: the rest are this step's.
+    const laterSteps = rt.log.events().filter((e) => e.type === 'step/start' && e.stepIndex > 0).length;
+    checks.push({ what: 'SPEC: model requests made by the step (§5: retry only after a backoff or a reduction)', planned: spec.requests, observed: model.calls.length - laterSteps });
   }
   return { recorder, checks };
 }

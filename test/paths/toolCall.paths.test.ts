@@ -1,27 +1,75 @@
 /**
  * Model-based tests of the toolCall machine: every planned path (see `toolCall.model.ts`) played
  * against the real runtime, inside a turn and as a lone `rt.runCall`, asserting the transitions
- * taken, the state after each step, the result code and the call's log events.
+ * taken, the state after each step, the result code and the call's log events, and judging the
+ * result by SPEC (`toolCall.oracle.ts`). The last tests check that these runs covered the machine.
  */
+import { createMachine, type AnyStateMachine } from 'xstate';
 import { describe, expect, it } from 'vitest';
+import { toolCallMachine } from '../../machines/toolCall.js';
+import { uncovered } from './coverage.js';
+import { PathCoverage } from './pathCoverage.js';
 import { expectChecks } from './suite.js';
 import { planToolCallPaths } from './toolCall.model.js';
-import { runToolCallPath } from './toolCall.scenario.js';
+import { deviatesFromSpec, judgeToolCall, RUNTIME_RULES, SPEC_RULES } from './toolCall.oracle.js';
+import { runToolCallPath, type ToolCallDriver } from './toolCall.scenario.js';
+
+/** toolCall with one more stage that no path reaches: what the coverage test must catch. */
+function toolCallWithAnUntestedStage(): AnyStateMachine {
+  const config = toolCallMachine.config as { states: Record<string, { on?: Record<string, unknown> }> };
+  return createMachine(
+    {
+      ...(toolCallMachine.config as object),
+      states: {
+        ...config.states,
+        awaitingApproval: { ...config.states.awaitingApproval, on: { ...config.states.awaitingApproval!.on, 'APPROVAL.ESCALATED': 'escalated' } },
+        escalated: { on: { 'APPROVAL.ANSWERED': 'guard' } },
+      },
+    } as never,
+    toolCallMachine.implementations as never,
+  );
+}
 
 const { paths, deadEnds } = planToolCallPaths();
+const coverage = new PathCoverage('toolCall', { 'with an untested stage': toolCallWithAnUntestedStage() });
+const drivers: ReadonlyArray<[ToolCallDriver, string]> = [
+  ['turn', 'inside a turn (rt.startTurn, observed with inspect)'],
+  ['runCall', 'as a lone call (rt.runCall)'],
+];
 
 describe('toolCall paths', () => {
   it('every reachable state can still settle', () => expect(deadEnds).toEqual([]));
 
-  describe('inside a turn (rt.startTurn, observed with inspect)', () => {
-    it.each(paths.map((p) => [p.name, p] as const))('%s', async (_name, path) => {
-      expectChecks(await runToolCallPath(path, 'turn'));
+  for (const [driver, title] of drivers) {
+    describe(title, () => {
+      it.each(paths.map((p) => [p.name, p] as const))('%s', async (name, path) => {
+        const run = await runToolCallPath(path, driver);
+        coverage.record(`${name} (${driver})`, run);
+        expectChecks(run);
+      });
     });
+  }
+
+  // Known deviation kept visible (see `OracleRules` in toolCall.oracle.ts): by SPEC §3/§8.9 and the
+  // source, a body that returns its value after the cancel ends ABORTED; the runtime keeps the value.
+  // These pin that, judged by SPEC: they fail when the machine follows SPEC. Then judge the path
+  // tests with SPEC_RULES and remove these.
+  const deviating = paths.filter((p) => deviatesFromSpec(p.config, p.events)).sort((a, b) => a.events.length - b.events.length);
+  it.each(deviating.slice(0, 3).map((p) => [p.name, p] as const))('known deviation from SPEC §3 (ABORTED), the value is kept: %s', async (_name, path) => {
+    const run = await runToolCallPath(path, 'turn', SPEC_RULES);
+    const code = run.checks.find((c) => c.what.startsWith('SPEC: result code'))!;
+    expect(code.planned).toBe('ABORTED');
+    expect(code.observed).toBe(judgeToolCall(path.config, path.events, RUNTIME_RULES).code);
   });
 
-  describe('as a lone call (rt.runCall)', () => {
-    it.each(paths.map((p) => [p.name, p] as const))('%s', async (_name, path) => {
-      expectChecks(await runToolCallPath(path, 'runCall'));
-    });
+  coverage.defineTest(drivers.flatMap(([driver]) => paths.map((p) => `${p.name} (${driver})`)));
+
+  it('a stage added to the machine without a path is reported, by name', () => {
+    expect(coverage.runs, 'the paths did not run').toBeGreaterThan(0);
+    expect(uncovered(coverage.report('with an untested stage'))).toEqual([
+      'toolCall: state toolCall.escalated is not reached by any path',
+      'toolCall: transition awaitingApproval: APPROVAL.ESCALATED → escalated is not taken by any path',
+      'toolCall: transition escalated: APPROVAL.ANSWERED → guard is not taken by any path',
+    ]);
   });
 });

@@ -18,6 +18,7 @@ import { Recorder, traceOf } from './observe.js';
 import type { PlannedPath } from './planner.js';
 import type { PathCheck, PathRun } from './suite.js';
 import { describeLogEvent, limits, resultCodeOf, toolCallInput, type ToolCallConfig } from './toolCall.model.js';
+import { judgeToolCall, RUNTIME_RULES, type OracleRules } from './toolCall.oracle.js';
 import { fireNextTimer, ManualClock, Pending, quiesce, settleTurn } from './world.js';
 
 export type ToolCallDriver = 'turn' | 'runCall';
@@ -35,18 +36,30 @@ function world(config: ToolCallConfig) {
   const approval = new Pending<ApprovalAnswer>();
   const body = new Pending<string>();
   const post = new Pending<PostExecuteDecision | void>();
+  /** How often the runtime called each part for the call under test (the SPEC oracle judges these). */
+  const asked = { body: 0, approval: 0, post: 0 };
   const probe = defineTool({
     name: 'probe',
     input: z.object({ n: z.number() }),
     output: z.string(),
     // Ignores its signal on purpose: when the body settles after a cancel is up to the path.
-    execute: (_args, exec) => (exec.callId === WARM_UP ? 'warm' : body.next()),
+    execute: (_args, exec) => {
+      if (exec.callId === WARM_UP) return 'warm';
+      asked.body++;
+      return body.next();
+    },
   });
   const rt = createRuntime({
     tools: [probe],
     clock,
     limits,
-    approval: { request: (req) => (req.callId === WARM_UP ? Promise.resolve('allowed-always' as const) : approval.next()) },
+    approval: {
+      request: (req) => {
+        if (req.callId === WARM_UP) return Promise.resolve('allowed-always' as const);
+        asked.approval++;
+        return approval.next();
+      },
+    },
     // The default spill listener is a post-execute listener too: off when the path has none.
     spillStore: config.post === 'none' ? false : undefined,
   });
@@ -77,6 +90,7 @@ function world(config: ToolCallConfig) {
   if (config.post !== 'none') {
     rt.hooks.on('tools/post-execute', 'review', (_draft, call) => {
       if (call.callId === WARM_UP) return undefined;
+      asked.post++;
       switch (config.post) {
         case 'pending':
           return post.next();
@@ -137,7 +151,7 @@ function world(config: ToolCallConfig) {
     await quiesce();
   }
 
-  return { clock, rt, produce };
+  return { clock, rt, produce, asked };
 }
 
 /** The call's own log events between its `tool/call` and `tool/result`, as the machine records them. */
@@ -149,11 +163,14 @@ function callEvents(events: readonly LogEvent[]): { inner: string[]; envelope: s
   };
 }
 
-/** Plays `path` with `driver`; returns what was observed next to what the machine model planned. */
-export async function runToolCallPath(path: PlannedPath<ToolCallConfig>, driver: ToolCallDriver): Promise<PathRun> {
+/**
+ * Plays `path` with `driver`; returns what was observed next to what the machine model planned and
+ * next to what SPEC requires (`toolCall.oracle.ts`, judged with `rules`).
+ */
+export async function runToolCallPath(path: PlannedPath<ToolCallConfig>, driver: ToolCallDriver, rules: OracleRules = RUNTIME_RULES): Promise<PathRun> {
   const recorded: string[] = [];
   const plan = replay(toolCallMachine, toolCallInput(path.config, recorded), path.events);
-  const { clock, rt, produce } = world(path.config);
+  const { clock, rt, produce, asked } = world(path.config);
   const recorder = new Recorder();
   const checks: PathCheck[] = [];
 
@@ -230,5 +247,33 @@ export async function runToolCallPath(path: PlannedPath<ToolCallConfig>, driver:
   const events = callEvents(rt.log.events());
   checks.push({ what: 'log: tool/call … tool/result pair', planned: ['tool/call', 'tool/result'], observed: events.envelope });
   checks.push({ what: "log: the call's events in between", planned: recorded.filter((r) => !r.startsWith('warning')), observed: events.inner });
+  checks.push(...specChecks(path, rules, r, rt.log.events(), asked));
   return { recorder, checks };
+}
+
+/** The run judged by SPEC (`toolCall.oracle.ts`), from the path's setup and events only. */
+function specChecks(
+  path: PlannedPath<ToolCallConfig>,
+  rules: OracleRules,
+  r: ToolResult | undefined,
+  log: readonly LogEvent[],
+  asked: { readonly body: number; readonly approval: number; readonly post: number },
+): PathCheck[] {
+  const v = judgeToolCall(path.config, path.events, rules);
+  const content = r?.content ?? '';
+  return [
+    { what: 'SPEC: the path is a possible history of one call', planned: [], observed: v.problems },
+    { what: `SPEC: result code (${v.because})`, planned: v.code, observed: r ? (r.error?.code ?? 'ok') : '(no tool/result)' },
+    { what: 'SPEC: isError exactly when the result has an error code', planned: v.code !== 'ok', observed: r?.isError },
+    { what: 'SPEC: times the tool body was dispatched', planned: v.bodyRuns ? 1 : 0, observed: asked.body },
+    { what: 'SPEC: times the approval service was asked', planned: v.approvalAsked ? 1 : 0, observed: asked.approval },
+    { what: 'SPEC: times the post-execute listener saw the value', planned: v.postListenerRuns ? 1 : 0, observed: asked.post },
+    {
+      what: 'SPEC: failed listeners logged (hook/failed), by name',
+      planned: v.failedListeners,
+      observed: log.flatMap((e) => (e.type === 'hook/failed' && e.callId === CALL_ID ? [e.listener] : [])),
+    },
+    { what: `SPEC: the content contains ${JSON.stringify(v.contentIncludes)}`, planned: true, observed: v.contentIncludes === undefined || content.includes(v.contentIncludes) },
+    { what: `SPEC: the content does not contain ${JSON.stringify(v.contentExcludes)}`, planned: true, observed: v.contentExcludes === undefined || !content.includes(v.contentExcludes) },
+  ];
 }

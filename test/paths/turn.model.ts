@@ -77,7 +77,8 @@ export function turnEvents(s: AnyMachineSnapshot): AnyEventObject[] {
   const stepDone = (end: StepEnd): AnyEventObject => ({ type: 'xstate.done.actor.step', actorId: 'step', output: stepOutput(end), end });
   const events: AnyEventObject[] = [
     // `rt.startTurn` sends START, or CANCEL instead when its signal is already aborted: only in `idle`.
-    ...(s.matches('idle') ? [{ type: 'START' }, { type: 'CANCEL', reason: 'aborted' }] : [{ type: 'CANCEL', reason: 'user pressed stop' }]),
+    // Once cancelled, the running step ends by itself (the caller cannot get a second cancel in first).
+    ...(s.matches('idle') ? [{ type: 'START' }, { type: 'CANCEL', reason: 'aborted' }] : c.cancelled ? [] : [{ type: 'CANCEL', reason: 'user pressed stop' }]),
     // A step ends cancelled exactly when it was told to; otherwise it answers, calls tools, fails or crashes.
     ...(c.cancelled
       ? [stepDone('cancelled')]

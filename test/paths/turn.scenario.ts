@@ -16,7 +16,8 @@ import { replay, type Microstep } from './modelScope.js';
 import { Recorder, traceOf } from './observe.js';
 import type { PlannedPath } from './planner.js';
 import type { PathCheck, PathRun } from './suite.js';
-import { describeTurnLogEvent, turnInput, type StepEnd, type TurnConfig } from './turn.model.js';
+import { describeTurnLogEvent, MAX_STEPS, turnInput, type StepEnd, type TurnConfig } from './turn.model.js';
+import { judgeTurn } from './turn.oracle.js';
 import { ManualClock, quiesce } from './world.js';
 
 const catalog = catalogOf(turnMachine);
@@ -63,7 +64,7 @@ export async function runTurnPath(path: PlannedPath<TurnConfig>): Promise<PathRu
   const model = scriptedModel(responses, { clock });
   const [first, ...rest] = path.events;
   const signal = first?.type === 'CANCEL' ? AbortSignal.abort('aborted') : undefined;
-  const turn = rt.startTurn({ model, input: 'go', maxSteps: 2, inspect: recorder.inspect, ...(signal ? { signal } : {}) });
+  const turn = rt.startTurn({ model, input: 'go', maxSteps: MAX_STEPS, inspect: recorder.inspect, ...(signal ? { signal } : {}) });
   await quiesce();
 
   // Steps end by themselves: compare the turn's state only where it waits for the caller.
@@ -103,5 +104,12 @@ export async function runTurnPath(path: PlannedPath<TurnConfig>): Promise<PathRu
     { what: 'model requests', planned: responses.length, observed: model.calls.length },
     { what: 'every step opened is closed (SPEC §8.13)', planned: opened, observed: closed },
   ];
+  const spec = judgeTurn(path.events, MAX_STEPS);
+  checks.push(
+    { what: 'SPEC: the path is a possible history of the turn', planned: [], observed: spec.problems },
+    { what: 'SPEC: turn outcome', planned: spec.outcome, observed: outcome },
+    { what: 'SPEC: turn/start … turn/end', planned: spec.log, observed: events.flatMap((e) => describeTurnLogEvent(e) ?? []) },
+    { what: 'SPEC: steps opened, one model request each (§8.13)', planned: [spec.steps, spec.steps], observed: [opened, model.calls.length] },
+  );
   return { recorder, checks };
 }
