@@ -13,7 +13,7 @@ import { compactAndMeasure, defaultCompactor, type Compactor } from './compactio
 import type { RequestRetryPolicy } from './requestErrors.js';
 import { createTurnRunner, type CompactFn } from './turns.js';
 import { createMemorySpillStore } from './memorySpillStore.js';
-import { DEFAULT_MAX_INLINE_BYTES, mayExceed, spillPolicy } from './policies/spill.js';
+import { DEFAULT_MAX_INLINE_BYTES, DEFAULT_SPILL_SAVE_TIMEOUT_MS, mayExceed, spillPolicy } from './policies/spill.js';
 import type { SpillStore } from './spillStore.js';
 
 export interface RuntimeOptions {
@@ -35,6 +35,11 @@ export interface RuntimeOptions {
   spillStore?: SpillStore | false;
   /** Results larger than this many UTF-8 bytes are spilled (default 16 KiB). */
   maxInlineBytes?: number;
+  /**
+   * Deadline of one spill store `save` (default 10 s, and never more than half the hook timeout):
+   * a save that fails or hangs logs a `SPILL_FAILED` warning and the result stays inline.
+   */
+  spillSaveTimeoutMs?: number;
   /** What to do after a failed model request (default: bounded retries, compaction on overflow). */
   retryPolicy?: RequestRetryPolicy;
   /** Which results to stub on context overflow (default: every step's but the latest). */
@@ -72,7 +77,9 @@ export function createRuntime(options: RuntimeOptions = {}) {
   if (spillStore) {
     // Registered last so it spills what the model would see after every other listener's rewrite.
     const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
-    hooks.on('tools/post-execute', 'spill', spillPolicy({ store: spillStore, maxInlineBytes, log }), {
+    // The policy's own save deadline ends before the hook timeout could fail the call closed.
+    const saveTimeoutMs = Math.min(options.spillSaveTimeoutMs ?? DEFAULT_SPILL_SAVE_TIMEOUT_MS, limits.hookTimeoutMs / 2);
+    hooks.on('tools/post-execute', 'spill', spillPolicy({ store: spillStore, maxInlineBytes, log, clock, saveTimeoutMs }), {
       last: true,
       appliesTo: (draft) => mayExceed(draft.content, maxInlineBytes),
     });

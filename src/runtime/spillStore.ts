@@ -9,6 +9,10 @@ export interface SpillMeta {
   readonly stepIndex?: number;
 }
 
+export interface SpillSaveOptions {
+  readonly signal?: AbortSignal;
+}
+
 /** A byte range of a spilled text, in UTF-8 bytes. Defaults: from 0, to the end. */
 export interface SpillRange {
   readonly offset?: number;
@@ -33,7 +37,11 @@ export interface SpillChunk {
  * that issued it: a local store may render a path, a remote one a key or URI.
  */
 export interface SpillStore {
-  save(text: string, meta: SpillMeta): Promise<{ locator: string }>;
+  /**
+   * Saves a text whole. `options.signal` aborts when the policy stops waiting (its save deadline):
+   * a store may stop writing then; the policy has already kept the output inline.
+   */
+  save(text: string, meta: SpillMeta, options?: SpillSaveOptions): Promise<{ locator: string }>;
   read(locator: string, range?: SpillRange): Promise<SpillChunk>;
 }
 
