@@ -1,5 +1,6 @@
 import { ErrorCode } from '../protocol/index.js';
 import { ToolError } from './toolError.js';
+import type { SpillLineIndex } from './spillLines.js';
 
 /** What the policy tells a store about a spill; a store may keep it, it is never needed to read. */
 export interface SpillMeta {
@@ -43,6 +44,11 @@ export interface SpillStore {
    */
   save(text: string, meta: SpillMeta, options?: SpillSaveOptions): Promise<{ locator: string }>;
   read(locator: string, range?: SpillRange): Promise<SpillChunk>;
+  /**
+   * Optional: the text's line index, built when it was saved, so a page of lines costs a read of
+   * about the page (see spillLines.ts). A store without it gets one built by reading the text once.
+   */
+  lineIndex?(locator: string): Promise<SpillLineIndex>;
 }
 
 /** A locator this store did not issue (or no longer holds): reads fail with `FS_NOT_FOUND`. */

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { readAllSpilled, type SpillStore } from '../../runtime/spillStore.js';
+import type { SpillStore } from '../../runtime/spillStore.js';
+import { spilledLineBlocks } from '../../runtime/spillLines.js';
 import { GitignoreRules, walkFiles } from './gitignore.js';
 import { checkGlobPattern } from './glob.js';
 import { compileLineMatcher, type LineMatcher } from './lineMatcher.js';
@@ -27,15 +28,15 @@ const GrepInput = z.object({
 
 const clip = (line: string) => (line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line);
 
-/** Appends `prefix:lineNo:line` for every matching line; returns false once `limit` is reached. */
-function matchLines(text: string, re: LineMatcher, prefix: string, out: string[], limit: number): boolean {
+/** Appends `prefix:lineNo:line` for every matching line (the first is `firstLine`); returns false once `limit` is reached. */
+function matchLines(text: string, re: LineMatcher, prefix: string, out: string[], limit: number, firstLine = 1): boolean {
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.endsWith('\r') ? lines[i]!.slice(0, -1) : lines[i]!;
     if (!re.test(line)) continue;
     if (out.length >= limit) return false;
-    out.push(`${prefix}${i + 1}:${clip(line)}`);
+    out.push(`${prefix}${firstLine + i}:${clip(line)}`);
   }
   return true;
 }
@@ -57,7 +58,10 @@ export function createGrepTool(ws: Workspace, options: { spillStore?: SpillStore
       let complete = true;
       if (args.locator !== undefined) {
         if (!options.spillStore) throw new ToolError(ErrorCode.FS_NOT_FOUND, 'this session has no spill store, so no locator can be searched');
-        complete = matchLines(await readAllSpilled(options.spillStore, args.locator), re, '', out, limit);
+        // Streamed a block of whole lines at a time: the spilled output is never loaded whole.
+        for await (const block of spilledLineBlocks(options.spillStore, args.locator, exec.signal)) {
+          if (!(complete = matchLines(block.text, re, '', out, limit, block.firstLine))) break;
+        }
       } else {
         const realRoot = await ws.realRoot();
         const start = await ws.resolve(args.path ?? '.');
