@@ -5,6 +5,7 @@ import type { PipelineLimits } from '../../machines/callPipeline.js';
 import { ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
 import { defaultArgLimits, type ArgLimits } from './args.js';
 import { createCallPipeline, type ApprovalService } from './callPipeline.js';
+import { withSpilledValuesDropped } from './spilledResult.js';
 import { systemClock, type Clock } from './clock.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName, type ListenerOptions } from './hooks.js';
@@ -84,7 +85,8 @@ export function createRuntime(options: RuntimeOptions = {}) {
       appliesTo: (draft) => mayExceed(draft.content, maxInlineBytes),
     });
   }
-  const pipeline = createCallPipeline({
+  // A spilled result carries its preview and locator, never the full text (see spilledResult.ts).
+  const pipeline = withSpilledValuesDropped(createCallPipeline({
     tools,
     hooks,
     guards,
@@ -94,7 +96,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     argLimits: { ...defaultArgLimits, ...options.argLimits },
     approval: options.approval,
     context: freeze(structuredClone(options.context ?? {}), true),
-  });
+  }));
 
   /** Runs one call outside any turn: `tool/call` is appended before it runs, `tool/result` after. */
   function runCall(request: ToolCallRequest, at: { index?: number; turnId?: string; stepIndex?: number } = {}): CallHandle {

@@ -1,7 +1,9 @@
 /**
  * The `spill` post-execute policy (SPEC §4, §8.7): output too large for the model's context is
  * saved whole in a spill store, and the model gets a head + tail preview, the locator and a hint
- * on how to read the rest. Only the model's copy changes; the value and the saved text are whole.
+ * on how to read the rest. The saved text is whole; the result keeps only the preview and the
+ * reference (`metadata.spill`), and the runtime drops its value (see spilledResult.ts), so the log
+ * never holds the full text.
  */
 import type { SpillStore } from '../spillStore.js';
 import type { CallView, ResultDraft } from '../../../machines/callPipeline.js';

@@ -198,7 +198,8 @@ describe('spill policy through the runtime', () => {
     const r = await rt.runCall({ callId: 'c1', toolName: 'echo', input: { text } }).result;
 
     expect(r.isError).toBe(false);
-    expect(r.value).toBe(text); // the canonical value is untouched: only the model's copy changes
+    // The full text lives only in the store: the result (and its log event) carries the reference.
+    expect(r.value).toBeUndefined();
     const spill = r.metadata.spill as { locator: string; bytes: number; lines: number; retrievalHint: string };
     expect(spill.bytes).toBe(bytesOf(text));
     expect(spill.lines).toBe(2001);
