@@ -93,7 +93,7 @@ describe('the regex', () => {
     }
   });
 
-  it('rejects what RE2 cannot run in linear time (backreferences, lookaround) as INVALID_ARGS with the reason', async () => {
+  it('rejects what RE2 cannot run in linear time (backreferences, lookaround) or only slowly (huge programs) as INVALID_ARGS with the reason', async () => {
     const { rt, store } = await session();
     try {
       for (const [pattern, reason] of [
@@ -102,6 +102,8 @@ describe('the regex', () => {
         ['(a', 'missing closing )'],
         ['x{1001}', 'invalid repeat count'],
         ['a'.repeat(5000), 'longer than'],
+        // Linear, but each character would cost thousands of steps: refused, not run.
+        ['(\\pL|\\pN){1000}x', 'too complex'],
       ] as const) {
         const r = await call(rt, 'grep', { pattern, path: 'evil.txt' });
         expect(r.isError, pattern).toBe(true);

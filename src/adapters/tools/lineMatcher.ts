@@ -11,8 +11,16 @@ import { RE2JS } from 're2js';
 import { ErrorCode } from '../../protocol/index.js';
 import { ToolError } from '../../runtime/toolError.js';
 
-/** Longest pattern accepted, in UTF-16 units; RE2 also bounds the compiled program's size. */
+/** Longest pattern accepted, in UTF-16 units. */
 export const MAX_PATTERN_CHARS = 4096;
+/**
+ * Largest compiled program accepted, in RE2 instructions. Matching is linear in the line, but its
+ * worst case (RE2's NFA, when its DFA gives up) costs about one step per instruction per character:
+ * `(\pL|\pN){1000}x` is 3,003 instructions and took 1.3 s per MB of one long line on the dev
+ * machine. 1,500 keeps any pattern under about 0.6 s per MB there; real searches are far smaller
+ * (`foo.*bar` is 10, a 20-word alternation under 200).
+ */
+export const MAX_PROGRAM_INSTRUCTIONS = 1500;
 
 export interface LineMatcher {
   /** True when the pattern matches somewhere in `line` (a line without its newline). */
@@ -30,7 +38,21 @@ export function compileLineMatcher(pattern: string, ignoreCase: boolean | undefi
   } catch (e) {
     throw new ToolError(ErrorCode.INVALID_ARGS, `invalid regular expression (RE2 syntax): ${describe(e)}`);
   }
+  const size = programSize(re);
+  if (size > MAX_PROGRAM_INSTRUCTIONS) {
+    throw new ToolError(
+      ErrorCode.INVALID_ARGS,
+      `invalid regular expression: too complex (${size} RE2 instructions, at most ${MAX_PROGRAM_INSTRUCTIONS}); use smaller repetition counts or fewer alternatives`,
+    );
+  }
   return { test: (line) => re.test(line) };
+}
+
+/** Instructions in the compiled program (0 if this RE2JS build does not say). */
+function programSize(re: RE2JS): number {
+  const prog = (re.re2() as { prog?: { numInst?: () => unknown } }).prog;
+  const n = typeof prog?.numInst === 'function' ? prog.numInst() : 0;
+  return typeof n === 'number' && Number.isFinite(n) ? n : 0;
 }
 
 function describe(e: unknown): string {
