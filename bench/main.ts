@@ -32,7 +32,9 @@ function runW7(log: (s: string) => void) {
   const child = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 20 });
   const last = child.stdout.trim().split('\n').at(-1) ?? '';
   try {
-    return JSON.parse(last) as { ok: true; peakRssOverInput: number; ms: number; baselineRss: number; peakRss: number } | { ok: false; reason: string };
+    return JSON.parse(last) as
+      | { ok: true; peakRssOverInput: number; ms: number; baselineRss: number; peakRss: number; logBytes: number; pageReadMs: number; pageStoreBytes: number }
+      | { ok: false; reason: string };
   } catch {
     return { ok: false as const, reason: `the W7 child printed no result (exit ${child.status}): ${child.stderr.slice(-500)}` };
   }
@@ -58,7 +60,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     w4: null,
     w5: null,
     w6: null,
-    w7: { spillMiB: 100, peakRssOverInput: null, ms: null },
+    w7: { spillMiB: 100, peakRssOverInput: null, ms: null, logBytesPerSpill: null, pageReadMs: null },
   };
   const notes: Notes = { mode: compiled ? 'compiled (tsc transpile, bench/.build)' : 'tsx (sources, esbuild keepNames)' };
 
@@ -101,8 +103,8 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (want('w7')) {
     const r = runW7(log);
     if (r.ok) {
-      results.w7 = { spillMiB: 100, peakRssOverInput: r.peakRssOverInput, ms: r.ms };
-      notes.w7 = { baselineRssMiB: r.baselineRss / 2 ** 20, peakRssMiB: r.peakRss / 2 ** 20 };
+      results.w7 = { spillMiB: 100, peakRssOverInput: r.peakRssOverInput, ms: r.ms, logBytesPerSpill: r.logBytes, pageReadMs: r.pageReadMs };
+      notes.w7 = { baselineRssMiB: r.baselineRss / 2 ** 20, peakRssMiB: r.peakRss / 2 ** 20, pageStoreBytes: r.pageStoreBytes };
     } else {
       notes.w7 = { notMeasured: r.reason };
     }

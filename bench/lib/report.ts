@@ -15,7 +15,7 @@ export interface Results {
   w5: W5Result | null;
   w6: W6Result | null;
   /** `null` values: not measured (never a made-up number). */
-  w7: { spillMiB: number; peakRssOverInput: number | null; ms: number | null };
+  w7: { spillMiB: number; peakRssOverInput: number | null; ms: number | null; logBytesPerSpill?: number | null; pageReadMs?: number | null };
 }
 
 /** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
@@ -28,7 +28,7 @@ export interface Notes {
   w4?: W4Detail;
   w5?: { reps: number };
   w6?: W6Detail;
-  w7?: { baselineRssMiB: number; peakRssMiB: number } | { notMeasured: string };
+  w7?: { baselineRssMiB: number; peakRssMiB: number; pageStoreBytes?: number } | { notMeasured: string };
 }
 
 /** Per-call cost at N=256 may exceed N=64's by this much and still count as "no worse" (run-to-run noise). */
@@ -81,6 +81,13 @@ export function renderTable(r: Results, notes: Notes): string {
   const w7n = notes.w7;
   if (r.w7.peakRssOverInput !== null && r.w7.ms !== null) {
     rows.push(['W7', 'one 100 MiB output spilled: peak RSS growth ÷ input; time', `${f(r.w7.peakRssOverInput, 2)}×; ${f(r.w7.ms, 0)} ms`, '≤ 1.5×', yes(r.w7.peakRssOverInput <= 1.5), w7n && 'peakRssMiB' in w7n ? `RSS ${f(w7n.baselineRssMiB, 0)} → peak ${f(w7n.peakRssMiB, 0)} MiB` : '']);
+    if (r.w7.logBytesPerSpill != null) {
+      rows.push(['W7', 'its JSONL log bytes (tool/call + tool/spilled + tool/result)', `${f(r.w7.logBytesPerSpill / 1024, 1)} KiB`, '< 1 MiB', yes(r.w7.logBytesPerSpill < 2 ** 20), '']);
+    }
+    if (r.w7.pageReadMs != null) {
+      const b = w7n && 'pageStoreBytes' in w7n ? w7n.pageStoreBytes : undefined;
+      rows.push(['W7', 'read of a 200-line page of it by locator (median of 3)', `${f(r.w7.pageReadMs, 1)} ms`, '∝ page', '', b !== undefined ? `${f(b / 1024, 1)} KiB read from the spill store per page` : '']);
+    }
   } else if (w7n && 'notMeasured' in w7n) {
     rows.push(['W7', 'one 100 MiB output spilled', 'not measured', '≤ 1.5×', '', w7n.notMeasured]);
   }

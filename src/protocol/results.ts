@@ -16,7 +16,10 @@ export const ToolResultSchema = z.object({
   error: ToolErrorInfoSchema.optional(),
   /** Model-facing text. */
   content: z.string(),
-  /** Canonical value produced by the tool body (absent for error results). */
+  /**
+   * Canonical value produced by the tool body (absent for error results, and for spilled results:
+   * their full text is in the spill store, at `metadata.spill.locator`).
+   */
   value: z.unknown().optional(),
   metadata: z.record(z.string(), z.unknown()),
 });

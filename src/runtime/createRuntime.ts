@@ -5,6 +5,7 @@ import type { PipelineLimits } from '../../machines/callPipeline.js';
 import { ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
 import { defaultArgLimits, type ArgLimits } from './args.js';
 import { createCallPipeline, type ApprovalService } from './callPipeline.js';
+import { withSpilledValuesDropped } from './spilledResult.js';
 import { systemClock, type Clock } from './clock.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName, type ListenerOptions } from './hooks.js';
@@ -13,7 +14,7 @@ import { compactAndMeasure, defaultCompactor, type Compactor } from './compactio
 import type { RequestRetryPolicy } from './requestErrors.js';
 import { createTurnRunner, type CompactFn } from './turns.js';
 import { createMemorySpillStore } from './memorySpillStore.js';
-import { DEFAULT_MAX_INLINE_BYTES, mayExceed, spillPolicy } from './policies/spill.js';
+import { DEFAULT_MAX_INLINE_BYTES, DEFAULT_SPILL_SAVE_TIMEOUT_MS, mayExceed, spillPolicy } from './policies/spill.js';
 import type { SpillStore } from './spillStore.js';
 
 export interface RuntimeOptions {
@@ -35,6 +36,11 @@ export interface RuntimeOptions {
   spillStore?: SpillStore | false;
   /** Results larger than this many UTF-8 bytes are spilled (default 16 KiB). */
   maxInlineBytes?: number;
+  /**
+   * Deadline of one spill store `save` (default 10 s, and never more than half the hook timeout):
+   * a save that fails or hangs logs a `SPILL_FAILED` warning and the result stays inline.
+   */
+  spillSaveTimeoutMs?: number;
   /** What to do after a failed model request (default: bounded retries, compaction on overflow). */
   retryPolicy?: RequestRetryPolicy;
   /** Which results to stub on context overflow (default: every step's but the latest). */
@@ -72,12 +78,15 @@ export function createRuntime(options: RuntimeOptions = {}) {
   if (spillStore) {
     // Registered last so it spills what the model would see after every other listener's rewrite.
     const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
-    hooks.on('tools/post-execute', 'spill', spillPolicy({ store: spillStore, maxInlineBytes, log }), {
+    // The policy's own save deadline ends before the hook timeout could fail the call closed.
+    const saveTimeoutMs = Math.min(options.spillSaveTimeoutMs ?? DEFAULT_SPILL_SAVE_TIMEOUT_MS, limits.hookTimeoutMs / 2);
+    hooks.on('tools/post-execute', 'spill', spillPolicy({ store: spillStore, maxInlineBytes, log, clock, saveTimeoutMs }), {
       last: true,
       appliesTo: (draft) => mayExceed(draft.content, maxInlineBytes),
     });
   }
-  const pipeline = createCallPipeline({
+  // A spilled result carries its preview and locator, never the full text (see spilledResult.ts).
+  const pipeline = withSpilledValuesDropped(createCallPipeline({
     tools,
     hooks,
     guards,
@@ -87,7 +96,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     argLimits: { ...defaultArgLimits, ...options.argLimits },
     approval: options.approval,
     context: freeze(structuredClone(options.context ?? {}), true),
-  });
+  }));
 
   /** Runs one call outside any turn: `tool/call` is appended before it runs, `tool/result` after. */
   function runCall(request: ToolCallRequest, at: { index?: number; turnId?: string; stepIndex?: number } = {}): CallHandle {

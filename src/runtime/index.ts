@@ -18,3 +18,5 @@ export * from './memorySpillStore.js';
 export * from './policies/index.js';
 export * from './spillStore.js';
 export * from './openWork.js';
+export * from './spillLines.js';
+export * from './spilledResult.js';

@@ -1,5 +1,6 @@
 import { ErrorCode } from '../protocol/index.js';
 import { ToolError } from './toolError.js';
+import type { SpillLineIndex } from './spillLines.js';
 
 /** What the policy tells a store about a spill; a store may keep it, it is never needed to read. */
 export interface SpillMeta {
@@ -7,6 +8,10 @@ export interface SpillMeta {
   readonly toolName: string;
   readonly turnId?: string;
   readonly stepIndex?: number;
+}
+
+export interface SpillSaveOptions {
+  readonly signal?: AbortSignal;
 }
 
 /** A byte range of a spilled text, in UTF-8 bytes. Defaults: from 0, to the end. */
@@ -33,8 +38,17 @@ export interface SpillChunk {
  * that issued it: a local store may render a path, a remote one a key or URI.
  */
 export interface SpillStore {
-  save(text: string, meta: SpillMeta): Promise<{ locator: string }>;
+  /**
+   * Saves a text whole. `options.signal` aborts when the policy stops waiting (its save deadline):
+   * a store may stop writing then; the policy has already kept the output inline.
+   */
+  save(text: string, meta: SpillMeta, options?: SpillSaveOptions): Promise<{ locator: string }>;
   read(locator: string, range?: SpillRange): Promise<SpillChunk>;
+  /**
+   * Optional: the text's line index, built when it was saved, so a page of lines costs a read of
+   * about the page (see spillLines.ts). A store without it gets one built by reading the text once.
+   */
+  lineIndex?(locator: string): Promise<SpillLineIndex>;
 }
 
 /** A locator this store did not issue (or no longer holds): reads fail with `FS_NOT_FOUND`. */

@@ -4,9 +4,11 @@ import { z } from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { readAllSpilled, type SpillStore } from '../../runtime/spillStore.js';
+import type { SpillStore } from '../../runtime/spillStore.js';
+import { spilledLineBlocks } from '../../runtime/spillLines.js';
 import { GitignoreRules, walkFiles } from './gitignore.js';
 import { globMatcher } from './glob.js';
+import { compileLineMatcher, type LineMatcher } from './lineMatcher.js';
 import { looksBinary } from './read.js';
 import type { Workspace } from './workspace.js';
 
@@ -15,7 +17,7 @@ const MAX_LINE_CHARS = 500;
 const MAX_FILE_BYTES = 8 * 1024 * 1024;
 
 const GrepInput = z.object({
-  pattern: z.string().min(1).describe('JavaScript regular expression, matched against each line.'),
+  pattern: z.string().min(1).describe('Regular expression in RE2 syntax (as in JavaScript, but no backreferences or lookaround), matched against each line.'),
   path: z.string().min(1).optional().describe('File or directory to search, relative to the workspace root (default: the whole workspace).'),
   glob: z.string().min(1).optional().describe('Only search files matching this glob (e.g. "*.ts", "src/**/*.md").'),
   locator: z.string().min(1).optional().describe('Search a spilled output by its locator instead of the workspace.'),
@@ -23,25 +25,17 @@ const GrepInput = z.object({
   maxResults: z.number().int().min(1).max(100_000).optional().describe(`Most matching lines to return (default ${DEFAULT_GREP_MAX_RESULTS}).`),
 });
 
-function compile(pattern: string, ignoreCase: boolean | undefined): RegExp {
-  try {
-    return new RegExp(pattern, ignoreCase ? 'i' : '');
-  } catch (e) {
-    throw new ToolError(ErrorCode.INVALID_ARGS, `invalid regular expression: ${(e as Error).message}`);
-  }
-}
-
 const clip = (line: string) => (line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line);
 
-/** Appends `prefix:lineNo:line` for every matching line; returns false once `limit` is reached. */
-function matchLines(text: string, re: RegExp, prefix: string, out: string[], limit: number): boolean {
+/** Appends `prefix:lineNo:line` for every matching line (the first is `firstLine`); returns false once `limit` is reached. */
+function matchLines(text: string, re: LineMatcher, prefix: string, out: string[], limit: number, firstLine = 1): boolean {
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.endsWith('\r') ? lines[i]!.slice(0, -1) : lines[i]!;
     if (!re.test(line)) continue;
     if (out.length >= limit) return false;
-    out.push(`${prefix}${i + 1}:${clip(line)}`);
+    out.push(`${prefix}${firstLine + i}:${clip(line)}`);
   }
   return true;
 }
@@ -51,19 +45,22 @@ export function createGrepTool(ws: Workspace, options: { spillStore?: SpillStore
   return defineTool({
     name: 'grep',
     description:
-      'Search file contents with a regular expression. Prints "path:line:text" for each matching line, ' +
+      'Search file contents with a regular expression (RE2 syntax, matched in linear time). Prints "path:line:text" for each matching line, ' +
       'skipping files ignored by .gitignore, binary files and .git. With "locator", searches a spilled output instead.',
     input: GrepInput,
     isConcurrencySafe: () => true,
     idempotent: true,
     async execute(args, exec): Promise<string> {
-      const re = compile(args.pattern, args.ignoreCase);
+      const re = compileLineMatcher(args.pattern, args.ignoreCase);
       const limit = args.maxResults ?? DEFAULT_GREP_MAX_RESULTS;
       const out: string[] = [];
       let complete = true;
       if (args.locator !== undefined) {
         if (!options.spillStore) throw new ToolError(ErrorCode.FS_NOT_FOUND, 'this session has no spill store, so no locator can be searched');
-        complete = matchLines(await readAllSpilled(options.spillStore, args.locator), re, '', out, limit);
+        // Streamed a block of whole lines at a time: the spilled output is never loaded whole.
+        for await (const block of spilledLineBlocks(options.spillStore, args.locator, exec.signal)) {
+          if (!(complete = matchLines(block.text, re, '', out, limit, block.firstLine))) break;
+        }
       } else {
         // Files are opened and directories listed through descriptors only (see VerifiedDir):
         // nothing is reopened by a name that could have been swapped for a symlink.

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { readAllSpilled, type SpillStore } from '../../runtime/spillStore.js';
+import type { SpillStore } from '../../runtime/spillStore.js';
+import { readSpilledPage } from '../../runtime/spillLines.js';
 import { pageLines } from './linePage.js';
 import type { Workspace } from './workspace.js';
 
@@ -61,21 +62,19 @@ export function createReadTool(ws: Workspace, options: { spillStore?: SpillStore
     idempotent: true,
     toContent: readContent,
     async execute(args, exec): Promise<ReadOutput> {
-      let text: string;
-      let source: string;
+      const offset = args.offset ?? 1;
+      const limit = args.limit ?? DEFAULT_READ_LIMIT_LINES;
       if (args.locator !== undefined) {
         if (!options.spillStore) throw new ToolError(ErrorCode.FS_NOT_FOUND, 'this session has no spill store, so no locator can be read');
-        text = await readAllSpilled(options.spillStore, args.locator);
-        source = `spilled output ${args.locator}`;
-      } else {
-        const snap = await ws.readFile(args.path!);
-        if (looksBinary(snap.bytes)) throw new ToolError(ErrorCode.TOOL_FAILED, `${snap.path.display} looks like a binary file; read shows text only`);
-        text = snap.bytes.toString('utf8');
-        source = snap.path.display;
+        // Only the page is read from the store (through its line index), never the whole output.
+        const page = await readSpilledPage(options.spillStore, args.locator, offset, limit, maxBytes);
+        return { ...page, source: `spilled output ${args.locator}` };
       }
+      const snap = await ws.readFile(args.path!);
+      if (looksBinary(snap.bytes)) throw new ToolError(ErrorCode.TOOL_FAILED, `${snap.path.display} looks like a binary file; read shows text only`);
       exec.signal.throwIfAborted();
-      const page = pageLines(text, args.offset ?? 1, args.limit ?? DEFAULT_READ_LIMIT_LINES, maxBytes);
-      return { ...page, source };
+      const page = pageLines(snap.bytes.toString('utf8'), offset, limit, maxBytes);
+      return { ...page, source: snap.path.display };
     },
   });
 }

@@ -1,16 +1,24 @@
 /**
  * The `spill` post-execute policy (SPEC §4, §8.7): output too large for the model's context is
  * saved whole in a spill store, and the model gets a head + tail preview, the locator and a hint
- * on how to read the rest. Only the model's copy changes; the value and the saved text are whole.
+ * on how to read the rest. The saved text is whole; the result keeps only the preview and the
+ * reference (`metadata.spill`), and the runtime drops its value (see spilledResult.ts), so the log
+ * never holds the full text.
  */
 import type { SpillStore } from '../spillStore.js';
 import type { CallView, ResultDraft } from '../../../machines/callPipeline.js';
 import type { PostExecuteDecision } from '../../protocol/index.js';
 import type { PostExecuteListener } from '../hooks.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import { systemClock, type Clock } from '../clock.js';
 import { pairSafeIndex, utf8Decode, utf8Encode, utf8Length, utf8LengthExceeds } from './utf8.js';
 
 export const DEFAULT_MAX_INLINE_BYTES = 16_384;
+/**
+ * How long the policy waits for the store's `save` (default 10 s): a third of the default hook
+ * timeout, so a hung store is the policy's warning, never the pipeline's `HOOK_FAILED`.
+ */
+export const DEFAULT_SPILL_SAVE_TIMEOUT_MS = 10_000;
 
 export interface PreviewLimits {
   /** Most UTF-8 bytes kept from the start. */
@@ -170,6 +178,48 @@ export interface SpillPolicyOptions {
   tailBytes?: number;
   /** Where `tool/spilled` and `warning` events go. */
   log: SessionLog;
+  /** Deadline of one `save` (default 10 s); past it the save is abandoned and the output stays inline. */
+  saveTimeoutMs?: number;
+  /** Clock of that deadline (default the system clock). */
+  clock?: Clock;
+}
+
+/** The store did not answer within the policy's deadline. */
+class SpillSaveTimeout extends Error {
+  constructor(ms: number) {
+    super(`the spill store did not answer within ${ms} ms`);
+  }
+}
+
+/**
+ * `promise`, or a `SpillSaveTimeout` rejection after `ms` on `clock`, whichever comes first; the
+ * signal is aborted at the deadline so a store that listens can stop writing.
+ */
+function withDeadline<T>(start: (signal: AbortSignal) => Promise<T>, ms: number, clock: Clock): Promise<T> {
+  const controller = new AbortController();
+  return new Promise<T>((resolve, reject) => {
+    const timer = clock.setTimeout(() => {
+      const e = new SpillSaveTimeout(ms);
+      controller.abort(e);
+      reject(e);
+    }, ms);
+    let running: Promise<T>;
+    try {
+      running = Promise.resolve(start(controller.signal));
+    } catch (e) {
+      running = Promise.reject(e);
+    }
+    running.then(
+      (v) => {
+        clock.clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clock.clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
 }
 
 /** False when `text` cannot be over `maxBytes` in UTF-8: a UTF-16 unit is at most 3 bytes. */
@@ -186,6 +236,8 @@ export function spillPolicy(options: SpillPolicyOptions): PostExecuteListener {
     tailBytes: options.tailBytes ?? Math.floor(maxInlineBytes / 8),
   };
   const { store, log } = options;
+  const clock = options.clock ?? systemClock;
+  const saveTimeoutMs = Math.max(0, options.saveTimeoutMs ?? DEFAULT_SPILL_SAVE_TIMEOUT_MS);
   // Synchronous for the common small result (no promise, so the stage stays in one macrostep).
   return (draft, call) => {
     if (draft.metadata.spill !== undefined) return undefined;
@@ -198,7 +250,10 @@ export function spillPolicy(options: SpillPolicyOptions): PostExecuteListener {
     const where = { turnId: call.turnId, stepIndex: call.stepIndex, callId: call.callId };
     let locator: string;
     try {
-      ({ locator } = await store.save(content, { callId: call.callId, toolName: call.toolName, turnId: call.turnId, stepIndex: call.stepIndex }));
+      // A store that never answers must not hold the call up until the hook timeout fails it
+      // closed: past its own deadline, the save is abandoned like a failed one.
+      const meta = { callId: call.callId, toolName: call.toolName, turnId: call.turnId, stepIndex: call.stepIndex };
+      ({ locator } = await withDeadline((signal) => store.save(content, meta, { signal }), saveTimeoutMs, clock));
       if (typeof locator !== 'string' || locator === '') throw new TypeError('the spill store returned no locator');
     } catch (e) {
       // A spill is an optimisation of the model's context: losing it must not fail the call.
@@ -206,7 +261,7 @@ export function spillPolicy(options: SpillPolicyOptions): PostExecuteListener {
         type: 'warning',
         ...where,
         code: 'SPILL_FAILED',
-        message: `could not spill the output of "${call.toolName}"; it stays inline: ${e instanceof Error ? e.message : String(e)}`,
+        message: `could not spill the output of "${call.toolName}"; it stays inline: ${describeError(e)}`,
         data: { bytes: utf8Length(content) },
       });
       return undefined;
@@ -218,5 +273,13 @@ export function spillPolicy(options: SpillPolicyOptions): PostExecuteListener {
       content: renderSpilledContent(preview, locator),
       metadata: { spill: { locator, bytes: preview.totalBytes, lines: preview.totalLines, retrievalHint: retrievalHint(locator, preview) } },
     };
+  }
+}
+
+function describeError(e: unknown): string {
+  try {
+    return e instanceof Error ? e.message : String(e);
+  } catch {
+    return 'the spill store failed';
   }
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, readdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFsSpillStore, type FsSpillStore } from '../../../src/adapters/spill/fsSpillStore.js';
@@ -89,6 +89,45 @@ describe('filesystem spill store', () => {
     for (const bad of [`${dir}/../${locator.slice(dir.length + 1)}`, `${dir}/sub/../${locator.slice(dir.length + 1)}`, outside, planted, dir]) {
       await expect(store.read(bad)).rejects.toMatchObject({ code: ErrorCode.FS_NOT_FOUND });
     }
+  });
+
+  it('is not fooled by a symlink swapped in for its directory: files are created and read through the directory it opened', async () => {
+    const store = await fsStore();
+    const { locator } = await store.save(sample, meta);
+    const dir = await store.directory();
+    // Someone moves the session directory away and puts a symlink to their own directory in its place.
+    const theirs = await tempDir();
+    const moved = `${dir}-moved`;
+    await rename(dir, moved);
+    await symlink(theirs, dir);
+    // A file of theirs under the name of our spill, and an output saved after the swap.
+    await writeFile(join(theirs, basename(locator)), 'planted');
+    const second = await store.save('saved after the swap\n'.repeat(10), meta);
+    expect(dirname(second.locator)).toBe(dir);
+    // Nothing was written into their directory, and reads come from ours.
+    expect(await readdir(theirs)).toEqual([basename(locator)]);
+    expect(await readAllSpilled(store, locator)).toBe(sample);
+    expect(await readAllSpilled(store, second.locator)).toBe('saved after the swap\n'.repeat(10));
+    expect((await readdir(moved)).sort()).toEqual([basename(locator), basename(second.locator)].sort());
+    // Removing the session empties our directory and leaves theirs alone.
+    await store.remove();
+    expect(await readdir(theirs)).toEqual([basename(locator)]);
+    expect(await readFile(join(theirs, basename(locator)), 'utf8')).toBe('planted');
+    expect(await readdir(moved)).toEqual([]);
+  });
+
+  it('never creates a spill through a symlink planted under a temp or spill name', async () => {
+    const store = await fsStore();
+    const dir = await store.directory();
+    const outside = join(await tempDir(), 'victim.txt');
+    await writeFile(outside, 'victim');
+    const text = 'one more output\n';
+    const name = `${createHash('sha256').update(text).digest('hex')}.txt`;
+    await symlink(outside, join(dir, name));
+    const { locator } = await store.save(text, meta);
+    expect(await readFile(outside, 'utf8')).toBe('victim');
+    expect(await readAllSpilled(store, locator)).toBe(text);
+    expect((await lstat(locator)).isFile()).toBe(true);
   });
 
   it('stores identical output once', async () => {

@@ -136,6 +136,8 @@ describe('read', () => {
     const { rt, root } = await session({ 'a.txt': 'x\n' });
     const r = await call(rt, 'read', { locator: join(root, 'a.txt') });
     expect(r.error?.code).toBe(ErrorCode.FS_NOT_FOUND);
+    expect((await call(rt, 'read', { locator: join(root, 'a.txt'), offset: 5, limit: 1 })).error?.code).toBe(ErrorCode.FS_NOT_FOUND);
+    expect((await call(rt, 'grep', { locator: join(root, 'a.txt'), pattern: 'x' })).error?.code).toBe(ErrorCode.FS_NOT_FOUND);
     expect((await call(rt, 'read', { path: 'a.txt', locator: 'x' })).error?.code).toBe(ErrorCode.INVALID_ARGS);
   });
 });

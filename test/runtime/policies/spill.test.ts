@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { createMemorySpillStore } from '../../../src/runtime/memorySpillStore.js';
 import { readAllSpilled, type SpillStore } from '../../../src/runtime/spillStore.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
+import { ManualClock } from '../../../src/runtime/clock.js';
+import type { ToolResult } from '../../../src/protocol/index.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { countLines, makePreview } from '../../../src/runtime/policies/spill.js';
 import { pairSafeIndex, utf8Length, utf8LengthExceeds } from '../../../src/runtime/policies/utf8.js';
@@ -196,7 +198,8 @@ describe('spill policy through the runtime', () => {
     const r = await rt.runCall({ callId: 'c1', toolName: 'echo', input: { text } }).result;
 
     expect(r.isError).toBe(false);
-    expect(r.value).toBe(text); // the canonical value is untouched: only the model's copy changes
+    // The full text lives only in the store: the result (and its log event) carries the reference.
+    expect(r.value).toBeUndefined();
     const spill = r.metadata.spill as { locator: string; bytes: number; lines: number; retrievalHint: string };
     expect(spill.bytes).toBe(bytesOf(text));
     expect(spill.lines).toBe(2001);
@@ -245,6 +248,53 @@ describe('spill policy through the runtime', () => {
     const warnings = rt.log.events().filter((e) => e.type === 'warning');
     expect(warnings).toEqual([expect.objectContaining({ callId: 'c9', code: 'SPILL_FAILED', message: expect.stringContaining('ENOSPC') })]);
     expect(rt.log.events().some((e) => e.type === 'tool/spilled')).toBe(false);
+  });
+
+  it('keeps the result inline and records a warning when the save never answers (its own deadline, before the hook timeout)', async () => {
+    const clock = new ManualClock();
+    let saves = 0;
+    let abortedWith: unknown;
+    const hung: SpillStore = {
+      save: (_text, _meta, options) => {
+        saves++;
+        options?.signal?.addEventListener('abort', () => (abortedWith = options.signal?.reason));
+        return new Promise<never>(() => {});
+      },
+      read: async () => {
+        throw new Error('unreachable');
+      },
+    };
+    const echo = defineTool({ name: 'echo', input: z.object({ text: z.string() }), execute: (a) => a.text });
+    const rt = createRuntime({ tools: [echo], argLimits: { maxArgsChars: 1 << 24 }, spillStore: hung, clock });
+    const text = numbered(1000);
+    let settled: ToolResult | undefined;
+    void rt.runCall({ callId: 'h1', toolName: 'echo', input: { text } }).result.then((r) => (settled = r));
+    // Well past the default hook timeout (30 s): whichever deadline fires first decides the result.
+    for (let i = 0; i < 40 && settled === undefined; i++) await clock.advance(1000);
+    expect(saves).toBe(1);
+    expect(settled).toBeDefined();
+    const r = settled!;
+    expect(r.isError).toBe(false);
+    expect(r.content).toBe(text);
+    expect(r.metadata.spill).toBeUndefined();
+    expect(rt.log.events().some((e) => e.type === 'hook/failed')).toBe(false);
+    const warnings = rt.log.events().filter((e) => e.type === 'warning');
+    expect(warnings).toEqual([expect.objectContaining({ callId: 'h1', code: 'SPILL_FAILED', message: expect.stringContaining('did not answer within 10000 ms') })]);
+    // The store is told the policy stopped waiting, so it can stop writing.
+    expect(abortedWith).toBeInstanceOf(Error);
+    expect(clock.now()).toBeLessThan(30_000);
+  });
+
+  it('never waits on the store longer than half the hook timeout', async () => {
+    const clock = new ManualClock();
+    const hung: SpillStore = { save: () => new Promise<never>(() => {}), read: async () => ({ text: '', offset: 0, nextOffset: 0, totalBytes: 0, done: true }) };
+    const echo = defineTool({ name: 'echo', input: z.object({ text: z.string() }), execute: (a) => a.text });
+    const rt = createRuntime({ tools: [echo], spillStore: hung, clock, limits: { hookTimeoutMs: 4000 }, spillSaveTimeoutMs: 60_000 });
+    let settled: ToolResult | undefined;
+    void rt.runCall({ callId: 'h2', toolName: 'echo', input: { text: numbered(1000) } }).result.then((r) => (settled = r));
+    for (let i = 0; i < 10 && settled === undefined; i++) await clock.advance(500);
+    expect(settled?.isError).toBe(false);
+    expect(rt.log.events().filter((e) => e.type === 'warning').map((e) => (e as { message: string }).message)).toEqual([expect.stringContaining('within 2000 ms')]);
   });
 
   it('leaves small results alone and saves nothing', async () => {
