@@ -53,7 +53,7 @@ export interface StepOutput {
   readonly results: SchedulerOutput['results'];
 }
 
-interface StepContext {
+export interface StepContext {
   readonly deps: StepDeps;
   readonly turnId: string;
   readonly stepIndex: number;

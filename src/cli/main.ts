@@ -1,88 +1,86 @@
 /**
- * The `dsh` command.
- *   dsh [tour] [--log FILE]   run the pipeline tour on the embedded scripted model (no key, no
- *                             network); with --log, the session log is appended to a JSONL file
- *   dsh log FILE              print a JSONL session log readably (validated; a torn last line is
- *                             reported, not fatal)
+ * The `dsh` command: global flags, then dispatch to one command per file under commands/.
+ *   dsh [tour] [--log FILE]   the pipeline tour (commands/tour.ts)
+ *   dsh log FILE              print a JSONL session log (commands/log.ts)
+ *   dsh -h | --help | --version | help [COMMAND] | COMMAND --help
+ * Exit codes: 0 done, 1 failed (a file error or corrupt log: one line on stderr, the stack only
+ * with DSH_DEBUG=1), 2 bad usage (unknown command, flag or extra argument: the usage on stderr).
+ * The heavy modules (the runtime, the log adapter) are loaded by the command that runs, so
+ * `--version` and `--help` start fast. The process entry is bin.ts.
  */
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { runTour } from '../../examples/pipeline-tour.js';
-import { JsonlLogError, openJsonlSessionLog, replayJsonlLog } from '../adapters/log/jsonlLog.js';
-import { closeOpenWork } from '../runtime/openWork.js';
-import { formatEvent } from '../runtime/views/logText.js';
+import { commandUsage, parseCommandArgs, UsageError, type CliIo, type Command } from './command.js';
+import { logCommand } from './commands/log.js';
+import { tourCommand } from './commands/tour.js';
+import { describeError } from './describeError.js';
+import { packageVersion } from './version.js';
 
-const USAGE = `usage:
-  dsh [tour] [--log FILE]   run the pipeline tour on the embedded scripted model
-  dsh log FILE              print a JSONL session log readably
-  dsh --help`;
+export const COMMANDS: readonly Command[] = [tourCommand, logCommand];
 
-/** Runs the command; resolves with the process exit code. */
-export async function main(argv: readonly string[], out: (line: string) => void = console.log, err: (line: string) => void = console.error): Promise<number> {
-  const [command = 'tour', ...rest] = argv[0]?.startsWith('--') && argv[0] !== '--help' ? ['tour', ...argv] : argv;
-  if (command === '--help' || command === 'help') {
-    out(USAGE);
-    return 0;
-  }
-  if (command === 'tour') {
-    const logAt = rest.indexOf('--log');
-    if (logAt >= 0 && !rest[logAt + 1]) {
-      err(`dsh tour: --log needs a file\n${USAGE}`);
-      return 2;
-    }
-    if (logAt < 0) {
-      const outcome = await runTour({ print: out });
-      return outcome.outcome === 'completed' ? 0 : 1;
-    }
-    const { log, sink, torn } = await openJsonlSessionLog(rest[logAt + 1]!);
-    if (torn) err(`dsh: ${torn.message}`);
-    // A session that stopped mid-turn left promises open: keep them before going on.
-    const closed = closeOpenWork(log, 'the session stopped before this finished (closed on resume)');
-    if (closed.calls + closed.steps + closed.turns > 0) {
-      err(`dsh: resumed an interrupted session: ${closed.calls} call(s) marked INTERRUPTED, ${closed.steps} step(s) and ${closed.turns} turn(s) closed`);
-    }
-    try {
-      const outcome = await runTour({ log, print: out });
-      return outcome.outcome === 'completed' ? 0 : 1;
-    } finally {
-      await sink.close();
-    }
-  }
-  if (command === 'log') {
-    const file = rest[0];
-    if (!file) {
-      err(`dsh log: which file?\n${USAGE}`);
-      return 2;
-    }
-    try {
-      const r = await replayJsonlLog(file, (e) => out(formatEvent(e)));
-      if (r.torn) err(`dsh log: ${r.torn.message}`);
+export const USAGE = `usage:
+${COMMANDS.map((c) => `  ${c.synopsis.padEnd(26)}${c.summary}`).join('\n')}
+  dsh COMMAND --help        help on a command
+  dsh -h, --help            this text
+  dsh --version             the version
+
+Exit codes: 0 done, 1 failed (one line on stderr; DSH_DEBUG=1 adds the stack), 2 bad usage.`;
+
+/** Runs the command; resolves with the process exit code. Never rejects. */
+export async function main(
+  argv: readonly string[],
+  out: (line: string) => void = console.log,
+  err: (line: string) => void = console.error,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<number> {
+  const io: CliIo = { out, err };
+  let command: Command | undefined;
+  try {
+    const [first, ...rest] = argv;
+    if (first === '-h' || first === '--help') return usage(out, rest);
+    if (first === '--version') {
+      if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest.join(' ')}`);
+      out(packageVersion());
       return 0;
-    } catch (e) {
-      if (e instanceof JsonlLogError) {
-        err(`dsh log: ${e.message}`);
-        return 1;
-      }
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-        err(`dsh log: no such file: ${file}`);
-        return 1;
-      }
-      throw e;
     }
+    if (first === 'help') {
+      const [name, ...extra] = rest;
+      if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(' ')}`);
+      if (name === undefined) return usage(out, []);
+      const c = COMMANDS.find((c) => c.name === name);
+      if (!c) throw new UsageError(`unknown command "${name}"`);
+      out(commandUsage(c));
+      return 0;
+    }
+    // No command, or a flag first (`dsh --log FILE`): the tour.
+    command = first === undefined || first.startsWith('-') ? tourCommand : COMMANDS.find((c) => c.name === first);
+    if (!command) throw new UsageError(`unknown command "${first}"`);
+    const args = parseCommandArgs(command, command === tourCommand && first !== 'tour' ? argv : rest);
+    if (args.help) {
+      out(commandUsage(command));
+      return 0;
+    }
+    return await command.run(args, io);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      err(`dsh${e.command ? ` ${e.command.name}` : ''}: ${e.message}`);
+      err(e.command ? `usage: ${e.command.synopsis}  (dsh ${e.command.name} --help for more)` : USAGE);
+      return 2;
+    }
+    err(`dsh${command ? ` ${command.name}` : ''}: ${describeError(e)}`);
+    if (env.DSH_DEBUG) err(stackOf(e));
+    return 1;
   }
-  err(`dsh: unknown command "${command}"\n${USAGE}`);
-  return 2;
 }
 
-const invokedDirectly = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1]);
-if (invokedDirectly) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (e: unknown) => {
-      console.error(e);
-      process.exitCode = 1;
-    },
-  );
+function usage(out: (line: string) => void, rest: readonly string[]): number {
+  if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest.join(' ')}`);
+  out(USAGE);
+  return 0;
+}
+
+function stackOf(e: unknown): string {
+  try {
+    return (e instanceof Error && e.stack) || String(e);
+  } catch {
+    return '(no stack)';
+  }
 }

@@ -4,9 +4,9 @@
  * by the guard, failing, and timed out; then it answers. Prints the session log as it grows.
  */
 import { z } from 'zod';
-import { scriptedModel } from '../src/adapters/model/index.js';
-import { createRuntime, defineTool, formatEvent, timeout, type SessionLog } from '../src/index.js';
-import type { TurnOutput } from '../machines/turn.js';
+import { scriptedModel } from '../adapters/model/index.js';
+import { createRuntime, defineTool, formatEvent, timeout, type SessionLog } from '../index.js';
+import type { TurnOutput } from '../../machines/turn.js';
 
 export interface TourOptions {
   /** Where the session log goes (default: a fresh in-memory log). */

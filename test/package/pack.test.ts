@@ -1,0 +1,230 @@
+// The package as a user gets it: `npm pack` (its prepack script builds dist/), installed offline
+// into a fresh project (the dependencies come from the npm cache that `npm ci` filled), then used
+// without tsx: the `dsh` binary, `import('dsh')`, `dsh/node`, `dsh/machines` from plain Node, the
+// .d.ts under TypeScript, `dsh` bundled for the browser, and publint + arethetypeswrong on the
+// tarball. Slow (a build and an install): every bound below only catches a hang.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; version: string };
+const HANG = 600_000;
+
+let work = '';
+let tarball = '';
+let app = '';
+let installNote = '';
+
+interface Run {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/** The environment without what `npm test` passes down (npm_* settings of this project, a tsx loader). */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^npm_/i.test(k) && !/^npm_config_(cache|registry|userconfig|globalconfig)$/i.test(k)) continue;
+    if (k === 'NODE_OPTIONS' || k === 'DSH_DEBUG' || k.startsWith('VITEST')) continue;
+    env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+function run(file: string, args: string[], cwd: string, env = cleanEnv()): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(file, args, { cwd, env, timeout: HANG, maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, out: stdout, err: stderr });
+    });
+  });
+}
+
+const ok = (r: Run, what: string) => {
+  if (r.code !== 0) throw new Error(`${what} exited ${r.code}\n${r.err}\n${r.out}`);
+  return r;
+};
+
+/** Runs an ES module (source text) with plain Node in the app: no loader, no tsx. */
+function node(source: string): Promise<Run> {
+  return run(process.execPath, ['--input-type=module', '-e', source], app);
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'dsh-pack-'));
+  // prepack builds dist/ first.
+  ok(await run('npm', ['pack', '--pack-destination', work, '--silent'], root), 'npm pack');
+  tarball = join(work, `${pkg.name}-${pkg.version}.tgz`);
+  expect(existsSync(tarball)).toBe(true);
+
+  app = join(work, 'app');
+  rmSync(app, { recursive: true, force: true });
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  // The app's lockfile starts from this project's: every package dsh needs is then known by
+  // version, resolved URL and integrity, so `npm i --offline` takes it from the npm cache (which
+  // `npm ci` filled) and asks no registry. The packages dsh does not need are pruned.
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
+  const packages = { ...lock.packages, '': { name: 'app' } };
+  writeFileSync(join(app, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }));
+  const flags = ['--no-audit', '--no-fund', '--ignore-scripts'];
+  const offline = await run('npm', ['install', '--offline', ...flags, tarball], app);
+  if (offline.code !== 0) {
+    // The cache lacks something (a cache other than the one `npm ci` used): fall back to the cache first, the registry for the rest.
+    installNote = `offline install failed, installed with --prefer-offline:\n${offline.err}`;
+    ok(await run('npm', ['install', '--prefer-offline', ...flags, tarball], app), 'npm install --prefer-offline');
+  }
+}, HANG);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packed tarball', () => {
+  it('ships the build, the README and package.json only: no sources, tests, bench or CI files', async () => {
+    const files = ok(await run('tar', ['-tzf', tarball], work), 'tar').out.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
+    expect(files.filter((f) => !/^dist\/(src|machines)\/.+\.(js|d\.ts)$/.test(f)).sort()).toEqual(['README.md', 'package.json']);
+    for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/cli/bin.js']) {
+      expect(files).toContain(entry);
+    }
+    expect(files.some((f) => /(^|\/)test\/|\.test\.|^bench\/|^\.ci\/|tsx/.test(f))).toBe(false);
+  }, HANG);
+
+  it('publint and arethetypeswrong (ESM-only profile) report nothing', async () => {
+    const publint = ok(await run(process.execPath, [join(root, 'node_modules', 'publint', 'src', 'cli.js'), 'run', tarball, '--strict'], work), 'publint');
+    expect(publint.out).toMatch(/All good!/);
+    const attw = ok(await run(process.execPath, [join(root, 'node_modules', '@arethetypeswrong', 'cli', 'dist', 'index.js'), tarball, '--profile', 'esm-only', '--format', 'json'], work), 'attw');
+    // The JSON lists every problem, also those the profile ignores: an ESM-only package cannot be
+    // resolved by node10 nor required as CommonJS (node16-cjs); anything else is a finding.
+    const report = JSON.parse(attw.out) as { problems: Record<string, Array<{ kind: string; entrypoint: string; resolutionKind?: string }>> };
+    const found = Object.values(report.problems).flat();
+    expect(found.filter((p) => p.resolutionKind !== 'node10' && p.resolutionKind !== 'node16-cjs')).toEqual([]);
+  }, HANG);
+});
+
+describe('installed into a fresh project (offline, from the npm cache)', () => {
+  it('installs with zod and xstate as the app\'s own single copies (peers), and without tsx', () => {
+    if (installNote) console.warn(installNote);
+    const top = readdirSync(join(app, 'node_modules'));
+    expect(top).toEqual(expect.arrayContaining(['dsh', 'zod', 'xstate']));
+    expect(top).not.toContain('tsx');
+    expect(existsSync(join(app, 'node_modules', 'dsh', 'node_modules'))).toBe(false);
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'dsh', 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; dependencies: Record<string, string> };
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['xstate', 'zod']);
+    expect(manifest.dependencies).not.toHaveProperty('zod');
+  });
+
+  it('npx dsh: --help, --version, the tour, a usage error (2) and a file error (1, one line)', async () => {
+    const help = ok(await run('npx', ['--offline', 'dsh', '--help'], app), 'npx dsh --help');
+    expect(help.out).toMatch(/^usage:\n {2}dsh \[tour\] \[--log FILE\]/);
+    expect(ok(await run('npx', ['--offline', 'dsh', '--version'], app), 'npx dsh --version').out).toBe(`${pkg.version}\n`);
+    const bin = join(app, 'node_modules', '.bin', 'dsh');
+    const log = join(work, 'session.jsonl');
+    const tour = ok(await run(bin, ['tour', '--log', log], app), 'dsh tour');
+    expect(tour.out).toMatch(/turn\/end turn-1: completed after 2 steps/);
+    const printed = ok(await run(bin, ['log', log], app), 'dsh log');
+    expect(printed.out).toMatch(/^ {3}1 turn\/start turn-1/);
+    const usage = await run(bin, ['--bogus'], app);
+    expect(usage.code).toBe(2);
+    expect(usage.err).toMatch(/^dsh tour: Unknown option '--bogus'\n/);
+    const missing = await run(bin, ['log', join(work, 'missing.jsonl')], app);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toBe(`dsh log: ${join(work, 'missing.jsonl')}: no such file or directory\n`);
+  }, HANG);
+
+  it('import("dsh"), "dsh/node" and "dsh/machines" work from plain Node', async () => {
+    const r = ok(
+      await node(`
+        import { z } from 'zod';
+        const dsh = await import('dsh');
+        const nodeEntry = await import('dsh/node');
+        const machines = await import('dsh/machines');
+        const read = dsh.defineTool({ name: 'read', description: 'r', input: z.object({ path: z.string() }), execute: async ({ path }) => 'contents of ' + path });
+        const rt = dsh.createRuntime({ tools: [read] });
+        const result = await rt.runCall({ callId: 'c1', toolName: 'read', input: '{"path":"a.txt"}' }).result;
+        console.log(JSON.stringify({
+          content: result.content,
+          events: rt.log.events().map((e) => e.type),
+          nodeHas: ['createBuiltinTools', 'createFsSpillStore', 'replayJsonlLog', 'createRuntime'].filter((k) => typeof nodeEntry[k] === 'function'),
+          sameMachines: machines.turnMachine === dsh.turnMachine && machines.turnMachine !== undefined,
+        }));
+      `),
+      'node import',
+    );
+    expect(JSON.parse(r.out)).toEqual({
+      content: 'contents of a.txt',
+      events: ['tool/call', 'tool/result'],
+      nodeHas: ['createBuiltinTools', 'createFsSpillStore', 'replayJsonlLog', 'createRuntime'],
+      sameMachines: true,
+    });
+  }, HANG);
+
+  it('the JSONL replay worker runs from the build (it is started from a source string)', async () => {
+    const log = join(work, 'worker.jsonl');
+    ok(await run(join(app, 'node_modules', '.bin', 'dsh'), ['tour', '--log', log], app), 'dsh tour');
+    const r = ok(
+      await node(`
+        import { replayJsonlLog } from 'dsh/node';
+        const stats = { arrayRuns: 0, lineRuns: 0, workerFailed: false };
+        const small = { blockBytes: 4096, firstBlockBytes: 300, runBytes: 700, slots: 2, aloneReadBytes: 0 };
+        const withWorker = await replayJsonlLog(${JSON.stringify(log)}, () => {}, { parallelMinBytes: 0, parallelChunking: small, parallelStats: stats });
+        const alone = await replayJsonlLog(${JSON.stringify(log)}, () => {}, { parallelMinBytes: Infinity });
+        console.log(JSON.stringify({ stats, same: withWorker.events === alone.events && withWorker.lastSeq === alone.lastSeq, events: alone.events }));
+      `),
+      'replay',
+    );
+    const { stats, same, events } = JSON.parse(r.out) as { stats: { arrayRuns: number; workerFailed: boolean }; same: boolean; events: number };
+    expect(stats.workerFailed).toBe(false);
+    expect(stats.arrayRuns).toBeGreaterThan(0);
+    expect(same).toBe(true);
+    expect(events).toBeGreaterThan(10);
+  }, HANG);
+
+  it('the .d.ts type-check an app under NodeNext resolution', async () => {
+    writeFileSync(
+      join(app, 'app.ts'),
+      `import { z } from 'zod';
+import { createRuntime, defineTool, type ToolResult } from 'dsh';
+import { createBuiltinTools } from 'dsh/node';
+import { turnMachine } from 'dsh/machines';
+const read = defineTool({ name: 'read', description: 'r', input: z.object({ path: z.string() }), execute: async ({ path }) => path.toUpperCase() });
+const rt = createRuntime({ tools: [read, ...createBuiltinTools({ root: '.' }).all] });
+const result: Promise<ToolResult> = rt.runCall({ callId: 'c1', toolName: 'read', input: '{}' }).result;
+export { result, turnMachine };
+// @ts-expect-error: the types are real, not any
+defineTool({ name: 1 });
+`,
+    );
+    // skipLibCheck as apps have it (@ai-sdk/provider's .d.ts import json-schema types that only its
+    // @types/json-schema gives); the app's uses above are still checked against dsh's .d.ts.
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, lib: ['ES2023', 'DOM'], typeRoots: [join(root, 'node_modules', '@types')], types: ['node'] },
+        files: ['app.ts'],
+      }),
+    );
+    ok(await run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], app), 'tsc');
+  }, HANG);
+
+  it('"dsh" bundles for the browser with esbuild: no Node built-in, no Node adapter, one zod', async () => {
+    const { build } = await import('esbuild');
+    const out = await build({
+      stdin: { contents: `import { createRuntime, scriptedModel } from 'dsh'; export const rt = createRuntime({}); export { scriptedModel };`, resolveDir: app, loader: 'js' },
+      absWorkingDir: app,
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      logLevel: 'silent',
+      metafile: true,
+    });
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs.some((p) => p.startsWith('node_modules/dsh/dist/machines/'))).toBe(true);
+    expect(inputs.filter((p) => p.startsWith('node:') || /dsh\/dist\/src\/(adapters\/(tools|spill\/fs|log)|cli)/.test(p))).toEqual([]);
+    expect(inputs.filter((p) => /(^|\/)node_modules\/zod\//.test(p)).every((p) => p.startsWith('node_modules/zod/'))).toBe(true);
+  }, HANG);
+});
