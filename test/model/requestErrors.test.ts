@@ -42,7 +42,7 @@ describe('classifyRequestError', () => {
     const noStatus = new APICallError({ message: 'socket hang up', url: 'x', requestBodyValues: {}, isRetryable: true });
     expect(classifyRequestError(noStatus).kind).toBe('retryable');
     const wrapped = new Error('stream failed', { cause: rateLimitError(2) });
-    expect(classifyRequestError(wrapped)).toMatchObject({ kind: 'retryable', status: 429, retryAfterMs: 2_000, message: 'stream failed' });
+    expect(classifyRequestError(wrapped)).toMatchObject({ kind: 'retryable', status: 429, retryAfterMs: 2_000, message: 'stream failed: Rate limit reached for requests' });
     const reset = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
     expect(classifyRequestError(reset).kind).toBe('retryable');
   });
