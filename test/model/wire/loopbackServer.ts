@@ -14,6 +14,8 @@ export type WireReply =
       events: readonly { event?: string; data: unknown }[];
       /** Destroy the socket after this many events instead of ending the response. */
       dropAfter?: number;
+      /** Hold the response after this many events until `until` settles (then `onResume` runs). */
+      gate?: { after: number; until: Promise<unknown>; onResume?: () => void };
     };
 
 export interface RecordedRequest {
@@ -46,7 +48,7 @@ export async function startLoopbackServer(): Promise<LoopbackServer> {
         /* keep the text */
       }
       requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      answer(queue.shift(), res);
+      void answer(queue.shift(), res);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -63,7 +65,7 @@ export async function startLoopbackServer(): Promise<LoopbackServer> {
   };
 }
 
-function answer(reply: WireReply | undefined, res: ServerResponse) {
+async function answer(reply: WireReply | undefined, res: ServerResponse) {
   if (!reply) {
     res.writeHead(500, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: { message: 'the test script has no reply for this request', type: 'server_error' } }));
@@ -76,7 +78,11 @@ function answer(reply: WireReply | undefined, res: ServerResponse) {
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const events = reply.dropAfter === undefined ? reply.events : reply.events.slice(0, reply.dropAfter);
-  for (const e of events) {
+  for (const [i, e] of events.entries()) {
+    if (reply.gate && i === reply.gate.after) {
+      await reply.gate.until.catch(() => undefined);
+      reply.gate.onResume?.();
+    }
     const data = typeof e.data === 'string' ? e.data : JSON.stringify(e.data);
     res.write(`${e.event !== undefined ? `event: ${e.event}\n` : ''}data: ${data}\n\n`);
   }
