@@ -138,7 +138,6 @@ export const stepMachine = setup({
       finishReason: context.finishReason,
       error: context.error ?? context.droppedMidResponse,
     })),
-
     recordRequestError: ({ context }) => {
       const d = context.decision!;
       context.deps.log.append({
