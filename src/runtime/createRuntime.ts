@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './clock.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName, type ListenerOptions } from './hooks.js';
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
+import { dispatchWhenDurable } from './durableDispatch.js';
 import { compactAndMeasure, defaultCompactor, type Compactor } from './compaction.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
 import { createTurnRunner, type CompactFn } from './turns.js';
@@ -77,7 +78,8 @@ export function createRuntime(options: RuntimeOptions = {}) {
       appliesTo: (draft) => mayExceed(draft.content, maxInlineBytes),
     });
   }
-  const pipeline = createCallPipeline({
+  // Bodies wait until their tool/call is durable (a no-op for the in-memory log).
+  const pipeline = dispatchWhenDurable(createCallPipeline({
     tools,
     hooks,
     guards,
@@ -87,7 +89,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     argLimits: { ...defaultArgLimits, ...options.argLimits },
     approval: options.approval,
     context: freeze(structuredClone(options.context ?? {}), true),
-  });
+  }), log);
 
   /** Runs one call outside any turn: `tool/call` is appended before it runs, `tool/result` after. */
   function runCall(request: ToolCallRequest, at: { index?: number; turnId?: string; stepIndex?: number } = {}): CallHandle {

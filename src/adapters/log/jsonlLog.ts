@@ -8,6 +8,10 @@
  * buffer and go out together with the next one, so a burst of commit points costs one fsync, not
  * one each, and the session never waits for the disk. A line is committed only with its newline:
  * a crash mid-write leaves at most a torn last line, which replay reports (and can cut off).
+ *
+ * `whenDurable(seq)` asks for a commit right away: the runtime awaits it before a tool body runs
+ * (see src/runtime/durableDispatch.ts), so every call's `tool/call` is on disk before its side
+ * effects can start; calls dispatched together share one write+fsync.
  */
 import { isAscii } from 'node:buffer';
 import { closeSync, createReadStream, fsync, openSync, write } from 'node:fs';
@@ -43,6 +47,12 @@ export interface JsonlLogSink extends LogSink {
   readonly commits: number;
   /** Makes every event written so far durable; rejects if the file could not be written. */
   flush(): Promise<void>;
+  /**
+   * Undefined when event `seq` is already durable; otherwise starts a commit (unless one is in
+   * flight: then the next group takes it) and resolves once the event is durable. The runtime
+   * waits on it before a tool body runs, so the call's `tool/call` is on disk first.
+   */
+  whenDurable(seq: number): Promise<void> | undefined;
   /** Flushes, then closes the file. Later writes throw. */
   close(): Promise<void>;
 }
@@ -129,6 +139,17 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
     });
   }
 
+  function whenDurable(seq: number): Promise<void> | undefined {
+    if (failure) return Promise.reject(failure);
+    // A seq this sink never wrote came from the file itself (a resumed session's replay): durable.
+    const target = Math.min(seq, lastSeq);
+    if (target <= durableSeq) return undefined;
+    return new Promise((resolve, reject) => {
+      waiters.push({ seq: target, resolve, reject });
+      requestCommit();
+    });
+  }
+
   return {
     path: options.path,
     get durableSeq() {
@@ -147,6 +168,7 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
       if (commitOn.has(event.type) || bufferedChars >= maxBuffer) requestCommit();
     },
     flush,
+    whenDurable,
     async close() {
       if (closed) return;
       closed = true;

@@ -79,6 +79,23 @@ describe('JSONL session log', () => {
     expect((await readJsonlLog(path)).lastSeq).toBe(451);
   });
 
+  it('whenDurable: undefined once an event is durable, else starts a commit and resolves when it is; a resumed log\'s replayed events are durable', async () => {
+    const path = await logPath();
+    const first = await openJsonlSessionLog(path);
+    first.log.append({ type: 'turn/start', turnId: 't', input: 'go' }); // not a commit point
+    expect(first.sink.durableSeq).toBe(0);
+    const wait = first.log.whenDurable!(1);
+    expect(wait).toBeInstanceOf(Promise);
+    await wait;
+    expect(first.sink.durableSeq).toBe(1);
+    expect((await readJsonlLog(path)).lastSeq).toBe(1);
+    expect(first.log.whenDurable!(1)).toBeUndefined();
+    await first.sink.close();
+    const second = await openJsonlSessionLog(path);
+    expect(second.log.whenDurable!(second.log.lastSeq)).toBeUndefined();
+    await second.sink.close();
+  });
+
   it('a torn last line is reported, not thrown; the events before it are replayed; repair cuts it off', async () => {
     const path = await logPath();
     const sink = createJsonlLogSink({ path });
