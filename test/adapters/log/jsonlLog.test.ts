@@ -141,6 +141,8 @@ describe('JSONL session log', () => {
     await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0}\n{"type":"tool/result","seq":2,"time":0}\n');
     await expect(readJsonlLog(path)).rejects.toMatchObject({ code: 'INVALID_EVENT', line: 2 });
     await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0}\nnot json\n{}\n');
+    await expect(readJsonlLog(path)).rejects.toMatchObject({ code: 'MALFORMED_LINE', line: 2 });
+    await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0}\n{not json\n{}\n');
     await expect(readJsonlLog(path)).rejects.toMatchObject({ code: 'INVALID_JSON', line: 2 });
   });
 
@@ -261,11 +263,15 @@ describe('replay validation', () => {
     );
   });
 
-  it('replays what zod would return: unknown keys are stripped; a number JSON cannot hold is an invalid event', async () => {
+  it('reports what zod would drop (an unknown key, an own __proto__ key) instead of dropping it; a number JSON cannot hold is an invalid event', async () => {
     const path = await logPath();
     await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0,"extra":{"a":1}}\n');
-    const { events } = await readJsonlLog(path);
-    expect(events).toStrictEqual([{ type: 'turn/start', turnId: 't', input: 'x', seq: 1, time: 0 }]);
+    await expect(readJsonlLog(path)).rejects.toThrow(/:1: INVALID_EVENT: extra: unknown key "extra"/);
+    await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0,"__proto__":{"a":1}}\n');
+    await expect(readJsonlLog(path)).rejects.toThrow(/:1: INVALID_EVENT: __proto__: unknown key "__proto__"/);
+    const nested = { type: 'tool/result', callId: 'c', toolName: 't', sourceEventSeqs: [1], result: { callId: 'c', toolName: 't', isError: false, content: '', metadata: {}, sneaky: 1 }, seq: 1, time: 0 };
+    await writeFile(path, JSON.stringify(nested) + '\n');
+    await expect(readJsonlLog(path)).rejects.toThrow(/:1: INVALID_EVENT: result\.sneaky: unknown key "sneaky"/);
     await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":1e400}\n');
     await expect(readJsonlLog(path)).rejects.toMatchObject({ code: 'INVALID_EVENT', line: 1 });
     await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0}\n{"type":"step/start","turnId":"t","stepIndex":-1,"seq":2,"time":0}\n');
@@ -305,6 +311,6 @@ describe('replay of a large log', () => {
     expect(bad.length).toBeGreaterThan(3001);
     bad[3000] = bad[3000]!.replace('"kind":"text"', '"kind":"speech"');
     await writeFile(path, bad.join('\n'));
-    await expect(replayJsonlLog(path, () => undefined)).rejects.toMatchObject({ code: 'INVALID_EVENT', line: 3001 });
+    await expect(replayJsonlLog(path, () => undefined)).rejects.toMatchObject({ code: 'CHECKSUM_MISMATCH', line: 3001 });
   });
 });
