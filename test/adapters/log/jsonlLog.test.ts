@@ -10,6 +10,7 @@ import {
   replayJsonlLog,
   validateLogEvent,
 } from '../../../src/adapters/log/jsonlLog.js';
+import { crc32c } from '../../../src/adapters/log/crc32c.js';
 import { LogEventSchema, type NewLogEvent } from '../../../src/protocol/index.js';
 import { ManualClock } from '../../../src/runtime/clock.js';
 import { createMemoryLog } from '../../../src/runtime/log/sessionLog.js';
@@ -59,6 +60,29 @@ describe('JSONL session log', () => {
     const text = await readFile(path, 'utf8');
     expect(text.endsWith('\n')).toBe(true);
     expect(text.trimEnd().split('\n')).toHaveLength(9);
+    // Each line: its CRC-32C (8 lowercase hex digits), a space, the event's JSON.
+    for (const line of text.trimEnd().split('\n')) {
+      const [, crc, json] = /^([0-9a-f]{8}) (\{.*\})$/.exec(line)!;
+      expect(parseInt(crc!, 16)).toBe(crc32c(Buffer.from(json!, 'utf8')));
+    }
+  });
+
+  it('a log written before lines had checksums still replays, and resuming it appends lines with checksums', async () => {
+    const path = await logPath();
+    const old = createMemoryLog({ clock: new ManualClock(5) });
+    for (const e of turnEvents()) old.append(e);
+    await writeFile(path, old.events().map((e) => JSON.stringify(e) + '\n').join(''));
+    expect((await readJsonlLog(path)).events).toEqual(old.events());
+
+    const resumed = await openJsonlSessionLog(path);
+    for (const e of turnEvents('turn-2')) resumed.log.append(e);
+    await resumed.sink.close();
+    const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
+    expect(lines.map((l) => l[0] === '{')).toEqual([...Array(9).fill(true), ...Array(9).fill(false)]);
+    expect((await readJsonlLog(path)).lastSeq).toBe(18);
+    // The other way round (a line without a checksum after lines with one) is reported.
+    await appendFile(path, JSON.stringify({ type: 'turn/start', turnId: 't3', input: 'x', seq: 19, time: 0 }) + '\n');
+    await expect(readJsonlLog(path)).rejects.toMatchObject({ code: 'MISSING_CHECKSUM', line: 19 });
   });
 
   it('group commit: a burst of commit points shares write+fsync groups, and flush makes everything durable', async () => {
