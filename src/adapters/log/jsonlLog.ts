@@ -246,9 +246,10 @@ export interface ReplayOptions {
   parallelChunking?: Partial<Omit<ReplayWorkerData, 'fd'>> & { aloneReadBytes?: number };
   /**
    * @internal Filled in by a replay with the worker (for tests): runs parsed as arrays, runs parsed
-   * line by line, whether the worker failed, the byte at which it started reading.
+   * line by line, whether the worker failed, the byte at which it started reading, and the time
+   * (ms) this thread waited for the worker's blocks.
    */
-  parallelStats?: { arrayRuns: number; lineRuns: number; workerFailed: boolean; workerStart?: number };
+  parallelStats?: { arrayRuns: number; lineRuns: number; workerFailed: boolean; workerStart?: number; waitMs?: number };
 }
 
 export interface ReplayResult {
@@ -660,7 +661,11 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
       if (ready) worker.postMessage({ start: consumed });
       if (stats) stats.workerStart = consumed;
       for (;;) {
-        while (inbox.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+        if (inbox.length === 0) {
+          const w0 = stats ? performance.now() : 0;
+          while (inbox.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+          if (stats) stats.waitMs = (stats.waitMs ?? 0) + performance.now() - w0;
+        }
         const m = inbox.shift()!;
         if (m.type === 'error' || (m.type === 'end' && m.bytes !== consumed)) {
           if (stats) stats.workerFailed = true;
