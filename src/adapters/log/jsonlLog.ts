@@ -2,6 +2,11 @@
  * The session log on disk, for Node: an append-only JSONL file (one event per line) with group
  * commit, and a streaming replay that validates every line.
  *
+ * A line is `<crc> <json>\n`: the CRC-32C of the JSON's UTF-8 bytes as 8 lowercase hex digits
+ * (crc32c.ts), a space, the event's JSON. Replay verifies it first, so a flipped bit anywhere in
+ * a line (its checksum included) is reported with the line's number. Lines written before lines
+ * had checksums start with `{`; they replay as before, but only before the first line with one.
+ *
  * Group commit: `write` only buffers the event's line. At a commit point (by default a
  * `tool/result`, `step/end` or `turn/end`, or when the buffer grows large) the buffered lines are
  * written and fsynced in one go. While one write+fsync is in flight, later lines gather in the
@@ -9,9 +14,9 @@
  * one each, and the session never waits for the disk. A line is committed only with its newline:
  * a crash mid-write leaves at most a torn last line, which replay reports (and can cut off).
  *
- * `whenDurable(seq)` asks for a commit on the next turn of the event loop: the runtime awaits it before a tool body runs
- * (see src/runtime/durableDispatch.ts), so every call's `tool/call` is on disk before its side
- * effects can start; calls dispatched together share one write+fsync.
+ * `whenDurable(seq)` asks for a commit on the next turn of the event loop: the runtime awaits it
+ * before a tool body runs (see src/runtime/durableDispatch.ts), so every call's `tool/call` is on
+ * disk before its side effects can start; calls dispatched together share one write+fsync.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
 import { closeSync, createReadStream, fsync, openSync, write } from 'node:fs';
@@ -478,14 +483,16 @@ export const DEFAULT_PARALLEL_MIN_BYTES = 32 << 20;
 const WORKER_SETUP: Omit<ReplayWorkerData, 'fd'> = { blockBytes: 4 << 20, firstBlockBytes: 256 << 10, runBytes: 64 << 10, slots: 4 };
 
 /**
- * Streams a JSONL log, validating each line against `LogEventSchema` and checking that `seq`
- * runs on without gaps, and calls `onEvent` for each event in order. A torn last line is reported
- * in the result (and cut off with `repair`); any other bad line throws a `JsonlLogError`.
+ * Streams a JSONL log, checking each line's checksum (a line without one only before the first
+ * line with one) and that its bytes are UTF-8, validating it against `LogEventSchema` (a key the
+ * schema would drop is reported, not dropped) and checking that `seq` runs on without gaps, and
+ * calls `onEvent` for each event in order. A torn last line is reported in the result (and cut
+ * off with `repair`); any other bad line throws a `JsonlLogError` naming it.
  *
  * A large file (`parallelMinBytes`) is read by a worker thread (see jsonlLogWorker.ts) that cuts
- * it into runs of lines and proves, for each run, that the run parsed as one JSON array gives the
- * lines' values, one per line; this thread then parses such a run with one `JSON.parse` instead of
- * one per line. The rest is the same either way: each value is validated and its `seq` checked
+ * it into runs of lines, checks every line's checksum and proves, for each run, that the run parsed
+ * as one JSON array gives the lines' values, one per line; this thread then parses such a run with
+ * one `JSON.parse` instead of one per line. The rest is the same either way: each value is validated and its `seq` checked
  * here, in file order, before `onEvent` sees it; and a run the worker does not vouch for (or
  * whose array does not parse) goes line by line, so errors, their lines and their messages are
  * those of the line-by-line replay. If the worker cannot start or fails, this thread carries on
