@@ -7,8 +7,8 @@
  * `[line1,line2,…]` costs noticeably less for the same objects. The worker also checks each
  * line's checksum (CRC-32C, see crc32c.ts) and that its bytes are UTF-8, so that this costs the
  * replaying thread nothing: a run is offered as an array only when every line's checksum is right
- * (or, for a log written before checksums, the line has none and follows none that had one). But the array is the same as the
- * lines only when every line is a JSON value of its own: a line cut inside an object or a string
+ * (or, for a log written before checksums, the line has none and follows none that had one).
+ * But the array is the same as the lines only when every line is a JSON value of its own: a line cut inside an object or a string
  * would be glued to the next one by the comma and parse where the line alone does not. The worker
  * proves that it is not so, without parsing: a line passes when, scanned from its first byte,
  * its brackets never close more than they opened and are all closed at its end, outside any
@@ -36,7 +36,8 @@
  *   { type: 'block', slot, buffer, cap, bytes, runs }  the input area holds `bytes` bytes of whole
  *        lines; `runs` is flat: for each run [inStart, inEnd, outStart, lines, flags, outLength]
  *        (flags: 1 = the array form is in the output area at outStart, outLength bytes long;
- *        2 = ASCII; 4 = some line has a checksum; 8 = some line has none). The main thread hands the buffer back with { release: slot, buffer, cap }.
+ *        2 = ASCII; 4 = some line has a checksum; 8 = some line has none). The main thread
+ *        hands the buffer back with { release: slot, buffer, cap }.
  *   { type: 'end', bytes, tornBytes }  end of file: `bytes` of whole lines in the file, and how many
  *        bytes of an unterminated last line follow them.
  *   { type: 'error', message }  reading failed; the main thread carries on without the worker.
