@@ -2,8 +2,9 @@
  * The `dsh` command.
  *   dsh [tour] [--log FILE]   run the pipeline tour on the embedded scripted model (no key, no
  *                             network); with --log, the session log is appended to a JSONL file
- *   dsh log FILE              print a JSONL session log readably (validated; a torn last line is
- *                             reported, not fatal)
+ *   dsh log FILE              print a JSONL session log readably (every line's checksum and event
+ *                             validated: a corrupt line stops it, named with its number; a torn
+ *                             last line is reported, not fatal)
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
