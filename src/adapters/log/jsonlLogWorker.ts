@@ -15,10 +15,10 @@
  * string (a string is tracked by its quotes and backslash escapes), it has no comma outside them
  * (two values on one line) and it is not empty. If the array then parses (valid JSON), each comma
  * put in place of a newline sits between two values of the array, so its elements are exactly the
- * lines' values, in order, one per line (the replaying thread also checks there are as many). The
- * array holds the lines without their checksums. A run with a line that does not pass (a torn or
- * glued line, a blank line, a wrong checksum, bytes that are not UTF-8, …) is not offered as an
- * array: the replaying thread parses it line by line, as always, which is also where every error
+ * lines' values, in order, one per line (the replaying thread also checks there are as many). In
+ * the array each line's checksum is overwritten with spaces (JSON whitespace), so a run is still
+ * copied in one go. A run with a line that does not pass (a torn or glued line, a blank line, a
+ * wrong checksum, bytes that are not UTF-8, …) is not offered as an array: the replaying thread parses it line by line, as always, which is also where every error
  * message comes from.
  *
  * The worker never parses or validates an event: all of that (and every verdict) stays on the
@@ -137,14 +137,15 @@ let runFlags = 0;
 let outLength = 0;
 
 /**
- * Copies the lines in input[s, e) (whole lines) to output[o] as '[' + lines without their
- * checksums, joined by ',' + ']' and returns how many lines there are, negated when some line
- * does not pass (then the output is not to be used). \`checksummed\`: a line before this run had a
- * checksum. Sets runFlags (without ASCII) and outLength.
+ * Copies input[s, e) (whole lines) to output[o] as '[' + lines joined by ',' + ']', each line's
+ * checksum overwritten with spaces (JSON whitespace), and returns how many lines it holds, negated
+ * when some line does not pass (then the output is not to be used). \`checksummed\`: a line before
+ * this run had a checksum. Sets runFlags (without ASCII) and outLength.
  */
 function toArray(input, output, s, e, o, checksummed) {
   output[o] = 91; // [
-  let p = o + 1;
+  output.set(input.subarray(s, e), o + 1);
+  const shift = o + 1 - s;
   let lines = 0;
   let ok = true;
   let flags = 0;
@@ -164,19 +165,17 @@ function toArray(input, output, s, e, o, checksummed) {
           js = ls + 9;
           flags |= ${RUN_CHECKSUMMED};
           summed = true;
+          for (let k = ls + shift; k < js + shift; k++) output[k] = 32; // the checksum becomes JSON whitespace
         }
       }
-      if (ok && oneValue(input, js, le)) {
-        output.set(input.subarray(js, le), p);
-        p += le - js;
-        output[p++] = 44; // ,
-      } else ok = false;
+      if (ok && !oneValue(input, js, le)) ok = false;
+      output[le + shift] = 44; // ,
     }
     ls = le + 1;
   }
-  output[p - 1] = 93; // the last comma: ]
+  output[e - 1 + shift] = 93; // the last newline: ]
   runFlags = flags;
-  outLength = p - o;
+  outLength = e - s + 1;
   return ok ? lines : -lines;
 }
 
