@@ -67,17 +67,21 @@ interface TurnRun {
   fsyncs?: number;
 }
 
-/** A fresh directory for JSONL session logs of the timing workloads (W2/W5 "with the JSONL log"). */
-function jsonlDir(): { path: (name: string) => string; remove: () => void } {
+/** A JSONL session log in a fresh directory, for the timing workloads run "with the JSONL log" (W2/W5). */
+async function jsonlSession(name: string): Promise<JsonlSession & { remove: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'dsh-bench-jsonl-'));
-  let n = 0;
-  return { path: (name) => join(dir, `${name}-${++n}.jsonl`), remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const session = await openJsonlSessionLog(join(dir, `${name}.jsonl`));
+  return { ...session, remove: async () => (await session.sink.close(), rmSync(dir, { recursive: true, force: true })) };
 }
 
-async function dshRun(script: ScriptedResponse[], opts: { concurrency?: number; chunkDelayMs?: (part: { type: string }) => number; jsonlPath?: string } = {}): Promise<TurnRun> {
-  // With `jsonlPath`: the session log is a JSONL file (group commit, fsync), and every body waits
-  // until its tool/call is durable. The sink is closed after the clock stops.
-  const jsonl = opts.jsonlPath ? await openJsonlSessionLog(opts.jsonlPath) : undefined;
+type JsonlSession = Awaited<ReturnType<typeof openJsonlSessionLog>>;
+
+async function dshRun(script: ScriptedResponse[], opts: { concurrency?: number; chunkDelayMs?: (part: { type: string }) => number; jsonl?: JsonlSession } = {}): Promise<TurnRun> {
+  // With `jsonl`: the session log is a JSONL file (group commit, fsync) that the turn appends to,
+  // as a session's next turn does, and every body waits until its tool/call is durable.
+  const jsonl = opts.jsonl;
+  if (jsonl) await jsonl.sink.flush(); // the previous turn's tail is not this turn's cost
+  const commitsBefore = jsonl?.sink.commits ?? 0;
   const rt = createRuntime({ tools: [sleepTool], concurrency: opts.concurrency, log: jsonl?.log });
   rt.hooks.on('tools/pre-execute', 'policy', allowPolicy);
   const resultAt: number[] = [];
@@ -97,8 +101,7 @@ async function dshRun(script: ScriptedResponse[], opts: { concurrency?: number; 
   const t0 = nowMs();
   const out = await rt.startTurn({ model, input: 'go', maxSteps: 4 }).done;
   const wallMs = nowMs() - t0;
-  const fsyncs = jsonl?.sink.commits;
-  await jsonl?.sink.close();
+  const fsyncs = jsonl ? jsonl.sink.commits - commitsBefore : undefined;
   if (out.outcome !== 'completed') throw new Error(`turn ended ${out.outcome}: ${out.error}`);
   const n = (script[0]!.toolCalls ?? []).length;
   return { wallMs, maxInFlight: p.maxInFlight, inOrder: order.length === n && order.every((x, i) => x === i), resultAt, startedAt: p.startedAt, settledAt: p.settledAt, t0, fsyncs };
@@ -159,9 +162,9 @@ export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Resul
   const reps = opts.quick ? 7 : 21;
   const ms = Array.from({ length: 16 }, () => 20);
   const script = sleeps(ms);
-  const files = jsonlDir();
+  const session = await jsonlSession('w2');
   await dshRun(script, { concurrency: 16 });
-  await dshRun(script, { concurrency: 16, jsonlPath: files.path('w2') });
+  await dshRun(script, { concurrency: 16, jsonl: session });
   await floorRun(ms, 16);
   await skeletonRun(16, 20);
   const walls: number[] = [];
@@ -175,7 +178,7 @@ export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Resul
   let maxInFlight = 0;
   let inOrder = true;
   for (let r = 0; r < reps; r++) {
-    const withLog = await dshRun(script, { concurrency: 16, jsonlPath: files.path('w2') });
+    const withLog = await dshRun(script, { concurrency: 16, jsonl: session });
     jsonlWalls.push(withLog.wallMs);
     jsonlFirstBody.push(withLog.startedAt[0]! - withLog.t0);
     jsonlFsyncs.push(withLog.fsyncs!);
@@ -194,7 +197,7 @@ export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Resul
     inOrder &&= f.inOrder;
     skeletonWalls.push(await skeletonRun(16, 20));
   }
-  files.remove();
+  await session.remove();
   return {
     jsonl: { wall: median(jsonlWalls) / 20, toFirstBodyMs: median(jsonlFirstBody), fsyncsPerTurn: median(jsonlFsyncs), inOrder: jsonlInOrder },
     result: { wallOverIdeal: median(walls) / 20, maxInFlight, inOrder },
@@ -255,13 +258,13 @@ export async function runW5(opts: { quick: boolean }): Promise<{ result: W5Resul
   const idealMs = Math.max(...ms.map((m, k) => gap * (k + 1) + m));
   const noOverlapMs = gap * ms.length + Math.max(...ms);
   const walls: number[] = [];
-  const files = jsonlDir();
+  const session = await jsonlSession('w5');
   const jsonl: TurnRun[] = [];
   for (let r = 0; r < reps; r++) {
     walls.push((await dshRun(script, { chunkDelayMs })).wallMs);
-    jsonl.push(await dshRun(script, { chunkDelayMs, jsonlPath: files.path('w5') }));
+    jsonl.push(await dshRun(script, { chunkDelayMs, jsonl: session }));
   }
-  files.remove();
+  await session.remove();
   return {
     result: { wallMs: median(walls), idealMs, noOverlapMs },
     reps,
