@@ -74,9 +74,9 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   if (want('w2')) {
     log('W2 parallel efficiency');
-    const { result, floorWallOverIdeal, skeletonWallOverIdeal, breakdown, reps } = await runW2({ quick });
+    const { result, floorWallOverIdeal, skeletonWallOverIdeal, breakdown, reps, jsonl } = await runW2({ quick });
     results.w2 = result;
-    notes.w2 = { reps, floorWallOverIdeal, skeletonWallOverIdeal, breakdown };
+    notes.w2 = { reps, floorWallOverIdeal, skeletonWallOverIdeal, breakdown, jsonl };
   }
   if (want('w3')) {
     log('W3 commit lag under skew');
@@ -92,9 +92,9 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   if (want('w5')) {
     log('W5 streaming dispatch');
-    const { result, reps } = await runW5({ quick });
+    const { result, reps, jsonl } = await runW5({ quick });
     results.w5 = result;
-    notes.w5 = { reps };
+    notes.w5 = { reps, jsonl };
   }
   if (want('w6')) {
     log('W6 JSONL log');

@@ -1,6 +1,6 @@
 /** The results file's shape (issue 4) and the markdown table printed from it. */
 import type { W1Detail, W1Result } from '../workloads/w1.js';
-import type { W2Breakdown, W2Result, W3Result, W5Result } from '../workloads/timing.js';
+import type { JsonlTiming, W2Breakdown, W2Result, W3Result, W5Result } from '../workloads/timing.js';
 import type { W4Detail, W4Result } from '../workloads/w4.js';
 import type { W6Detail, W6Result } from '../workloads/w6.js';
 import type { W8Detail, W8Result } from '../workloads/w8.js';
@@ -26,10 +26,10 @@ export interface Notes {
   mode: string;
   seconds?: number;
   w1?: W1Detail;
-  w2?: { reps: number; floorWallOverIdeal: number; skeletonWallOverIdeal: number; breakdown: W2Breakdown };
+  w2?: { reps: number; floorWallOverIdeal: number; skeletonWallOverIdeal: number; breakdown: W2Breakdown; jsonl?: JsonlTiming };
   w3?: { reps: number; worstMs: number };
   w4?: W4Detail;
-  w5?: { reps: number };
+  w5?: { reps: number; jsonl?: JsonlTiming };
   w6?: W6Detail;
   w7?: { baselineRssMiB: number; peakRssMiB: number; pageStoreBytes?: number } | { notMeasured: string };
   w8?: W8Detail | { notMeasured: string };
@@ -65,6 +65,10 @@ export function renderTable(r: Results, notes: Notes): string {
     const ok = r.w2.wallOverIdeal <= 1.05 && r.w2.inOrder && r.w2.maxInFlight === 16;
     rows.push(['W2', 'wall ÷ 20 ms; max in flight; in order', `${f(r.w2.wallOverIdeal, 3)}; ${r.w2.maxInFlight}; ${r.w2.inOrder ? 'yes' : 'no'}`, '≤ 1.05, 16, in order', yes(ok), notes.w2 ? `floor ${f(notes.w2.floorWallOverIdeal, 3)}; XState actor-per-call skeleton (one batch, no steps/stages/log) ${f(notes.w2.skeletonWallOverIdeal, 3)}` : '']);
   }
+  const jw2 = notes.w2?.jsonl;
+  if (r.w2 && jw2) {
+    rows.push(['W2 JSONL', 'the same, session log in a JSONL file (fsync; bodies wait for their tool/call to be durable)', `${f(jw2.wall, 3)}; ${jw2.inOrder ? '16; yes' : 'no'}`, '—', '', `in-memory log ${f(r.w2.wallOverIdeal, 3)} (×${f(jw2.wall / r.w2.wallOverIdeal, 3)}); first body ${f(jw2.toFirstBodyMs, 2)} ms after the turn (in-memory ${f(notes.w2!.breakdown.toFirstBodyMs, 2)}); ${f(jw2.fsyncsPerTurn, 0)} fsyncs per turn`]);
+  }
   if (r.w3) {
     rows.push(['W3', 'commit lag (median of per-run max); in order', `${f(r.w3.commitLagMs, 2)} ms; ${r.w3.inOrder ? 'yes' : 'no'}`, '≤ 1 ms, in order', yes(r.w3.commitLagMs <= 1 && r.w3.inOrder), notes.w3 ? `worst run ${f(notes.w3.worstMs, 2)} ms` : '']);
   }
@@ -76,6 +80,11 @@ export function renderTable(r: Results, notes: Notes): string {
   if (r.w5) {
     const over = r.w5.wallMs / r.w5.idealMs - 1;
     rows.push(['W5', 'wall vs ideal vs no overlap', `${f(r.w5.wallMs, 0)} / ${f(r.w5.idealMs, 0)} / ${f(r.w5.noOverlapMs, 0)} ms (${over >= 0 ? '+' : ''}${f(over * 100, 1)} %)`, 'within 5 % of ideal', yes(over <= 0.05), '']);
+    const jw5 = notes.w5?.jsonl;
+    if (jw5) {
+      const jover = jw5.wall / r.w5.idealMs - 1;
+      rows.push(['W5 JSONL', 'the same, session log in a JSONL file (fsync; bodies wait for their tool/call to be durable)', `${f(jw5.wall, 0)} ms (${jover >= 0 ? '+' : ''}${f(jover * 100, 1)} %)${jw5.inOrder ? '' : '; out of order'}`, '—', '', `in-memory log ${f(r.w5.wallMs, 0)} ms; first body ${f(jw5.toFirstBodyMs, 1)} ms after the turn; ${f(jw5.fsyncsPerTurn, 0)} fsyncs per turn`]);
+    }
   }
   if (r.w6) {
     const d = notes.w6;

@@ -2,7 +2,11 @@
  * W2 parallel efficiency, W3 commit lag under skew, W5 streaming dispatch: real timers, tools that
  * sleep with setTimeout, wall-clock from `startTurn` to `done`.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { z } from 'zod';
+import { openJsonlSessionLog } from '../../src/adapters/log/jsonlLog.js';
 import { scriptedModel, type ScriptedResponse } from '../../src/adapters/model/scriptedModel.js';
 import type { LogEvent } from '../../src/protocol/index.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
@@ -59,10 +63,26 @@ interface TurnRun {
   settledAt: number[];
   /** nowMs() when the turn was started. */
   t0: number;
+  /** With a JSONL log: write+fsync groups during the turn. */
+  fsyncs?: number;
 }
 
-async function dshRun(script: ScriptedResponse[], opts: { concurrency?: number; chunkDelayMs?: (part: { type: string }) => number } = {}): Promise<TurnRun> {
-  const rt = createRuntime({ tools: [sleepTool], concurrency: opts.concurrency });
+/** A JSONL session log in a fresh directory, for the timing workloads run "with the JSONL log" (W2/W5). */
+async function jsonlSession(name: string): Promise<JsonlSession & { remove: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-bench-jsonl-'));
+  const session = await openJsonlSessionLog(join(dir, `${name}.jsonl`));
+  return { ...session, remove: async () => (await session.sink.close(), rmSync(dir, { recursive: true, force: true })) };
+}
+
+type JsonlSession = Awaited<ReturnType<typeof openJsonlSessionLog>>;
+
+async function dshRun(script: ScriptedResponse[], opts: { concurrency?: number; chunkDelayMs?: (part: { type: string }) => number; jsonl?: JsonlSession } = {}): Promise<TurnRun> {
+  // With `jsonl`: the session log is a JSONL file (group commit, fsync) that the turn appends to,
+  // as a session's next turn does, and every body waits until its tool/call is durable.
+  const jsonl = opts.jsonl;
+  if (jsonl) await jsonl.sink.flush(); // the previous turn's tail is not this turn's cost
+  const commitsBefore = jsonl?.sink.commits ?? 0;
+  const rt = createRuntime({ tools: [sleepTool], concurrency: opts.concurrency, log: jsonl?.log });
   rt.hooks.on('tools/pre-execute', 'policy', allowPolicy);
   const resultAt: number[] = [];
   const order: number[] = [];
@@ -81,9 +101,10 @@ async function dshRun(script: ScriptedResponse[], opts: { concurrency?: number; 
   const t0 = nowMs();
   const out = await rt.startTurn({ model, input: 'go', maxSteps: 4 }).done;
   const wallMs = nowMs() - t0;
+  const fsyncs = jsonl ? jsonl.sink.commits - commitsBefore : undefined;
   if (out.outcome !== 'completed') throw new Error(`turn ended ${out.outcome}: ${out.error}`);
   const n = (script[0]!.toolCalls ?? []).length;
-  return { wallMs, maxInFlight: p.maxInFlight, inOrder: order.length === n && order.every((x, i) => x === i), resultAt, startedAt: p.startedAt, settledAt: p.settledAt, t0 };
+  return { wallMs, maxInFlight: p.maxInFlight, inOrder: order.length === n && order.every((x, i) => x === i), resultAt, startedAt: p.startedAt, settledAt: p.settledAt, t0, fsyncs };
 }
 
 async function floorRun(ms: readonly number[], concurrency: number): Promise<{ wallMs: number; inOrder: boolean }> {
@@ -118,6 +139,18 @@ export interface W2Breakdown {
   tailMs: number;
 }
 
+/**
+ * A timing workload run with the session log in a JSONL file (fsync on): `wall` in the unit of
+ * the workload's own figure (W2: ÷ 20 ms; W5: ms), the first body's start after the turn's, the
+ * write+fsync groups per turn, and whether results were in order (W2: and 16 bodies in flight).
+ */
+export interface JsonlTiming {
+  wall: number;
+  toFirstBodyMs: number;
+  fsyncsPerTurn: number;
+  inOrder: boolean;
+}
+
 export interface W2Result {
   wallOverIdeal: number;
   maxInFlight: number;
@@ -125,20 +158,31 @@ export interface W2Result {
 }
 
 /** W2: 16 concurrency-safe tools sleeping 20 ms (concurrency limit 16). */
-export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Result; floorWallOverIdeal: number; skeletonWallOverIdeal: number; breakdown: W2Breakdown; reps: number }> {
+export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Result; floorWallOverIdeal: number; skeletonWallOverIdeal: number; breakdown: W2Breakdown; reps: number; jsonl: JsonlTiming }> {
   const reps = opts.quick ? 7 : 21;
   const ms = Array.from({ length: 16 }, () => 20);
   const script = sleeps(ms);
+  const session = await jsonlSession('w2');
   await dshRun(script, { concurrency: 16 });
+  await dshRun(script, { concurrency: 16, jsonl: session });
   await floorRun(ms, 16);
   await skeletonRun(16, 20);
   const walls: number[] = [];
   const floorWalls: number[] = [];
   const skeletonWalls: number[] = [];
   const parts: Record<keyof W2Breakdown, number[]> = { toFirstBodyMs: [], dispatchSpreadMs: [], lastBodyOverMs: [], tailMs: [] };
+  const jsonlWalls: number[] = [];
+  const jsonlFirstBody: number[] = [];
+  const jsonlFsyncs: number[] = [];
+  let jsonlInOrder = true;
   let maxInFlight = 0;
   let inOrder = true;
   for (let r = 0; r < reps; r++) {
+    const withLog = await dshRun(script, { concurrency: 16, jsonl: session });
+    jsonlWalls.push(withLog.wallMs);
+    jsonlFirstBody.push(withLog.startedAt[0]! - withLog.t0);
+    jsonlFsyncs.push(withLog.fsyncs!);
+    jsonlInOrder &&= withLog.inOrder && withLog.maxInFlight === 16;
     const run = await dshRun(script, { concurrency: 16 });
     walls.push(run.wallMs);
     const last = run.startedAt.length - 1;
@@ -153,7 +197,9 @@ export async function runW2(opts: { quick: boolean }): Promise<{ result: W2Resul
     inOrder &&= f.inOrder;
     skeletonWalls.push(await skeletonRun(16, 20));
   }
+  await session.remove();
   return {
+    jsonl: { wall: median(jsonlWalls) / 20, toFirstBodyMs: median(jsonlFirstBody), fsyncsPerTurn: median(jsonlFsyncs), inOrder: jsonlInOrder },
     result: { wallOverIdeal: median(walls) / 20, maxInFlight, inOrder },
     floorWallOverIdeal: median(floorWalls) / 20,
     skeletonWallOverIdeal: median(skeletonWalls) / 20,
@@ -201,7 +247,7 @@ export interface W5Result {
 }
 
 /** W5: 8 calls streamed 50 ms apart; call 0 takes 300 ms, the rest 10 ms. */
-export async function runW5(opts: { quick: boolean }): Promise<{ result: W5Result; reps: number }> {
+export async function runW5(opts: { quick: boolean }): Promise<{ result: W5Result; reps: number; jsonl: JsonlTiming }> {
   const reps = opts.quick ? 3 : 7;
   const gap = 50;
   const ms = [300, 10, 10, 10, 10, 10, 10, 10];
@@ -212,6 +258,21 @@ export async function runW5(opts: { quick: boolean }): Promise<{ result: W5Resul
   const idealMs = Math.max(...ms.map((m, k) => gap * (k + 1) + m));
   const noOverlapMs = gap * ms.length + Math.max(...ms);
   const walls: number[] = [];
-  for (let r = 0; r < reps; r++) walls.push((await dshRun(script, { chunkDelayMs })).wallMs);
-  return { result: { wallMs: median(walls), idealMs, noOverlapMs }, reps };
+  const session = await jsonlSession('w5');
+  const jsonl: TurnRun[] = [];
+  for (let r = 0; r < reps; r++) {
+    walls.push((await dshRun(script, { chunkDelayMs })).wallMs);
+    jsonl.push(await dshRun(script, { chunkDelayMs, jsonl: session }));
+  }
+  await session.remove();
+  return {
+    result: { wallMs: median(walls), idealMs, noOverlapMs },
+    reps,
+    jsonl: {
+      wall: median(jsonl.map((t) => t.wallMs)),
+      toFirstBodyMs: median(jsonl.map((t) => t.startedAt[0]! - t.t0)),
+      fsyncsPerTurn: median(jsonl.map((t) => t.fsyncs!)),
+      inOrder: jsonl.every((t) => t.inOrder),
+    },
+  };
 }

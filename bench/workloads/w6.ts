@@ -6,6 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checksumHex, crc32cOfUtf8 } from '../../src/adapters/log/crc32c.js';
 import { createJsonlLogSink, replayJsonlLog } from '../../src/adapters/log/jsonlLog.js';
 import type { LogEvent } from '../../src/protocol/index.js';
 import { nowMs } from '../lib/stats.js';
@@ -59,12 +60,15 @@ export interface W6Detail {
   parseOnlyEventsPerSec: number;
 }
 
-/** The least any replay of the file must do: read it and JSON.parse every line. Returns the line count. */
+/**
+ * The least any replay of the file must do: read it and JSON.parse every line's event (after its
+ * 9-byte checksum prefix, which is not checked here). Returns the line count.
+ */
 async function parseEveryLine(path: string): Promise<number> {
   const text = (await readFile(path)).toString('latin1'); // the bench's log is ASCII
   let lines = 0;
   for (let start = 0, nl = text.indexOf('\n'); nl !== -1; start = nl + 1, nl = text.indexOf('\n', start)) {
-    JSON.parse(text.slice(start, nl));
+    JSON.parse(text.slice(start + 9, nl));
     lines++;
   }
   return lines;
@@ -101,7 +105,11 @@ export async function runW6(opts: { quick: boolean; log: (s: string) => void }):
     const out = createWriteStream(replayPath);
     let chunk: string[] = [];
     for (let t = 0, seq = 1; t < replayTurns; t++, seq += PER_TURN) {
-      for (const e of turnEvents(t + 1, seq)) chunk.push(JSON.stringify(e));
+      // As the sink writes them: the line's CRC-32C, a space, the event's JSON.
+      for (const e of turnEvents(t + 1, seq)) {
+        const json = JSON.stringify(e);
+        chunk.push(`${checksumHex(crc32cOfUtf8(json))} ${json}`);
+      }
       if (chunk.length >= 20_000 || t === replayTurns - 1) {
         if (!out.write(chunk.join('\n') + '\n')) await new Promise<void>((r) => out.once('drain', () => r()));
         chunk = [];

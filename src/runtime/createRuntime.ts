@@ -10,6 +10,7 @@ import { systemClock, type Clock } from './clock.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName, type ListenerOptions } from './hooks.js';
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
+import { dispatchWhenDurable } from './durableDispatch.js';
 import { compactAndMeasure, defaultCompactor, type Compactor } from './compaction.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
 import type { ModelCallOptions } from '../../machines/modelCallOptions.js';
@@ -88,8 +89,9 @@ export function createRuntime(options: RuntimeOptions = {}) {
       appliesTo: (draft) => mayExceed(draft.content, maxInlineBytes),
     });
   }
-  // A spilled result carries its preview and locator, never the full text (see spilledResult.ts).
-  const pipeline = withSpilledValuesDropped(createCallPipeline({
+  // A spilled result carries its preview and locator, never the full text (see spilledResult.ts);
+  // bodies wait until their tool/call is durable (a no-op for the in-memory log).
+  const pipeline = withSpilledValuesDropped(dispatchWhenDurable(createCallPipeline({
     tools,
     hooks,
     guards,
@@ -99,7 +101,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     argLimits: { ...defaultArgLimits, ...options.argLimits },
     approval: options.approval,
     context: freeze(structuredClone(options.context ?? {}), true),
-  }));
+  }), log));
 
   /** Runs one call outside any turn: `tool/call` is appended before it runs, `tool/result` after. */
   function runCall(request: ToolCallRequest, at: { index?: number; turnId?: string; stepIndex?: number } = {}): CallHandle {

@@ -41,7 +41,18 @@ describe('dsh command', () => {
     appendFileSync(file, '\n');
     const bad = await run('log', file);
     expect(bad.code).toBe(1);
-    expect(bad.err).toMatch(/torn\.jsonl:\d+: INVALID_JSON/);
+    expect(bad.err).toMatch(/torn\.jsonl:\d+: MISSING_CHECKSUM/);
+    // One flipped bit in line 3 of a good log.
+    const flipped = join(dir, 'flipped.jsonl');
+    await run('tour', '--log', flipped);
+    const bytes = readFileSync(flipped);
+    const endOfLine2 = bytes.indexOf(10, bytes.indexOf(10) + 1);
+    bytes[endOfLine2 + 30]! ^= 0x04;
+    writeFileSync(flipped, bytes);
+    const flip = await run('log', flipped);
+    expect(flip.code).toBe(1);
+    expect(flip.err).toMatch(/flipped\.jsonl:3: CHECKSUM_MISMATCH: the line says [0-9a-f]{8}, its content has [0-9a-f]{8}/);
+    expect(flip.out.split('\n')).toHaveLength(2); // lines 1 and 2 were printed
     expect((await run('log', join(dir, 'missing.jsonl'))).err).toMatch(/no such file/);
     const unknown = await run('frobnicate');
     expect(unknown.code).toBe(2);

@@ -2,21 +2,31 @@
  * The session log on disk, for Node: an append-only JSONL file (one event per line) with group
  * commit, and a streaming replay that validates every line.
  *
+ * A line is `<crc> <json>\n`: the CRC-32C of the JSON's UTF-8 bytes as 8 lowercase hex digits
+ * (crc32c.ts), a space, the event's JSON. Replay verifies it first, so a flipped bit anywhere in
+ * a line (its checksum included) is reported with the line's number. Lines written before lines
+ * had checksums start with `{`; they replay as before, but only before the first line with one.
+ *
  * Group commit: `write` only buffers the event's line. At a commit point (by default a
  * `tool/result`, `step/end` or `turn/end`, or when the buffer grows large) the buffered lines are
  * written and fsynced in one go. While one write+fsync is in flight, later lines gather in the
  * buffer and go out together with the next one, so a burst of commit points costs one fsync, not
  * one each, and the session never waits for the disk. A line is committed only with its newline:
  * a crash mid-write leaves at most a torn last line, which replay reports (and can cut off).
+ *
+ * `whenDurable(seq)` asks for a commit on the next turn of the event loop: the runtime awaits it
+ * before a tool body runs (see src/runtime/durableDispatch.ts), so every call's `tool/call` is on
+ * disk before its side effects can start; calls dispatched together share one write+fsync.
  */
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { closeSync, createReadStream, fsync, openSync, write } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
 import { LogEventSchema, type LogEvent, type LogEventType } from '../../protocol/index.js';
 import type { Clock } from '../../runtime/clock.js';
 import { createMemoryLog, type LogSink, type SessionLog } from '../../runtime/log/sessionLog.js';
-import { REPLAY_WORKER_SOURCE, RUN_ARRAY, RUN_ASCII, RUN_FIELDS, type ReplayWorkerData, type ReplayWorkerMessage } from './jsonlLogWorker.js';
+import { checksumHex, crc32c, crc32cOfUtf8, parseChecksum } from './crc32c.js';
+import { REPLAY_WORKER_SOURCE, RUN_ARRAY, RUN_ASCII, RUN_CHECKSUMMED, RUN_FIELDS, RUN_UNCHECKSUMMED, type ReplayWorkerData, type ReplayWorkerMessage } from './jsonlLogWorker.js';
 
 /** Event types after which buffered lines are made durable, unless told otherwise. */
 export const DEFAULT_COMMIT_ON: readonly LogEventType[] = ['tool/result', 'step/end', 'turn/end'];
@@ -43,6 +53,12 @@ export interface JsonlLogSink extends LogSink {
   readonly commits: number;
   /** Makes every event written so far durable; rejects if the file could not be written. */
   flush(): Promise<void>;
+  /**
+   * Undefined when event `seq` is already durable; otherwise starts a commit (unless one is in
+   * flight: then the next group takes it) and resolves once the event is durable. The runtime
+   * waits on it before a tool body runs, so the call's `tool/call` is on disk first.
+   */
+  whenDurable(seq: number): Promise<void> | undefined;
   /** Flushes, then closes the file. Later writes throw. */
   close(): Promise<void>;
 }
@@ -61,6 +77,7 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
   let commits = 0;
   let inFlight = false;
   let commitWanted = false;
+  let durableSoon = false; // a commit for whenDurable is scheduled
   let closed = false;
   let fdClosed = false;
   let failure: Error | undefined;
@@ -129,6 +146,25 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
     });
   }
 
+  function whenDurable(seq: number): Promise<void> | undefined {
+    if (failure) return Promise.reject(failure);
+    // A seq this sink never wrote came from the file itself (a resumed session's replay): durable.
+    const target = Math.min(seq, lastSeq);
+    if (target <= durableSeq) return undefined;
+    return new Promise((resolve, reject) => {
+      waiters.push({ seq: target, resolve, reject });
+      // The commit starts on the next turn of the event loop, not now: calls dispatched in the
+      // same burst (a parallel group, parts of one model stream) then share one write+fsync.
+      if (!durableSoon) {
+        durableSoon = true;
+        setImmediate(() => {
+          durableSoon = false;
+          requestCommit();
+        });
+      }
+    });
+  }
+
   return {
     path: options.path,
     get durableSeq() {
@@ -140,13 +176,15 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
     write(event: LogEvent) {
       if (closed) throw new Error(`jsonl log ${options.path} is closed`);
       if (failure) return; // Reported once through onError; flush/close reject with it.
-      const line = JSON.stringify(event) + '\n';
+      const json = JSON.stringify(event);
+      const line = `${checksumHex(crc32cOfUtf8(json))} ${json}\n`;
       buffer.push(line);
       bufferedChars += line.length;
       lastSeq = event.seq;
       if (commitOn.has(event.type) || bufferedChars >= maxBuffer) requestCommit();
     },
     flush,
+    whenDurable,
     async close() {
       if (closed) return;
       closed = true;
@@ -160,7 +198,15 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
   };
 }
 
-export type JsonlLogErrorCode = 'INVALID_JSON' | 'INVALID_EVENT' | 'SEQ_GAP';
+/**
+ * Why a line cannot be replayed. `MALFORMED_LINE`: it starts with neither `{` nor a checksum (8
+ * lowercase hex digits and a space); `CHECKSUM_MISMATCH`: the checksum is not that of the rest of
+ * the line (a flipped bit, a torn write followed by appends, an edit); `MISSING_CHECKSUM`: a line
+ * without one after a line with one; `INVALID_UTF8`: bytes that are not UTF-8 (never replaced by
+ * U+FFFD); `INVALID_JSON`; `INVALID_EVENT`: not a log event, or one with a key the schema does
+ * not know (never dropped); `SEQ_GAP`.
+ */
+export type JsonlLogErrorCode = 'MALFORMED_LINE' | 'CHECKSUM_MISMATCH' | 'MISSING_CHECKSUM' | 'INVALID_UTF8' | 'INVALID_JSON' | 'INVALID_EVENT' | 'SEQ_GAP';
 
 /** A log file that cannot be replayed as it is: which line, and why. */
 export class JsonlLogError extends Error {
@@ -205,9 +251,10 @@ export interface ReplayOptions {
   parallelChunking?: Partial<Omit<ReplayWorkerData, 'fd'>> & { aloneReadBytes?: number };
   /**
    * @internal Filled in by a replay with the worker (for tests): runs parsed as arrays, runs parsed
-   * line by line, whether the worker failed, the byte at which it started reading.
+   * line by line, whether the worker failed, the byte at which it started reading, and the time
+   * (ms) this thread waited for the worker's blocks.
    */
-  parallelStats?: { arrayRuns: number; lineRuns: number; workerFailed: boolean; workerStart?: number };
+  parallelStats?: { arrayRuns: number; lineRuns: number; workerFailed: boolean; workerStart?: number; waitMs?: number };
 }
 
 export interface ReplayResult {
@@ -395,6 +442,40 @@ function fastAccepts(value: unknown): value is LogEvent {
   return fast !== undefined && fast(value);
 }
 
+/**
+ * Where zod's output differs from the parsed line, described for an error message (undefined
+ * when it does not): the log's schemas have no defaults or transforms, so in practice a key zod
+ * dropped because the schema does not know it (an own `__proto__` key included).
+ */
+function firstChange(input: unknown, output: unknown, path: string): string | undefined {
+  if (input === output) return undefined;
+  const at = (key: string | number) => (path ? `${path}.${key}` : String(key));
+  if (typeof input !== 'object' || input === null || typeof output !== 'object' || output === null) {
+    return Object.is(input, output) ? undefined : `${path || '(root)'}: the schema would change this value (it is reported, not changed)`;
+  }
+  if (Array.isArray(input) !== Array.isArray(output)) return `${path || '(root)'}: the schema would change this value (it is reported, not changed)`;
+  if (Array.isArray(input)) {
+    const out = output as unknown[];
+    if (out.length !== input.length) return `${path || '(root)'}: the schema would change this array (it is reported, not changed)`;
+    for (let i = 0; i < input.length; i++) {
+      const d = firstChange(input[i], out[i], at(i));
+      if (d !== undefined) return d;
+    }
+    return undefined;
+  }
+  const inObj = input as Record<string, unknown>;
+  const outObj = output as Record<string, unknown>;
+  for (const key of Object.keys(inObj)) {
+    if (!hasOwn.call(outObj, key)) return `${at(key)}: unknown key ${JSON.stringify(key)} (it is reported, not dropped)`;
+    const d = firstChange(inObj[key], outObj[key], at(key));
+    if (d !== undefined) return d;
+  }
+  for (const key of Object.keys(outObj)) {
+    if (!hasOwn.call(inObj, key)) return `${at(key)}: missing, and the schema would add it (it is reported, not added)`;
+  }
+  return undefined;
+}
+
 /** Files at least this large are replayed with a reader thread (see `ReplayOptions.parallelMinBytes`). */
 export const DEFAULT_PARALLEL_MIN_BYTES = 32 << 20;
 
@@ -402,14 +483,16 @@ export const DEFAULT_PARALLEL_MIN_BYTES = 32 << 20;
 const WORKER_SETUP: Omit<ReplayWorkerData, 'fd'> = { blockBytes: 4 << 20, firstBlockBytes: 256 << 10, runBytes: 64 << 10, slots: 4 };
 
 /**
- * Streams a JSONL log, validating each line against `LogEventSchema` and checking that `seq`
- * runs on without gaps, and calls `onEvent` for each event in order. A torn last line is reported
- * in the result (and cut off with `repair`); any other bad line throws a `JsonlLogError`.
+ * Streams a JSONL log, checking each line's checksum (a line without one only before the first
+ * line with one) and that its bytes are UTF-8, validating it against `LogEventSchema` (a key the
+ * schema would drop is reported, not dropped) and checking that `seq` runs on without gaps, and
+ * calls `onEvent` for each event in order. A torn last line is reported in the result (and cut
+ * off with `repair`); any other bad line throws a `JsonlLogError` naming it.
  *
  * A large file (`parallelMinBytes`) is read by a worker thread (see jsonlLogWorker.ts) that cuts
- * it into runs of lines and proves, for each run, that the run parsed as one JSON array gives the
- * lines' values, one per line; this thread then parses such a run with one `JSON.parse` instead of
- * one per line. The rest is the same either way: each value is validated and its `seq` checked
+ * it into runs of lines, checks every line's checksum and proves, for each run, that the run parsed
+ * as one JSON array gives the lines' values, one per line; this thread then parses such a run with
+ * one `JSON.parse` instead of one per line. The rest is the same either way: each value is validated and its `seq` checked
  * here, in file order, before `onEvent` sees it; and a run the worker does not vouch for (or
  * whose array does not parse) goes line by line, so errors, their lines and their messages are
  * those of the line-by-line replay. If the worker cannot start or fails, this thread carries on
@@ -421,6 +504,9 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
   let line = 0;
   let consumed = 0; // bytes of complete lines
 
+  /** Whether a line with a checksum has been replayed: from then on every line must have one. */
+  let checksummed = false;
+
   /** Validates the value of line `line`, checks its `seq`, and hands the event on. */
   const accept = (value: unknown) => {
     let event: LogEvent;
@@ -431,6 +517,9 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
         const issue = parsed.error.issues[0];
         throw new JsonlLogError('INVALID_EVENT', path, line, `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
       }
+      // zod drops keys it does not know (`__proto__` included): the line is reported instead.
+      const changed = firstChange(value, parsed.data, '');
+      if (changed !== undefined) throw new JsonlLogError('INVALID_EVENT', path, line, changed);
       event = parsed.data;
     }
     if (event.seq !== expected) throw new JsonlLogError('SEQ_GAP', path, line, `expected seq ${expected}, found ${event.seq}`);
@@ -438,22 +527,54 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
     onEvent(event);
   };
 
-  const take = (text: string) => {
+  /**
+   * Replays line `line + 1`, bytes [s, e) of `buf` (without its newline). `text`, when given, is
+   * the same bytes from `base` on as a string (an ASCII read, decoded once); `utf8` says that
+   * the bytes are known to be valid UTF-8.
+   */
+  const take = (buf: Buffer, s: number, e: number, text: string | undefined, base: number, utf8: boolean) => {
     line++;
-    if (text.length === 0) return; // a blank line carries nothing; line numbers stay true
+    if (s === e) return; // a blank line carries nothing; line numbers stay true
+    let from = s;
+    if (buf[s] === 123) {
+      // `{`: a line written before lines had checksums; only such lines may precede it.
+      if (checksummed) throw new JsonlLogError('MISSING_CHECKSUM', path, line, 'a line without a checksum after lines with one (a line written by hand, or damaged)');
+    } else {
+      const want = e - s > 9 && buf[s + 8] === 32 ? parseChecksum(buf, s) : -1;
+      if (want < 0) throw new JsonlLogError('MALFORMED_LINE', path, line, `a line starts with a checksum (8 lowercase hex digits and a space) or, written before checksums, with "{"; this one starts ${JSON.stringify(buf.toString('latin1', s, Math.min(e, s + 12)))}`);
+      const got = crc32c(buf, s + 9, e);
+      if (got !== want) {
+        throw new JsonlLogError('CHECKSUM_MISMATCH', path, line, `the line says ${checksumHex(want)}, its content has ${checksumHex(got)} (a damaged line, or a torn write followed by appends: a log must be repaired before appending)`);
+      }
+      from = s + 9;
+      checksummed = true;
+    }
+    let json: string;
+    if (text !== undefined) json = text.slice(from - base, e - base);
+    else {
+      if (!utf8 && !isUtf8(buf.subarray(from, e))) throw new JsonlLogError('INVALID_UTF8', path, line, 'bytes that are not UTF-8 (they are not replaced: the line is reported)');
+      json = buf.toString('utf8', from, e);
+    }
     let value: unknown;
     try {
-      value = JSON.parse(text);
-    } catch (e) {
-      throw new JsonlLogError('INVALID_JSON', path, line, `${(e as Error).message} (a torn write followed by appends? a log must be repaired before appending)`);
+      value = JSON.parse(json);
+    } catch (err) {
+      throw new JsonlLogError('INVALID_JSON', path, line, `${(err as Error).message} (a torn write followed by appends? a log must be repaired before appending)`);
     }
     accept(value);
   };
 
-  const takeLines = (text: string) => {
-    let start = 0;
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      take(text.slice(start, nl));
+  /** Replays the whole lines in bytes [from, to) of `buf` (`to` is just past a newline). */
+  const takeLines = (buf: Buffer, from: number, to: number) => {
+    const bytes = buf.subarray(from, to);
+    // ASCII bytes decode to the same string either way: latin1 just copies them, where UTF-8
+    // decoding costs about twice as much, and a log is mostly ASCII. Each line is then a slice.
+    const ascii = isAscii(bytes);
+    const text = ascii ? buf.toString('latin1', from, to) : undefined;
+    const utf8 = ascii || isUtf8(bytes);
+    for (let start = from; start < to; ) {
+      const nl = buf.indexOf(10, start);
+      take(buf, start, nl, text, from, utf8);
       start = nl + 1;
     }
   };
@@ -486,7 +607,7 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
         carry = [];
         carryBytes = 0;
         consumed += joined.length;
-        takeLines(joined.toString('utf8'));
+        takeLines(joined, 0, joined.length);
         from = first + 1;
       }
       const last = read.lastIndexOf(10);
@@ -497,10 +618,7 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
       }
       if (last < from) continue;
       consumed += last + 1 - from;
-      const lines = read.subarray(from, last + 1);
-      // ASCII bytes decode to the same string either way: latin1 just copies them, where UTF-8
-      // decoding costs about twice as much, and a log is mostly ASCII.
-      takeLines(lines.toString(isAscii(lines) ? 'latin1' : 'utf8'));
+      takeLines(read, from, last + 1);
       if (stop?.()) {
         stream.destroy();
         return -1;
@@ -550,7 +668,11 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
       if (ready) worker.postMessage({ start: consumed });
       if (stats) stats.workerStart = consumed;
       for (;;) {
-        while (inbox.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+        if (inbox.length === 0) {
+          const w0 = stats ? performance.now() : 0;
+          while (inbox.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+          if (stats) stats.waitMs = (stats.waitMs ?? 0) + performance.now() - w0;
+        }
         const m = inbox.shift()!;
         if (m.type === 'error' || (m.type === 'end' && m.bytes !== consumed)) {
           if (stats) stats.workerFailed = true;
@@ -562,12 +684,14 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
         for (let r = 0; r < runs.length; r += RUN_FIELDS) {
           const start = runs[r]!;
           const end = runs[r + 1]!;
-          const encoding = runs[r + 4]! & RUN_ASCII ? 'latin1' : 'utf8';
+          const flags = runs[r + 4]!;
           let values: unknown;
-          if (runs[r + 4]! & RUN_ARRAY) {
+          // The worker checked every line's checksum (and UTF-8) before offering the array; a run
+          // with a line without one, after lines with one, goes line by line for its error.
+          if (flags & RUN_ARRAY && !(checksummed && flags & RUN_UNCHECKSUMMED)) {
             const at = cap + runs[r + 2]!;
             try {
-              values = JSON.parse(buf.toString(encoding, at, at + end - start + 1));
+              values = JSON.parse(buf.toString(flags & RUN_ASCII ? 'latin1' : 'utf8', at, at + runs[r + 5]!));
             } catch {
               // Not valid JSON somewhere: line by line, for the error.
             }
@@ -577,9 +701,10 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
               line++;
               accept(values[i]);
             }
+            if (flags & RUN_CHECKSUMMED) checksummed = true;
             if (stats) stats.arrayRuns++;
           } else {
-            takeLines(buf.toString(encoding, start, end));
+            takeLines(buf, start, end);
             if (stats) stats.lineRuns++;
           }
           consumed += end - start;

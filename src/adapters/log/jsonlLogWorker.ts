@@ -4,17 +4,21 @@
  * replaying thread with ONE `JSON.parse` of the run as an array instead of one per line.
  *
  * Why it pays: per-line `JSON.parse` calls are most of a replay's cost, and one call over
- * `[line1,line2,…]` costs noticeably less for the same objects. But the array is the same as the
- * lines only when every line is a JSON value of its own: a line cut inside an object or a string
+ * `[line1,line2,…]` costs noticeably less for the same objects. The worker also checks each
+ * line's checksum (CRC-32C, see crc32c.ts) and that its bytes are UTF-8, so that this costs the
+ * replaying thread nothing: a run is offered as an array only when every line's checksum is right
+ * (or, for a log written before checksums, the line has none and follows none that had one).
+ * But the array is the same as the lines only when every line is a JSON value of its own: a line cut inside an object or a string
  * would be glued to the next one by the comma and parse where the line alone does not. The worker
  * proves that it is not so, without parsing: a line passes when, scanned from its first byte,
  * its brackets never close more than they opened and are all closed at its end, outside any
  * string (a string is tracked by its quotes and backslash escapes), it has no comma outside them
  * (two values on one line) and it is not empty. If the array then parses (valid JSON), each comma
  * put in place of a newline sits between two values of the array, so its elements are exactly the
- * lines' values, in order, one per line (the replaying thread also checks there are as many). A
- * run with a line that does not pass (a torn or glued line, a blank line, …) is not offered as an
- * array: the replaying thread parses it line by line, as always, which is also where every error
+ * lines' values, in order, one per line (the replaying thread also checks there are as many). In
+ * the array each line's checksum is overwritten with spaces (JSON whitespace), so a run is still
+ * copied in one go. A run with a line that does not pass (a torn or glued line, a blank line, a
+ * wrong checksum, bytes that are not UTF-8, …) is not offered as an array: the replaying thread parses it line by line, as always, which is also where every error
  * message comes from.
  *
  * The worker never parses or validates an event: all of that (and every verdict) stays on the
@@ -30,20 +34,25 @@
  * output area from `cap` on (the runs as arrays). A buffer is transferred (moved, not copied) with
  * its block and comes back with the release. Worker → main, in order:
  *   { type: 'block', slot, buffer, cap, bytes, runs }  the input area holds `bytes` bytes of whole
- *        lines; `runs` is flat: for each run [inStart, inEnd, outStart, lines, flags] (flags: 1 =
- *        the array form is in the output area at outStart, inEnd - inStart + 1 bytes long;
- *        2 = ASCII). The main thread hands the buffer back with { release: slot, buffer, cap }.
+ *        lines; `runs` is flat: for each run [inStart, inEnd, outStart, lines, flags, outLength]
+ *        (flags: 1 = the array form is in the output area at outStart, outLength bytes long;
+ *        2 = ASCII; 4 = some line has a checksum; 8 = some line has none). The main thread
+ *        hands the buffer back with { release: slot, buffer, cap }.
  *   { type: 'end', bytes, tornBytes }  end of file: `bytes` of whole lines in the file, and how many
  *        bytes of an unterminated last line follow them.
  *   { type: 'error', message }  reading failed; the main thread carries on without the worker.
  * The fd belongs to the main thread, which closes it; the worker only reads it at explicit positions.
  */
 
+import { CRC32C_SOURCE } from './crc32c.js';
+
 /** Flags of a run (see the protocol above). */
 export const RUN_ARRAY = 1;
 export const RUN_ASCII = 2;
+export const RUN_CHECKSUMMED = 4;
+export const RUN_UNCHECKSUMMED = 8;
 /** Numbers per run in a block's `runs`. */
-export const RUN_FIELDS = 5;
+export const RUN_FIELDS = 6;
 
 export interface ReplayWorkerData {
   fd: number;
@@ -69,7 +78,8 @@ export type ReplayWorkerMessage =
 export const REPLAY_WORKER_SOURCE = String.raw`'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
 const { readSync } = require('node:fs');
-const { isAscii } = require('node:buffer');
+const { isAscii, isUtf8 } = require('node:buffer');
+${CRC32C_SOURCE}
 
 const blockBytes = Math.max(1024, workerData.blockBytes);
 const firstBlockBytes = Math.max(1, workerData.firstBlockBytes);
@@ -95,56 +105,77 @@ parentPort.on('message', (m) => {
 });
 const acquire = () => (free.length ? Promise.resolve(free.shift()) : new Promise((r) => { wake = r; }).then(() => free.shift()));
 
-/**
- * The index of the quote that closes the string whose first character is at input[i], or
- * -1 - (index of a newline inside it) (no JSON string holds one), or -1 - e.
- */
+/** The index of the quote that closes the string whose first character is at input[i], or -1 (none before e). */
 function stringEnd(input, i, e) {
   for (; i < e; i++) {
     const d = input[i];
-    if (d > 92) continue; // most letters: not one of the three below
+    if (d > 92) continue; // most letters: not one of the two below
     if (d === 34) return i; // "
-    if (d === 92) { // \ escapes the next character, unless that is the newline
-      if (input[i + 1] === 10) return -2 - i;
-      i++;
-    } else if (d === 10) return -1 - i;
+    if (d === 92) i++; // \ escapes the next character
   }
-  return -1 - e;
+  return -1;
 }
 
+/** Whether input[s, e) (one line, without its newline) is one JSON value as far as brackets, strings and commas tell. */
+function oneValue(input, s, e) {
+  if (s >= e) return false;
+  let depth = 0;
+  for (let i = s; i < e; i++) {
+    const c = input[i];
+    if (c === 34) {
+      i = stringEnd(input, i + 1, e);
+      if (i < 0) return false; // the line ends inside a string
+    } else if (c === 123 || c === 91) depth++;
+    else if (c === 125 || c === 93) { if (--depth < 0) return false; }
+    else if (c === 44) { if (depth === 0) return false; } // two values on one line
+  }
+  return depth === 0;
+}
+
+// What toArray found besides the line count: the run's flags and the array's length in bytes.
+let runFlags = 0;
+let outLength = 0;
+
 /**
- * Copies input[s, e) (whole lines) to output[o] as '[' + lines joined by ',' + ']' and returns how
- * many lines it holds, negated when some line does not pass (then the output is not to be used).
+ * Copies input[s, e) (whole lines) to output[o] as '[' + lines joined by ',' + ']', each line's
+ * checksum overwritten with spaces (JSON whitespace), and returns how many lines it holds, negated
+ * when some line does not pass (then the output is not to be used). \`checksummed\`: a line before
+ * this run had a checksum. Sets runFlags (without ASCII) and outLength.
  */
-function toArray(input, output, s, e, o) {
+function toArray(input, output, s, e, o, checksummed) {
   output[o] = 91; // [
   output.set(input.subarray(s, e), o + 1);
   const shift = o + 1 - s;
   let lines = 0;
   let ok = true;
-  let depth = 0;
-  let start = s;
-  for (let i = s; i < e; i++) {
-    const c = input[i];
-    if (c === 34) {
-      const end = stringEnd(input, i + 1, e);
-      if (end >= 0) i = end;
-      else { // an unterminated string: the line ends inside it
-        ok = false;
-        i = -2 - end; // the newline is seen next
+  let flags = 0;
+  let summed = checksummed;
+  for (let ls = s; ls < e; ) {
+    const le = input.indexOf(10, ls);
+    lines++;
+    if (ok) {
+      let js = ls;
+      if (input[ls] === 123) { // { : written before checksums; none may have come before it
+        flags |= ${RUN_UNCHECKSUMMED};
+        if (summed) ok = false;
+      } else {
+        const want = le - ls > 9 && input[ls + 8] === 32 ? parseChecksum(input, ls) : -1;
+        if (want < 0 || crc32c(input, ls + 9, le) !== want) ok = false;
+        else {
+          js = ls + 9;
+          flags |= ${RUN_CHECKSUMMED};
+          summed = true;
+          for (let k = ls + shift; k < js + shift; k++) output[k] = 32; // the checksum becomes JSON whitespace
+        }
       }
-    } else if (c === 123 || c === 91) depth++;
-    else if (c === 125 || c === 93) { if (--depth < 0) ok = false; }
-    else if (c === 44) { if (depth === 0) ok = false; } // two values on one line
-    else if (c === 10) {
-      if (depth !== 0 || i === start) ok = false;
-      depth = 0;
-      lines++;
-      start = i + 1;
-      output[i + shift] = 44; // ,
+      if (ok && !oneValue(input, js, le)) ok = false;
+      output[le + shift] = 44; // ,
     }
+    ls = le + 1;
   }
   output[e - 1 + shift] = 93; // the last newline: ]
+  runFlags = flags;
+  outLength = e - s + 1;
   return ok ? lines : -lines;
 }
 
@@ -154,11 +185,12 @@ function toArray(input, output, s, e, o) {
  * meanwhile, so this costs nothing there.)
  */
 function warmUp() {
-  const line = Buffer.from('{"type":"tool/result","seq":12,"s":"a\\"b\\\\c\\n d","o":{"x":[1,{"k":"v"}],"y":null}}\n', 'latin1');
+  const json = Buffer.from('{"type":"tool/result","seq":12,"s":"a\\"b\\\\c\\n d","o":{"x":[1,{"k":"v"}],"y":null}}', 'latin1');
+  const line = Buffer.concat([Buffer.from(crc32c(json, 0, json.length).toString(16).padStart(8, '0') + ' ', 'latin1'), json, Buffer.from('\n', 'latin1')]);
   const input = Buffer.alloc(line.length * 600);
   for (let o = 0; o < input.length; o += line.length) line.copy(input, o);
   const output = Buffer.alloc(input.length + 16);
-  for (let i = 0; i < 60; i++) toArray(input, output, 0, input.length, 0);
+  for (let i = 0; i < 60; i++) toArray(input, output, 0, input.length, 0, false);
 }
 
 async function main() {
@@ -167,6 +199,7 @@ async function main() {
   let want = Math.min(firstBlockBytes, blockBytes);
   let carry = Buffer.alloc(0); // the unterminated end of the last block
   let total = position; // the file's bytes of whole lines so far (the main thread did those before position)
+  let checksummed = false; // a line read by this worker had a checksum (the main thread tracks the lines before)
   for (let block = 0; ; block++) {
     if (block === failAfter) throw new Error('failing as asked (failAfter)');
     const id = await acquire();
@@ -205,10 +238,15 @@ async function main() {
     for (let s = 0; s < bytes; ) {
       let e = s + runBytes >= bytes ? bytes : slot.input.indexOf(10, s + runBytes - 1) + 1;
       if (e <= s) e = bytes;
-      const lines = toArray(slot.input, slot.output, s, e, o);
-      const flags = (lines > 0 ? ${RUN_ARRAY} : 0) | (isAscii(slot.input.subarray(s, e)) ? ${RUN_ASCII} : 0);
-      runs.push(s, e, o, lines < 0 ? -lines : lines, flags);
-      o += e - s + 1;
+      const lines = toArray(slot.input, slot.output, s, e, o, checksummed);
+      const bytesOfRun = slot.input.subarray(s, e);
+      const ascii = isAscii(bytesOfRun);
+      // Bytes that are not UTF-8 would decode to U+FFFD: line by line, where they are reported.
+      const array = lines > 0 && (ascii || isUtf8(bytesOfRun));
+      const flags = runFlags | (array ? ${RUN_ARRAY} : 0) | (ascii ? ${RUN_ASCII} : 0);
+      if (runFlags & ${RUN_CHECKSUMMED}) checksummed = true;
+      runs.push(s, e, o, lines < 0 ? -lines : lines, flags, outLength);
+      o += outLength;
       s = e;
     }
     total += bytes;

@@ -16,11 +16,23 @@ export interface SessionLog {
   readonly lastSeq: number;
   /** Called synchronously after each append; returns an unsubscribe function. */
   subscribe(listener: (event: LogEvent) => void): () => void;
+  /**
+   * Present only when the log persists events (its sink has `whenDurable`): resolves once every
+   * event up to `seq` is durable (rejects if it cannot be made so); undefined when it already is.
+   * A log without it is durable as soon as an event is appended (the in-memory log).
+   */
+  readonly whenDurable?: (seq: number) => Promise<void> | undefined;
 }
 
 /** Something that persists appended events (a JSONL file, IndexedDB, a server). */
 export interface LogSink {
   write(event: LogEvent): void;
+  /**
+   * Resolves once every event up to `seq` written so far is durable, starting a commit if need be
+   * (rejects if it cannot be made so); undefined when it already is. Without it, a write counts
+   * as durable at once.
+   */
+  whenDurable?(seq: number): Promise<void> | undefined;
 }
 
 /** Browser-safe in-memory log. Events are frozen (shallowly: results inside are already deep-frozen). */
@@ -67,5 +79,7 @@ export function createMemoryLog(options: { clock?: Clock; sink?: LogSink; initia
       return () => listeners.delete(listener);
     },
   };
+  const sink = options.sink;
+  if (sink?.whenDurable) return Object.assign(log, { whenDurable: (seq: number) => sink.whenDurable!(seq) });
   return log;
 }

@@ -10,6 +10,7 @@ import {
   replayJsonlLog,
   validateLogEvent,
 } from '../../../src/adapters/log/jsonlLog.js';
+import { crc32c } from '../../../src/adapters/log/crc32c.js';
 import { LogEventSchema, type NewLogEvent } from '../../../src/protocol/index.js';
 import { ManualClock } from '../../../src/runtime/clock.js';
 import { createMemoryLog } from '../../../src/runtime/log/sessionLog.js';
@@ -59,6 +60,29 @@ describe('JSONL session log', () => {
     const text = await readFile(path, 'utf8');
     expect(text.endsWith('\n')).toBe(true);
     expect(text.trimEnd().split('\n')).toHaveLength(9);
+    // Each line: its CRC-32C (8 lowercase hex digits), a space, the event's JSON.
+    for (const line of text.trimEnd().split('\n')) {
+      const [, crc, json] = /^([0-9a-f]{8}) (\{.*\})$/.exec(line)!;
+      expect(parseInt(crc!, 16)).toBe(crc32c(Buffer.from(json!, 'utf8')));
+    }
+  });
+
+  it('a log written before lines had checksums still replays, and resuming it appends lines with checksums', async () => {
+    const path = await logPath();
+    const old = createMemoryLog({ clock: new ManualClock(5) });
+    for (const e of turnEvents()) old.append(e);
+    await writeFile(path, old.events().map((e) => JSON.stringify(e) + '\n').join(''));
+    expect((await readJsonlLog(path)).events).toEqual(old.events());
+
+    const resumed = await openJsonlSessionLog(path);
+    for (const e of turnEvents('turn-2')) resumed.log.append(e);
+    await resumed.sink.close();
+    const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
+    expect(lines.map((l) => l[0] === '{')).toEqual([...Array(9).fill(true), ...Array(9).fill(false)]);
+    expect((await readJsonlLog(path)).lastSeq).toBe(18);
+    // The other way round (a line without a checksum after lines with one) is reported.
+    await appendFile(path, JSON.stringify({ type: 'turn/start', turnId: 't3', input: 'x', seq: 19, time: 0 }) + '\n');
+    await expect(readJsonlLog(path)).rejects.toMatchObject({ code: 'MISSING_CHECKSUM', line: 19 });
   });
 
   it('group commit: a burst of commit points shares write+fsync groups, and flush makes everything durable', async () => {
@@ -77,6 +101,23 @@ describe('JSONL session log', () => {
     expect(sink.durableSeq).toBe(451);
     expect(() => sink.write(log.events().at(-1)!)).toThrow(/closed/);
     expect((await readJsonlLog(path)).lastSeq).toBe(451);
+  });
+
+  it('whenDurable: undefined once an event is durable, else starts a commit and resolves when it is; a resumed log\'s replayed events are durable', async () => {
+    const path = await logPath();
+    const first = await openJsonlSessionLog(path);
+    first.log.append({ type: 'turn/start', turnId: 't', input: 'go' }); // not a commit point
+    expect(first.sink.durableSeq).toBe(0);
+    const wait = first.log.whenDurable!(1);
+    expect(wait).toBeInstanceOf(Promise);
+    await wait;
+    expect(first.sink.durableSeq).toBe(1);
+    expect((await readJsonlLog(path)).lastSeq).toBe(1);
+    expect(first.log.whenDurable!(1)).toBeUndefined();
+    await first.sink.close();
+    const second = await openJsonlSessionLog(path);
+    expect(second.log.whenDurable!(second.log.lastSeq)).toBeUndefined();
+    await second.sink.close();
   });
 
   it('a torn last line is reported, not thrown; the events before it are replayed; repair cuts it off', async () => {
@@ -124,6 +165,8 @@ describe('JSONL session log', () => {
     await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0}\n{"type":"tool/result","seq":2,"time":0}\n');
     await expect(readJsonlLog(path)).rejects.toMatchObject({ code: 'INVALID_EVENT', line: 2 });
     await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0}\nnot json\n{}\n');
+    await expect(readJsonlLog(path)).rejects.toMatchObject({ code: 'MALFORMED_LINE', line: 2 });
+    await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0}\n{not json\n{}\n');
     await expect(readJsonlLog(path)).rejects.toMatchObject({ code: 'INVALID_JSON', line: 2 });
   });
 
@@ -244,11 +287,15 @@ describe('replay validation', () => {
     );
   });
 
-  it('replays what zod would return: unknown keys are stripped; a number JSON cannot hold is an invalid event', async () => {
+  it('reports what zod would drop (an unknown key, an own __proto__ key) instead of dropping it; a number JSON cannot hold is an invalid event', async () => {
     const path = await logPath();
     await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0,"extra":{"a":1}}\n');
-    const { events } = await readJsonlLog(path);
-    expect(events).toStrictEqual([{ type: 'turn/start', turnId: 't', input: 'x', seq: 1, time: 0 }]);
+    await expect(readJsonlLog(path)).rejects.toThrow(/:1: INVALID_EVENT: extra: unknown key "extra"/);
+    await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0,"__proto__":{"a":1}}\n');
+    await expect(readJsonlLog(path)).rejects.toThrow(/:1: INVALID_EVENT: __proto__: unknown key "__proto__"/);
+    const nested = { type: 'tool/result', callId: 'c', toolName: 't', sourceEventSeqs: [1], result: { callId: 'c', toolName: 't', isError: false, content: '', metadata: {}, sneaky: 1 }, seq: 1, time: 0 };
+    await writeFile(path, JSON.stringify(nested) + '\n');
+    await expect(readJsonlLog(path)).rejects.toThrow(/:1: INVALID_EVENT: result\.sneaky: unknown key "sneaky"/);
     await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":1e400}\n');
     await expect(readJsonlLog(path)).rejects.toMatchObject({ code: 'INVALID_EVENT', line: 1 });
     await writeFile(path, '{"type":"turn/start","turnId":"t","input":"x","seq":1,"time":0}\n{"type":"step/start","turnId":"t","stepIndex":-1,"seq":2,"time":0}\n');
@@ -288,6 +335,6 @@ describe('replay of a large log', () => {
     expect(bad.length).toBeGreaterThan(3001);
     bad[3000] = bad[3000]!.replace('"kind":"text"', '"kind":"speech"');
     await writeFile(path, bad.join('\n'));
-    await expect(replayJsonlLog(path, () => undefined)).rejects.toMatchObject({ code: 'INVALID_EVENT', line: 3001 });
+    await expect(replayJsonlLog(path, () => undefined)).rejects.toMatchObject({ code: 'CHECKSUM_MISMATCH', line: 3001 });
   });
 });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { checksumHex, crc32cOfUtf8 } from '../../../src/adapters/log/crc32c.js';
 import { JsonlLogError, replayJsonlLog, type ReplayOptions } from '../../../src/adapters/log/jsonlLog.js';
 import { LogEventSchema } from '../../../src/protocol/index.js';
 import { tempDir } from '../workspaceFixture.js';
@@ -21,8 +22,14 @@ import { tempDir } from '../workspaceFixture.js';
  */
 const SMALL = { blockBytes: 4096, firstBlockBytes: 300, runBytes: 700, slots: 2, aloneReadBytes: 0 };
 
-/** Valid events, as the lines a sink writes: ASCII and not, short and long, nested inputs. */
-function eventLines(count: number, firstSeq = 1): string[] {
+/** A line as the sink writes it: the JSON's CRC-32C, a space, the JSON. */
+const checksummed = (json: string) => `${checksumHex(crc32cOfUtf8(json))} ${json}`;
+
+/**
+ * Valid events, as the lines a sink writes (`legacy`: as it wrote them before lines had
+ * checksums): ASCII and not, short and long, nested inputs.
+ */
+function eventLines(count: number, firstSeq = 1, legacy = false): string[] {
   const lines: string[] = [];
   for (let i = 0; i < count; i++) {
     const seq = firstSeq + i;
@@ -60,7 +67,7 @@ function eventLines(count: number, firstSeq = 1): string[] {
     }
     const line = JSON.stringify({ ...event, seq, time: 1_764_000_000_000 + seq });
     expect(LogEventSchema.safeParse(JSON.parse(line)).success).toBe(true);
-    lines.push(line);
+    lines.push(legacy ? line : checksummed(line));
   }
   return lines;
 }
@@ -103,7 +110,8 @@ describe('parallel replay (reader thread)', () => {
   it('gives the same events and result as the line-by-line replay, across blocks, runs and lines longer than a block', async () => {
     const lines = eventLines(600);
     lines.splice(100, 0, ''); // a blank line: nothing, but it counts
-    lines[200] += '\r'; // CRLF: JSON whitespace either way
+    lines[200] += ' '; // JSON whitespace, inside the checksum
+    lines[200] = checksummed(lines[200]!.slice(9));
     const path = await writeLog(lines.join('\n') + '\n');
     const { outcome: o, stats } = await bothWays(path);
     expect(o).toMatchObject({ ok: true, result: { events: 600, lastSeq: 600 } });
@@ -137,31 +145,65 @@ describe('parallel replay (reader thread)', () => {
   });
 
   it('reports the same error, line and message after the same events, for every kind of bad line', async () => {
-    const base = eventLines(400);
     const at = 250; // index of the line made bad (line 251)
-    const cases: Array<[string, (lines: string[]) => void, string]> = [
-      ['not JSON', (l) => (l[at] = 'not json'), 'INVALID_JSON'],
-      ['whitespace only', (l) => (l[at] = '   '), 'INVALID_JSON'],
-      ['a torn write followed by appends', (l) => (l[at] = l[at]!.slice(0, 40) + l[at + 1]!), 'INVALID_JSON'],
-      ['not a log event', (l) => (l[at] = l[at]!.replace(/"seq":\d+/, '"seq":"x"')), 'INVALID_EVENT'],
-      ['a seq gap', (l) => l.splice(at, 1), 'SEQ_GAP'],
-      ['two events on one line', (l) => l.splice(at, 2, `${l[at]},${l[at + 1]}`), 'INVALID_JSON'],
-      ['an event cut inside a string', (l) => l.splice(at, 1, ...l[at]!.split(/(?<="turnId":"tu)/)), 'INVALID_JSON'],
-      ['an escape before the newline', (l) => (l[at] = l[at]!.replace('"type"', '"ty\\\n') + l[at + 1]), 'INVALID_JSON'],
-      ['a byte-order mark', (l) => (l[0] = '\uFEFF' + l[0]), 'INVALID_JSON'],
+    /** [name, corruption, code with checksums, code in a log written before them]. */
+    const cases: Array<[string, (lines: string[]) => void, string, string]> = [
+      ['not JSON', (l) => (l[at] = 'not json'), 'MALFORMED_LINE', 'MALFORMED_LINE'],
+      ['whitespace only', (l) => (l[at] = '   '), 'MALFORMED_LINE', 'MALFORMED_LINE'],
+      ['a torn write followed by appends', (l) => (l[at] = l[at]!.slice(0, 40) + l[at + 1]!), 'CHECKSUM_MISMATCH', 'INVALID_JSON'],
+      ['not a log event', (l) => (l[at] = l[at]!.replace(/"seq":\d+/, '"seq":"x"')), 'CHECKSUM_MISMATCH', 'INVALID_EVENT'],
+      ['a seq gap', (l) => l.splice(at, 1), 'SEQ_GAP', 'SEQ_GAP'],
+      ['two events on one line', (l) => l.splice(at, 2, `${l[at]},${l[at + 1]}`), 'CHECKSUM_MISMATCH', 'INVALID_JSON'],
+      ['an event cut inside a string', (l) => l.splice(at, 1, ...l[at]!.split(/(?<="turnId":"tu)/)), 'CHECKSUM_MISMATCH', 'INVALID_JSON'],
+      ['an escape before the newline', (l) => (l[at] = l[at]!.replace('"type"', '"ty\\\n') + l[at + 1]), 'CHECKSUM_MISMATCH', 'INVALID_JSON'],
+      ['a byte-order mark', (l) => (l[0] = '\uFEFF' + l[0]), 'MALFORMED_LINE', 'MALFORMED_LINE'],
+      ['an upper-case checksum', (l) => (l[at] = l[at]!.replace(/^[0-9a-f]{8}/, (h) => (/[a-f]/.test(h) ? h.toUpperCase() : `A${h.slice(1)}`))), 'MALFORMED_LINE', 'MALFORMED_LINE'],
+      ['a right checksum of a changed line', (l) => (l[at] = checksummed(l[at]!.slice(l[at]!.indexOf('{')).replace(/"seq":\d+/, '"seq":"x"'))), 'INVALID_EVENT', 'INVALID_EVENT'],
+      ['an unknown key under a right checksum', (l) => (l[at] = checksummed(l[at]!.slice(l[at]!.indexOf('{')).replace(/}$/, ',"extra":1}'))), 'INVALID_EVENT', 'INVALID_EVENT'],
     ];
-    for (const [name, corrupt, code] of cases) {
-      const lines = [...base];
-      corrupt(lines);
-      const { outcome: o } = await bothWays(await writeLog(lines.join('\n') + '\n'));
-      expect(o, name).toMatchObject({ ok: false, code });
+    for (const legacy of [false, true]) {
+      const base = eventLines(400, 1, legacy);
+      for (const [name, corrupt, code, legacyCode] of cases) {
+        if (legacy && name === 'an upper-case checksum') continue;
+        const lines = [...base];
+        corrupt(lines);
+        const { outcome: o } = await bothWays(await writeLog(lines.join('\n') + '\n'));
+        expect(o, `${name}${legacy ? ' (before checksums)' : ''}`).toMatchObject({ ok: false, code: legacy ? legacyCode : code });
+      }
     }
+  });
+
+  it('lines without checksums replay when no line with one came before; after one they are reported', async () => {
+    // A log written before checksums, resumed (appended to) since: its old lines, then new ones.
+    const mixed = [...eventLines(150, 1, true), ...eventLines(150, 151)];
+    const { outcome: ok, stats } = await bothWays(await writeLog(mixed.join('\n') + '\n'));
+    expect(ok).toMatchObject({ ok: true, result: { events: 300 } });
+    expect(stats.arrayRuns).toBeGreaterThan(10);
+    const wrongWay = [...eventLines(150), ...eventLines(150, 151, true)];
+    const { outcome: bad } = await bothWays(await writeLog(wrongWay.join('\n') + '\n'));
+    expect(bad).toMatchObject({ ok: false, code: 'MISSING_CHECKSUM', line: 151 });
+  });
+
+  it('bytes that are not UTF-8 are reported with their line, never decoded to U+FFFD, even under a right checksum', async () => {
+    const lines = eventLines(300).map((l) => Buffer.from(l + '\n'));
+    const json = Buffer.from('{"type":"turn/start","turnId":"t","input":"caf\u00e9","seq":201,"time":0}');
+    const bad = Buffer.from(json.toString('latin1').replace('\u00c3\u00a9', '\u00e9'), 'latin1'); // a lone 0xE9 byte
+    expect(bad.length).toBe(json.length - 1);
+    const { crc32c } = await import('../../../src/adapters/log/crc32c.js');
+    lines[200] = Buffer.concat([Buffer.from(`${checksumHex(crc32c(bad))} `), bad, Buffer.from('\n')]);
+    const { outcome: o } = await bothWays(await writeLog(Buffer.concat(lines)));
+    expect(o).toMatchObject({ ok: false, code: 'INVALID_UTF8', line: 201 });
+    expect(o.events).toHaveLength(200);
+    const legacy = eventLines(300, 1, true).map((l) => Buffer.from(l + '\n'));
+    legacy[200] = Buffer.concat([bad, Buffer.from('\n')]);
+    expect((await bothWays(await writeLog(Buffer.concat(legacy)))).outcome).toMatchObject({ ok: false, code: 'INVALID_UTF8', line: 201 });
   });
 
   it('a file whose lines, glued by commas, would parse into as many valid events still fails on its first bad line', async () => {
     // Line 102 is event 102 cut inside its nested `input` (before `,[2,…`), line 103 the rest of it;
     // line 104 holds events 103 and 104. As one array they are exactly events 102–104, in order.
-    const lines = eventLines(200);
+    // (Lines without checksums: with them, each of these lines fails its checksum anyway.)
+    const lines = eventLines(200, 1, true);
     const cut = lines[101]!.indexOf(',[2,');
     expect(lines[101]!.includes('"type":"tool/call"') && cut > 0).toBe(true);
     lines.splice(101, 3, lines[101]!.slice(0, cut), lines[101]!.slice(cut + 1), `${lines[102]},${lines[103]}`);
