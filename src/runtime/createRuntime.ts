@@ -77,6 +77,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
       appliesTo: (draft) => mayExceed(draft.content, maxInlineBytes),
     });
   }
+  const argLimits: ArgLimits = { ...defaultArgLimits, ...options.argLimits };
   const pipeline = createCallPipeline({
     tools,
     hooks,
@@ -84,7 +85,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     log,
     clock,
     limits,
-    argLimits: { ...defaultArgLimits, ...options.argLimits },
+    argLimits,
     approval: options.approval,
     context: freeze(structuredClone(options.context ?? {}), true),
   });
@@ -134,8 +135,9 @@ export function createRuntime(options: RuntimeOptions = {}) {
     retryPolicy: options.retryPolicy,
     compact:
       options.compact ??
-      (({ log: l, turnId, system }) => compactAndMeasure(l, options.compactor ?? defaultCompactor, { turnId, system }).shrank),
+      (({ log: l, turnId, system }) => compactAndMeasure(l, options.compactor ?? defaultCompactor, { turnId, system, argLimits }).shrank),
     newTurnId: options.newTurnId ?? (() => `turn-${++turns}`),
+    argLimits,
   });
 
   return {

@@ -8,6 +8,7 @@ import { createActor, toPromise, type ActorRefFrom, type InspectionEvent } from 
 import type { CallPipeline } from '../../machines/callPipeline.js';
 import type { RequestErrorDecision, StepDeps } from '../../machines/step.js';
 import { turnMachine, type TurnOutput } from '../../machines/turn.js';
+import type { ArgLimits } from './args.js';
 import type { Clock } from './clock.js';
 import type { AnyTool } from './defineTool.js';
 import type { SessionLog } from './log/sessionLog.js';
@@ -39,7 +40,7 @@ export interface TurnHandle {
 }
 
 /** Compacts the model's view of the log; returns true only when the projected prompt shrank. */
-export type CompactFn = (ctx: { log: SessionLog; turnId: string; system?: string }) => boolean;
+export type CompactFn = (ctx: { log: SessionLog; turnId: string; system?: string; argLimits?: ArgLimits }) => boolean;
 
 export interface TurnRunnerDeps {
   log: SessionLog;
@@ -50,6 +51,8 @@ export interface TurnRunnerDeps {
   retryPolicy?: RequestRetryPolicy;
   compact: CompactFn;
   newTurnId: () => string;
+  /** Raw call arguments are parsed for the prompt only within these limits (the validation limits). */
+  argLimits?: ArgLimits;
 }
 
 const schemaCache = new WeakMap<AnyTool, LanguageModelV3FunctionTool>();
@@ -96,7 +99,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       model: options.model,
       tools: deps.tools().map(toFunctionTool),
       concurrency: deps.concurrency,
-      prompt: () => projectPrompt(deps.log.events(), { system: options.system, turnId }),
+      prompt: () => projectPrompt(deps.log.events(), { system: options.system, turnId, argLimits: deps.argLimits }),
       onRequestError(error, attempt, compactions): RequestErrorDecision {
         const info = classifyRequestError(error, { signal: options.signal, now: deps.clock.now() });
         const d = policy.decide({ kind: info.kind, attempt, compactionsTried: compactions, retryAfterMs: info.retryAfterMs });
@@ -105,7 +108,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         if (d.action === 'compact') return { ...base, action: 'compact' };
         return { ...base, message: `${info.message} (${d.reason})`, action: 'give-up' };
       },
-      compact: () => deps.compact({ log: deps.log, turnId, system: options.system }),
+      compact: () => deps.compact({ log: deps.log, turnId, system: options.system, argLimits: deps.argLimits }),
     };
     const actor = createActor(turnMachine, {
       input: {
