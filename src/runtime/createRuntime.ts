@@ -1,5 +1,6 @@
 import { freeze } from 'immer';
 import { createActor, toPromise, type ActorRefFrom } from 'xstate';
+import { plannedMode } from '../../machines/commitGate.js';
 import { toolCallMachine } from '../../machines/toolCall.js';
 import type { PipelineLimits } from '../../machines/callPipeline.js';
 import { ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
@@ -102,7 +103,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
       toolName: request.toolName,
       input: request.input,
       index: where.index,
-      executionMode: prepared.ok ? prepared.prepared.view.executionMode : 'parallel',
+      executionMode: plannedMode(prepared),
     });
     const actor = createActor(toolCallMachine, { input: { request, where, pipeline, prepared }, clock });
     const result = toPromise(actor)
