@@ -108,6 +108,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         if (d.action === 'compact') return { ...base, action: 'compact' };
         return { ...base, message: `${info.message} (${d.reason})`, action: 'give-up' };
       },
+      maxAttempts: policy.maxAttempts,
       compact: () => deps.compact({ log: deps.log, turnId, system: options.system, argLimits: deps.argLimits }),
     };
     const actor = createActor(turnMachine, {
