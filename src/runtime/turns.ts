@@ -32,10 +32,14 @@ export interface TurnOptions {
 
 export interface TurnHandle {
   readonly turnId: string;
-  /** The running turn actor: subscribe for snapshots; children are the step, scheduler and calls. */
+  /**
+   * The turn actor: subscribe for snapshots; children are the step, scheduler and calls. A turn
+   * started while another runs is queued: its actor starts only when the turns before it have ended.
+   */
   readonly actor: ActorRefFrom<typeof turnMachine>;
   /** Settles after `turn/end` is in the log. Never rejects for tool or model failures. */
   readonly done: Promise<TurnOutput>;
+  /** Cancels the turn; a queued turn cancelled before it starts ends `cancelled` without a model request. */
   cancel(reason?: string): void;
 }
 
@@ -74,6 +78,17 @@ export function toFunctionTool(tool: AnyTool): LanguageModelV3FunctionTool {
 
 export function createTurnRunner(deps: TurnRunnerDeps) {
   const policy = deps.retryPolicy ?? createRequestRetryPolicy();
+
+  // One turn at a time per session (SPEC §8.16): a turn started while another runs is queued and
+  // begins once every turn before it has ended, so its prompt sees their results and the log never
+  // interleaves two turns. Only the queue of not-yet-started turns is kept: nothing per ended turn.
+  let running = false;
+  const waiting: Array<() => void> = [];
+  const beginNext = () => {
+    const begin = waiting.shift();
+    if (begin) begin();
+    else running = false;
+  };
 
   return function startTurn(options: TurnOptions): TurnHandle {
     const turnId = deps.newTurnId();
@@ -127,15 +142,29 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       inspect: options.inspect,
     });
     const done = toPromise(actor);
+    let started = false;
+    // A cancel (or abort) that came while the turn was queued: applied as it starts.
+    let cancelledEarly: { reason?: string } | undefined;
     const cancel = (reason?: string) => {
-      if (actor.getSnapshot().status === 'active') actor.send({ type: 'CANCEL', reason });
+      if (!started) cancelledEarly ??= { reason };
+      else if (actor.getSnapshot().status === 'active') actor.send({ type: 'CANCEL', reason });
     };
-    actor.start();
-    // An already-aborted signal cancels before the first request (SPEC §8.9): no model call at all.
-    if (options.signal?.aborted) cancel('aborted');
+    options.signal?.addEventListener('abort', () => cancel('aborted'), { once: true });
+    const begin = () => {
+      started = true;
+      actor.start();
+      // Cancelled before it began (an already-aborted signal, SPEC §8.9, or a cancel while queued):
+      // `turn/start` and `turn/end` (cancelled), no model request at all.
+      if (options.signal?.aborted) cancelledEarly ??= { reason: 'aborted' };
+      if (cancelledEarly) actor.send({ type: 'CANCEL', reason: cancelledEarly.reason });
+      else actor.send({ type: 'START' });
+    };
+    // Whatever the outcome (even an actor that failed), the next queued turn begins after this one.
+    done.then(beginNext, beginNext);
+    if (running) waiting.push(begin);
     else {
-      options.signal?.addEventListener('abort', () => cancel('aborted'), { once: true });
-      actor.send({ type: 'START' });
+      running = true;
+      begin();
     }
     return { turnId, actor, done, cancel };
   };
