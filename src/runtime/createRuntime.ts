@@ -10,6 +10,7 @@ import { systemClock, type Clock } from './clock.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName, type ListenerOptions } from './hooks.js';
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
+import { createStepRoutedLog } from './log/stepRoutedLog.js';
 import { compactAndMeasure, defaultCompactor, type Compactor } from './compaction.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
 import { createTurnRunner, type CompactFn } from './turns.js';
@@ -65,6 +66,9 @@ export function crashedCallResult(request: ToolCallRequest, e: unknown): ToolRes
 export function createRuntime(options: RuntimeOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createMemoryLog({ clock });
+  // Everything the runtime appends goes through this view: an event of a step that has already
+  // ended (a crashed step's orphaned calls) becomes one LATE_EVENT_DISCARDED warning (SPEC §8.11).
+  const routedLog = createStepRoutedLog(log);
   const tools = new ToolRegistry(options.tools ?? []);
   const hooks = new HookRegistry();
   const guards = new GuardRegistry();
@@ -73,7 +77,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
   if (spillStore) {
     // Registered last so it spills what the model would see after every other listener's rewrite.
     const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
-    hooks.on('tools/post-execute', 'spill', spillPolicy({ store: spillStore, maxInlineBytes, log }), {
+    hooks.on('tools/post-execute', 'spill', spillPolicy({ store: spillStore, maxInlineBytes, log: routedLog }), {
       last: true,
       appliesTo: (draft) => mayExceed(draft.content, maxInlineBytes),
     });
@@ -83,7 +87,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     tools,
     hooks,
     guards,
-    log,
+    log: routedLog,
     clock,
     limits,
     argLimits,
@@ -95,7 +99,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
   function runCall(request: ToolCallRequest, at: { index?: number; turnId?: string; stepIndex?: number } = {}): CallHandle {
     const where = { index: at.index ?? 0, turnId: at.turnId, stepIndex: at.stepIndex };
     const prepared = pipeline.prepare(request, where);
-    const callEvent = log.append({
+    const callEvent = routedLog.append({
       type: 'tool/call',
       turnId: where.turnId,
       stepIndex: where.stepIndex,
@@ -109,7 +113,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     const result = toPromise(actor)
       .catch((e: unknown): ToolResult => crashedCallResult(request, e))
       .then((r) => {
-      log.append({
+      routedLog.append({
         type: 'tool/result',
         turnId: where.turnId,
         stepIndex: where.stepIndex,
@@ -128,7 +132,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
   let turns = log.events().filter((e) => e.type === 'turn/start').length;
   const concurrency = options.concurrency ?? 8;
   const startTurn = createTurnRunner({
-    log,
+    log: routedLog,
     pipeline,
     clock,
     concurrency,

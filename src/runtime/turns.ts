@@ -92,25 +92,11 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
 
   return function startTurn(options: TurnOptions): TurnHandle {
     const turnId = deps.newTurnId();
-    // Steps whose actor crashed: XState leaves a crashed actor's children running, so anything they
-    // would still append for that step is dropped (and noted) once the step has been closed.
-    const closedSteps = new Set<number>();
-    const stepLog: StepDeps['log'] = {
-      append(event) {
-        const stepIndex = 'stepIndex' in event ? event.stepIndex : undefined;
-        if (stepIndex === undefined || !closedSteps.has(stepIndex)) return deps.log.append(event);
-        return deps.log.append({
-          type: 'warning',
-          turnId,
-          code: 'LATE_EVENT_DISCARDED',
-          message: `a ${event.type} event for step ${stepIndex} arrived after that step crashed and was closed; it was discarded`,
-          data: { type: event.type, ...('callId' in event ? { callId: event.callId } : {}) },
-        });
-      },
-    };
     const stepDeps: StepDeps = {
       pipeline: deps.pipeline,
-      log: stepLog,
+      // XState leaves a crashed step's children running: the runtime's log is a step-routed view
+      // (log/stepRoutedLog.ts), so what they append once the step is closed does not land in it.
+      log: deps.log,
       model: options.model,
       tools: deps.tools().map(toFunctionTool),
       concurrency: deps.concurrency,
@@ -135,7 +121,6 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         closeCrashedStep: (id, stepIndex, error) => {
           // The turn itself is still running: it writes its own turn/end.
           closeOpenWork(deps.log, `the step running this call crashed (${String(error)})`, { turnId: id, stepIndex }, false);
-          closedSteps.add(stepIndex);
         },
       },
       clock: deps.clock,
