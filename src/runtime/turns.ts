@@ -4,7 +4,7 @@
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool } from '@ai-sdk/provider';
 import { z } from 'zod';
-import { createActor, toPromise, type ActorRefFrom, type InspectionEvent } from 'xstate';
+import { createActor, toPromise, type ActorRefFrom, type AnyActorRef, type InspectionEvent } from 'xstate';
 import type { CallPipeline } from '../../machines/callPipeline.js';
 import type { RequestErrorDecision, StepDeps } from '../../machines/step.js';
 import { turnMachine, type TurnOutput } from '../../machines/turn.js';
@@ -121,6 +121,12 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         closeCrashedStep: (id, stepIndex, error) => {
           // The turn itself is still running: it writes its own turn/end.
           closeOpenWork(deps.log, `the step running this call crashed (${String(error)})`, { turnId: id, stepIndex }, false);
+          // XState leaves a crashed actor's children running: cancel the step's scheduler so its calls
+          // stop (bodies aborted, pending approvals withdrawn, nothing new dispatched) now that their
+          // results can no longer reach the model. What they still log is routed (stepRoutedLog.ts).
+          const step = actor.getSnapshot().children.step as AnyActorRef | undefined;
+          const scheduler = step?.getSnapshot().children?.scheduler as AnyActorRef | undefined;
+          if (scheduler?.getSnapshot().status === 'active') scheduler.send({ type: 'CANCEL', reason: 'the step running this call crashed' });
         },
       },
       clock: deps.clock,

@@ -17,18 +17,31 @@ import { settle } from './settle.js';
 
 function crashingSetup() {
   const clock = new ManualClock();
-  const big = defineTool({
-    name: 'big',
-    input: z.object({ ms: z.number() }),
+  const trace: string[] = [];
+  // Finishes at once; a slow post-execute review then holds its result past the crash, so the
+  // spill (and the observers) run after the step was closed.
+  const big = defineTool({ name: 'big', input: z.object({}), isConcurrencySafe: () => true, execute: () => 'line of output\n'.repeat(100) });
+  const guarded = defineTool({
+    name: 'guarded',
+    input: z.object({}),
     isConcurrencySafe: () => true,
-    execute: async (a, exec) => {
-      await sleep(clock, a.ms, exec.signal);
-      return 'line of output\n'.repeat(100);
+    execute: () => {
+      trace.push('guarded ran');
+      return 'ran';
     },
   });
-  const guarded = defineTool({ name: 'guarded', input: z.object({}), isConcurrencySafe: () => true, execute: () => 'ran' });
+  const slow = defineTool({
+    name: 'slow',
+    input: z.object({}),
+    isConcurrencySafe: () => true,
+    execute: async (_a, exec) => {
+      await sleep(clock, 500, exec.signal);
+      trace.push('slow finished');
+      return 'slow done';
+    },
+  });
   const rt = createRuntime({
-    tools: [big, guarded],
+    tools: [big, guarded, slow],
     clock,
     maxInlineBytes: 200,
     approval: { request: (_req, signal) => sleep(clock, 100, signal).then((): ApprovalAnswer => 'allowed-once') },
@@ -41,14 +54,20 @@ function crashingSetup() {
     },
   });
   rt.hooks.on('tools/pre-execute', 'ask-for-guarded', (call, next) => (call.toolName === 'guarded' ? { kind: 'ask', reason: 'check' } : next()));
+  rt.hooks.on('tools/post-execute', 'slow-review', () => sleep(clock, 100).then(() => ({ kind: 'accept' as const })), { appliesTo: (_d, call) => call.toolName === 'big' });
   rt.hooks.on('tools/result', 'flaky-audit', () => {
     throw new Error('audit sink down');
   });
   const model = scriptedModel(
-    [{ toolCalls: [{ toolName: 'big', input: { ms: 100 } }, { toolName: 'guarded', input: {} }], streamError: { error: new Error('connection reset') } }],
+    [
+      {
+        toolCalls: [{ toolName: 'big', input: {} }, { toolName: 'guarded', input: {} }, { toolName: 'slow', input: {} }],
+        streamError: { error: new Error('connection reset') },
+      },
+    ],
     { clock },
   );
-  return { clock, rt, model };
+  return { clock, rt, model, trace };
 }
 
 const stepKey = (e: LogEvent) => ('turnId' in e && 'stepIndex' in e && e.turnId !== undefined && e.stepIndex !== undefined ? `${e.turnId}#${e.stepIndex}` : undefined);
@@ -78,11 +97,15 @@ describe('nothing of a step lands after its step/end (issue 11.8)', () => {
     for (const e of dropped) expect(e).toMatchObject({ turnId: 'turn-1', stepIndex: 0 });
     const hook = dropped.find((e) => e.type === 'hook/failed');
     expect(hook).toMatchObject({ listener: 'flaky-audit', message: expect.stringMatching(/audit sink down/) });
+    const stepEnd = endSeq.get('turn-1#0')!;
     for (const w of warnings) {
-      expect(w.seq).toBeGreaterThan(turnEnd);
-      expect(w.turnId).toBeUndefined(); // the turn had ended: a session-level warning
+      expect(w.seq).toBeGreaterThan(stepEnd);
+      expect(w.stepIndex).toBeUndefined();
+      // Attached to the turn while it is open; once it has ended, a session-level warning.
+      expect(w.turnId).toBe(w.seq < turnEnd ? 'turn-1' : undefined);
       expect(w.message).toMatch(/step 0 of turn-1/);
     }
+    expect(warnings.some((w) => w.seq > turnEnd)).toBe(true);
   });
 
   it('a session goes on normally after such a crash: the next turn is not disturbed by the late events', async () => {
@@ -101,5 +124,21 @@ describe('nothing of a step lands after its step/end (issue 11.8)', () => {
     const inside = events.filter((e) => e.seq > t2[0]!.seq && e.seq < t2.at(-1)!.seq);
     expect(inside.filter((e) => 'turnId' in e && e.turnId !== undefined && e.turnId !== 'turn-2').map((e) => e.type)).toEqual([]);
     expect(inside.some((e) => e.type === 'warning' && e.code === 'LATE_EVENT_DISCARDED')).toBe(true);
+  });
+
+  it("a crashed step's calls are stopped: a pending approval is withdrawn (the tool never runs), a running body is aborted", async () => {
+    const { clock, rt, model, trace } = crashingSetup();
+    const out = await settle(clock, rt.startTurn({ model, input: 'go' }).done);
+    expect(out.outcome).toBe('failed');
+    await clock.advance(2_000);
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+    expect(trace).toEqual([]);
+    const dropped = rt.log
+      .events()
+      .flatMap((e) => (e.type === 'warning' && e.code === 'LATE_EVENT_DISCARDED' ? [(e.data as { event: LogEvent }).event] : []));
+    const answer = dropped.find((e) => e.type === 'tool/approval-answer');
+    expect(answer).toMatchObject({ answer: 'cancelled' });
+    const codes = dropped.flatMap((e) => (e.type === 'tool/result' ? [`${e.toolName}:${e.result.error?.code ?? 'ok'}`] : []));
+    expect(codes).toEqual(expect.arrayContaining(['guarded:ABORTED_BEFORE_DISPATCH', 'slow:ABORTED']));
   });
 });
