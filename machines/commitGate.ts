@@ -9,6 +9,16 @@
 import type { ExecutionMode, ToolCallRequest, ToolResult } from '../src/protocol/index.js';
 import type { PrepareOutcome } from './callPipeline.js';
 
+/**
+ * How a call is planned (SPEC §8.14). A call that validated has its tool's verdict. A call that did
+ * not (unknown tool, bad or cut-off arguments) has no args to ask `isConcurrencySafe` about, so its
+ * mode cannot be proven safe and it counts as exclusive: nothing from it onward starts before the
+ * model's finish (§8.12), and under `length` it gets TRUNCATED_CALL like every call not yet started.
+ */
+export function plannedMode(prepared: PrepareOutcome): ExecutionMode {
+  return prepared.ok ? prepared.prepared.view.executionMode : 'exclusive';
+}
+
 export type EntryStatus = 'queued' | 'running' | 'settled' | 'committed';
 
 export interface BatchEntry {
@@ -42,7 +52,7 @@ export class CommitGate {
   add(request: ToolCallRequest, prepared: PrepareOutcome, callSeq: number): { entry: BatchEntry; duplicate: boolean } {
     const duplicate = this.callIds.has(request.callId);
     this.callIds.add(request.callId);
-    const mode: ExecutionMode = prepared.ok ? prepared.prepared.view.executionMode : 'parallel';
+    const mode = plannedMode(prepared);
     const entry: BatchEntry = { index: this.entries.length, request, prepared, mode, callSeq, status: 'queued', result: undefined };
     this.entries.push(entry);
     return { entry, duplicate };

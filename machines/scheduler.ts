@@ -10,7 +10,7 @@
 import { enqueueActions, setup, type ActorRefFrom } from 'xstate';
 import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../src/protocol/index.js';
 import type { CallPipeline } from './callPipeline.js';
-import { CommitGate, type BatchEntry } from './commitGate.js';
+import { CommitGate, plannedMode, type BatchEntry } from './commitGate.js';
 import { toolCallMachine, type ToolCallInput } from './toolCall.js';
 
 /** The part of the session log the machines need: append, get the stamped seq back. */
@@ -81,7 +81,7 @@ function addCall(ctx: SchedulerContext, request: ToolCallRequest): void {
     toolName: request.toolName,
     input: request.input,
     index,
-    executionMode: prepared.ok ? prepared.prepared.view.executionMode : 'parallel',
+    executionMode: plannedMode(prepared),
   });
   const { entry, duplicate } = gate.add(request, prepared, seq);
   if (duplicate) {

@@ -22,6 +22,41 @@ export interface RequestErrorDecision {
   readonly delayMs?: number;
 }
 
+/**
+ * The most model requests one step makes, whatever its retry policy says (SPEC §5: no retry loop).
+ * A policy may ask for fewer (`StepDeps.maxAttempts`), never for more.
+ */
+export const MAX_REQUEST_ATTEMPTS = 16;
+
+/**
+ * The step's own bounds on a policy's decision, applied before it is logged and acted on: no
+ * request beyond the cap (`give-up` once `attempt` reaches it); a context overflow is never retried
+ * in place (a `retry` becomes `compact`: the retry then follows a logged reduction or does not
+ * happen); any other retry waits the logged backoff `delayMs` (made a finite, non-negative number).
+ */
+export function boundDecision(decision: RequestErrorDecision, attempt: number, maxAttempts: number): RequestErrorDecision {
+  if (decision.action === 'give-up') return decision;
+  if (attempt >= maxAttempts) {
+    const { delayMs: _unused, ...rest } = decision;
+    return { ...rest, action: 'give-up', message: `${decision.message} (the step's cap of ${maxAttempts} request(s) is reached)` };
+  }
+  if (decision.kind === 'context-overflow') {
+    const { delayMs: _unused, ...rest } = decision;
+    return { ...rest, action: 'compact' };
+  }
+  if (decision.action === 'retry') {
+    const d = decision.delayMs;
+    return { ...decision, delayMs: typeof d === 'number' && Number.isFinite(d) && d > 0 ? d : 0 };
+  }
+  return decision;
+}
+
+/** The cap a step applies: the policy's `maxAttempts` when it is lower than `MAX_REQUEST_ATTEMPTS`. */
+export function requestAttemptCap(maxAttempts: number | undefined): number {
+  if (maxAttempts === undefined || Number.isNaN(maxAttempts)) return MAX_REQUEST_ATTEMPTS;
+  return Math.max(1, Math.min(MAX_REQUEST_ATTEMPTS, Math.floor(maxAttempts)));
+}
+
 /** Everything a step needs from the world, injected. */
 export interface StepDeps {
   readonly pipeline: CallPipeline;
@@ -31,8 +66,10 @@ export interface StepDeps {
   readonly concurrency: number;
   /** The prompt for the next request: always a projection of the log. */
   prompt(): LanguageModelV3Prompt;
-  /** Classifies a failed request and applies the retry policy. */
+  /** Classifies a failed request and applies the retry policy (the step then bounds the answer: `boundDecision`). */
   onRequestError(error: unknown, attempt: number, compactions: number): RequestErrorDecision;
+  /** The policy's bound on requests per step; the step never exceeds `MAX_REQUEST_ATTEMPTS` either way. */
+  readonly maxAttempts?: number;
   /** Compacts the model's view (logging `context/compacted`); true only if the prompt shrank. */
   compact(): boolean;
   /** Longest run of streamed text held before an `llm/stream` event is written (default 8192 chars). */
@@ -260,7 +297,8 @@ export const stepMachine = setup({
             actions: [
               assign({
                 buffer: undefined,
-                decision: ({ context, event }) => context.deps.onRequestError(event.error, context.attempt, context.compactions),
+                decision: ({ context, event }) =>
+                  boundDecision(context.deps.onRequestError(event.error, context.attempt, context.compactions), context.attempt, requestAttemptCap(context.deps.maxAttempts)),
               }),
               'recordRequestError',
             ],

@@ -22,11 +22,9 @@ export function parseArgs(tool: AnyTool, input: unknown, limits: ArgLimits): unk
     if (input.length > limits.maxArgsChars) {
       throw new ToolError(ErrorCode.INVALID_ARGS, `arguments are ${input.length} chars, over the limit of ${limits.maxArgsChars}`);
     }
-    try {
-      raw = input.trim() === '' ? {} : JSON.parse(input);
-    } catch (e) {
-      throw new ToolError(ErrorCode.INVALID_ARGS, `arguments are not valid JSON: ${(e as Error).message}`);
-    }
+    const read = readBoundedJson(input, limits);
+    if (!read.ok) throw new ToolError(ErrorCode.INVALID_ARGS, read.reason);
+    raw = read.value;
   }
   checkShape(raw, limits);
   const parsed = tool.input.safeParse(raw);
@@ -38,6 +36,59 @@ export function parseArgs(tool: AnyTool, input: unknown, limits: ArgLimits): unk
     throw new ToolError(ErrorCode.INVALID_ARGS, `arguments do not match the schema of "${tool.name}": ${issues}`);
   }
   return deepFreeze(parsed.data);
+}
+
+/** The outcome of reading raw model JSON within the argument limits. */
+export type BoundedJson = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: string };
+
+/**
+ * Parses the model's raw argument text within `limits` (size, then nesting depth, checked by a
+ * linear scan of the text before `JSON.parse` builds anything), never throwing. Every reader of raw
+ * model JSON goes through here (validation, the prompt projection, compaction's measure), so a
+ * value that was rejected once can never overflow the stack of a later reader. Blank text is `{}`.
+ */
+export function readBoundedJson(text: string, limits: ArgLimits = defaultArgLimits): BoundedJson {
+  if (text.length > limits.maxArgsChars) return { ok: false, reason: `arguments are ${text.length} chars, over the limit of ${limits.maxArgsChars}` };
+  if (text.trim() === '') return { ok: true, value: {} };
+  if (jsonDepth(text, limits.maxArgsDepth) > limits.maxArgsDepth) {
+    return { ok: false, reason: `arguments are nested deeper than ${limits.maxArgsDepth} levels` };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (e) {
+    return { ok: false, reason: `arguments are not valid JSON: ${e instanceof Error ? e.message : 'parse error'}` };
+  }
+}
+
+/** Deepest bracket nesting in JSON text (strings skipped), counting no further than `stopAbove + 1`. */
+function jsonDepth(text: string, stopAbove: number): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b /* [ */ || c === 0x7b /* { */) {
+      if (++depth > max && (max = depth) > stopAbove) return max;
+    } else if (c === 0x5d /* ] */ || c === 0x7d /* } */) depth--;
+  }
+  return max;
+}
+
+/**
+ * True when an already-parsed value stays within `limits` (depth and node count), checked without
+ * recursion; a value that fails must not be handed to anything recursive (JSON.stringify, zod).
+ */
+export function withinLimits(value: unknown, limits: ArgLimits = defaultArgLimits): boolean {
+  try {
+    checkShape(value, limits);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Depth and size walk with an explicit stack; also rejects values JSON cannot carry. */

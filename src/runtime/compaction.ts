@@ -5,6 +5,7 @@
  * full results stay in the log (and in the spill store).
  */
 import type { LogEvent, LogEventOf } from '../protocol/index.js';
+import type { ArgLimits } from './args.js';
 import type { SessionLog } from './log/sessionLog.js';
 import { compactedStub, projectPrompt, promptSize } from './projection/prompt.js';
 
@@ -93,9 +94,18 @@ export interface CompactionMeasurement {
  * Runs `compactor` over the log, measures the projected prompt before and after, and appends the
  * `context/compacted` event (only when something new was stubbed).
  */
-export function compactAndMeasure(log: SessionLog, compactor: Compactor, options: CompactionOptions & { system?: string }): CompactionMeasurement {
+export function compactAndMeasure(
+  log: SessionLog,
+  compactor: Compactor,
+  options: CompactionOptions & { system?: string; argLimits?: ArgLimits },
+): CompactionMeasurement {
   const events = log.events();
-  const projection = { turnId: options.turnId, ...(options.system !== undefined ? { system: options.system } : {}) };
+  // Measured on exactly the prompt the model is sent (same system text, same argument limits).
+  const projection = {
+    turnId: options.turnId,
+    ...(options.system !== undefined ? { system: options.system } : {}),
+    ...(options.argLimits !== undefined ? { argLimits: options.argLimits } : {}),
+  };
   const beforeChars = promptSize(projectPrompt(events, projection));
   const unchanged: CompactionMeasurement = { compacted: false, shrank: false, beforeChars, afterChars: beforeChars };
   const choice = compactor.compact(events, { turnId: options.turnId });

@@ -1,5 +1,6 @@
 import { freeze } from 'immer';
 import { createActor, toPromise, type ActorRefFrom } from 'xstate';
+import { plannedMode } from '../../machines/commitGate.js';
 import { toolCallMachine } from '../../machines/toolCall.js';
 import type { PipelineLimits } from '../../machines/callPipeline.js';
 import { ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
@@ -11,6 +12,7 @@ import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName, type ListenerOptions } from './hooks.js';
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
 import { dispatchWhenDurable } from './durableDispatch.js';
+import { createStepRoutedLog } from './log/stepRoutedLog.js';
 import { compactAndMeasure, defaultCompactor, type Compactor } from './compaction.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
 import type { ModelCallOptions } from '../../machines/modelCallOptions.js';
@@ -74,6 +76,9 @@ export function crashedCallResult(request: ToolCallRequest, e: unknown): ToolRes
 export function createRuntime(options: RuntimeOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createMemoryLog({ clock });
+  // Everything the runtime appends goes through this view: an event of a step that has already
+  // ended (a crashed step's orphaned calls) becomes one LATE_EVENT_DISCARDED warning (SPEC §8.11).
+  const routedLog = createStepRoutedLog(log);
   const tools = new ToolRegistry(options.tools ?? []);
   const hooks = new HookRegistry();
   const guards = new GuardRegistry();
@@ -84,21 +89,22 @@ export function createRuntime(options: RuntimeOptions = {}) {
     const maxInlineBytes = options.maxInlineBytes ?? DEFAULT_MAX_INLINE_BYTES;
     // The policy's own save deadline ends before the hook timeout could fail the call closed.
     const saveTimeoutMs = Math.min(options.spillSaveTimeoutMs ?? DEFAULT_SPILL_SAVE_TIMEOUT_MS, limits.hookTimeoutMs / 2);
-    hooks.on('tools/post-execute', 'spill', spillPolicy({ store: spillStore, maxInlineBytes, log, clock, saveTimeoutMs }), {
+    hooks.on('tools/post-execute', 'spill', spillPolicy({ store: spillStore, maxInlineBytes, log: routedLog, clock, saveTimeoutMs }), {
       last: true,
       appliesTo: (draft) => mayExceed(draft.content, maxInlineBytes),
     });
   }
+  const argLimits: ArgLimits = { ...defaultArgLimits, ...options.argLimits };
   // A spilled result carries its preview and locator, never the full text (see spilledResult.ts);
   // bodies wait until their tool/call is durable (a no-op for the in-memory log).
   const pipeline = withSpilledValuesDropped(dispatchWhenDurable(createCallPipeline({
     tools,
     hooks,
     guards,
-    log,
+    log: routedLog,
     clock,
     limits,
-    argLimits: { ...defaultArgLimits, ...options.argLimits },
+    argLimits,
     approval: options.approval,
     context: freeze(structuredClone(options.context ?? {}), true),
   }), log));
@@ -107,7 +113,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
   function runCall(request: ToolCallRequest, at: { index?: number; turnId?: string; stepIndex?: number } = {}): CallHandle {
     const where = { index: at.index ?? 0, turnId: at.turnId, stepIndex: at.stepIndex };
     const prepared = pipeline.prepare(request, where);
-    const callEvent = log.append({
+    const callEvent = routedLog.append({
       type: 'tool/call',
       turnId: where.turnId,
       stepIndex: where.stepIndex,
@@ -115,13 +121,13 @@ export function createRuntime(options: RuntimeOptions = {}) {
       toolName: request.toolName,
       input: request.input,
       index: where.index,
-      executionMode: prepared.ok ? prepared.prepared.view.executionMode : 'parallel',
+      executionMode: plannedMode(prepared),
     });
     const actor = createActor(toolCallMachine, { input: { request, where, pipeline, prepared }, clock });
     const result = toPromise(actor)
       .catch((e: unknown): ToolResult => crashedCallResult(request, e))
       .then((r) => {
-      log.append({
+      routedLog.append({
         type: 'tool/result',
         turnId: where.turnId,
         stepIndex: where.stepIndex,
@@ -140,7 +146,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
   let turns = log.events().filter((e) => e.type === 'turn/start').length;
   const concurrency = options.concurrency ?? 8;
   const startTurn = createTurnRunner({
-    log,
+    log: routedLog,
     pipeline,
     clock,
     concurrency,
@@ -148,9 +154,10 @@ export function createRuntime(options: RuntimeOptions = {}) {
     retryPolicy: options.retryPolicy,
     compact:
       options.compact ??
-      (({ log: l, turnId, system }) => compactAndMeasure(l, options.compactor ?? defaultCompactor, { turnId, system }).shrank),
+      (({ log: l, turnId, system }) => compactAndMeasure(l, options.compactor ?? defaultCompactor, { turnId, system, argLimits }).shrank),
     newTurnId: options.newTurnId ?? (() => `turn-${++turns}`),
     callOptions: options.callOptions,
+    argLimits,
   });
 
   return {

@@ -185,7 +185,10 @@ export interface RequestRetryPolicyOptions {
 /** Decides retry / compact / give-up for each failed model request. */
 export interface RequestRetryPolicy {
   decide(input: RetryPolicyInput): RetryDecision;
-  /** Upper bound on model requests per step under this policy (first try included). */
+  /**
+   * Upper bound on model requests per step under this policy (first try included). The step machine
+   * enforces it, and never goes beyond `MAX_REQUEST_ATTEMPTS` (16) whatever `decide` answers.
+   */
   readonly maxAttempts: number;
 }
 

@@ -4,11 +4,12 @@
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool } from '@ai-sdk/provider';
 import { z } from 'zod';
-import { createActor, toPromise, type ActorRefFrom, type InspectionEvent } from 'xstate';
+import { createActor, toPromise, type ActorRefFrom, type AnyActorRef, type InspectionEvent } from 'xstate';
 import type { CallPipeline } from '../../machines/callPipeline.js';
 import { mergeModelCallOptions, type ModelCallOptions } from '../../machines/modelCallOptions.js';
 import type { RequestErrorDecision, StepDeps } from '../../machines/step.js';
 import { turnMachine, type TurnOutput } from '../../machines/turn.js';
+import type { ArgLimits } from './args.js';
 import type { Clock } from './clock.js';
 import type { AnyTool } from './defineTool.js';
 import type { SessionLog } from './log/sessionLog.js';
@@ -38,15 +39,19 @@ export type TurnResult = TurnOutput & TurnAnswer;
 
 export interface TurnHandle {
   readonly turnId: string;
-  /** The running turn actor: subscribe for snapshots; children are the step, scheduler and calls. */
+  /**
+   * The turn actor: subscribe for snapshots; children are the step, scheduler and calls. A turn
+   * started while another runs is queued: its actor starts only when the turns before it have ended.
+   */
   readonly actor: ActorRefFrom<typeof turnMachine>;
   /** Settles after `turn/end` is in the log. Never rejects for tool or model failures. */
   readonly done: Promise<TurnResult>;
+  /** Cancels the turn; a queued turn cancelled before it starts ends `cancelled` without a model request. */
   cancel(reason?: string): void;
 }
 
 /** Compacts the model's view of the log; returns true only when the projected prompt shrank. */
-export type CompactFn = (ctx: { log: SessionLog; turnId: string; system?: string }) => boolean;
+export type CompactFn = (ctx: { log: SessionLog; turnId: string; system?: string; argLimits?: ArgLimits }) => boolean;
 
 export interface TurnRunnerDeps {
   log: SessionLog;
@@ -59,6 +64,8 @@ export interface TurnRunnerDeps {
   newTurnId: () => string;
   /** Default per-request settings for every turn. */
   callOptions?: ModelCallOptions;
+  /** Raw call arguments are parsed for the prompt only within these limits (the validation limits). */
+  argLimits?: ArgLimits;
 }
 
 const schemaCache = new WeakMap<AnyTool, LanguageModelV3FunctionTool>();
@@ -81,32 +88,29 @@ export function toFunctionTool(tool: AnyTool): LanguageModelV3FunctionTool {
 export function createTurnRunner(deps: TurnRunnerDeps) {
   const policy = deps.retryPolicy ?? createRequestRetryPolicy();
 
+  // One turn at a time per session (SPEC §8.16): a turn started while another runs is queued and
+  // begins once every turn before it has ended, so its prompt sees their results and the log never
+  // interleaves two turns. Only the queue of not-yet-started turns is kept: nothing per ended turn.
+  let running = false;
+  const waiting: Array<() => void> = [];
+  const beginNext = () => {
+    const begin = waiting.shift();
+    if (begin) begin();
+    else running = false;
+  };
+
   return function startTurn(options: TurnOptions): TurnHandle {
     const turnId = deps.newTurnId();
-    // Steps whose actor crashed: XState leaves a crashed actor's children running, so anything they
-    // would still append for that step is dropped (and noted) once the step has been closed.
-    const closedSteps = new Set<number>();
-    const stepLog: StepDeps['log'] = {
-      append(event) {
-        const stepIndex = 'stepIndex' in event ? event.stepIndex : undefined;
-        if (stepIndex === undefined || !closedSteps.has(stepIndex)) return deps.log.append(event);
-        return deps.log.append({
-          type: 'warning',
-          turnId,
-          code: 'LATE_EVENT_DISCARDED',
-          message: `a ${event.type} event for step ${stepIndex} arrived after that step crashed and was closed; it was discarded`,
-          data: { type: event.type, ...('callId' in event ? { callId: event.callId } : {}) },
-        });
-      },
-    };
     const stepDeps: StepDeps = {
       pipeline: deps.pipeline,
-      log: stepLog,
+      // XState leaves a crashed step's children running: the runtime's log is a step-routed view
+      // (log/stepRoutedLog.ts), so what they append once the step is closed does not land in it.
+      log: deps.log,
       model: options.model,
       tools: deps.tools().map(toFunctionTool),
       concurrency: deps.concurrency,
       callOptions: mergeModelCallOptions(deps.callOptions, options.callOptions),
-      prompt: () => projectPrompt(deps.log.events(), { system: options.system, turnId }),
+      prompt: () => projectPrompt(deps.log.events(), { system: options.system, turnId, argLimits: deps.argLimits }),
       onRequestError(error, attempt, compactions): RequestErrorDecision {
         const info = classifyRequestError(error, { signal: options.signal, now: deps.clock.now() });
         const d = policy.decide({ kind: info.kind, attempt, compactionsTried: compactions, retryAfterMs: info.retryAfterMs });
@@ -115,7 +119,8 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         if (d.action === 'compact') return { ...base, action: 'compact' };
         return { ...base, message: `${info.message} (${d.reason})`, action: 'give-up' };
       },
-      compact: () => deps.compact({ log: deps.log, turnId, system: options.system }),
+      maxAttempts: policy.maxAttempts,
+      compact: () => deps.compact({ log: deps.log, turnId, system: options.system, argLimits: deps.argLimits }),
     };
     const actor = createActor(turnMachine, {
       input: {
@@ -126,22 +131,41 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         closeCrashedStep: (id, stepIndex, error) => {
           // The turn itself is still running: it writes its own turn/end.
           closeOpenWork(deps.log, `the step running this call crashed (${String(error)})`, { turnId: id, stepIndex }, false);
-          closedSteps.add(stepIndex);
+          // XState leaves a crashed actor's children running: cancel the step's scheduler so its calls
+          // stop (bodies aborted, pending approvals withdrawn, nothing new dispatched) now that their
+          // results can no longer reach the model. What they still log is routed (stepRoutedLog.ts).
+          const step = actor.getSnapshot().children.step as AnyActorRef | undefined;
+          const scheduler = step?.getSnapshot().children?.scheduler as AnyActorRef | undefined;
+          if (scheduler?.getSnapshot().status === 'active') scheduler.send({ type: 'CANCEL', reason: 'the step running this call crashed' });
         },
       },
       clock: deps.clock,
       inspect: options.inspect,
     });
     const done = toPromise(actor).then((out): TurnResult => ({ ...out, ...turnAnswer(deps.log.events(), out.turnId) }));
+    let started = false;
+    // A cancel (or abort) that came while the turn was queued: applied as it starts.
+    let cancelledEarly: { reason?: string } | undefined;
     const cancel = (reason?: string) => {
-      if (actor.getSnapshot().status === 'active') actor.send({ type: 'CANCEL', reason });
+      if (!started) cancelledEarly ??= { reason };
+      else if (actor.getSnapshot().status === 'active') actor.send({ type: 'CANCEL', reason });
     };
-    actor.start();
-    // An already-aborted signal cancels before the first request (SPEC §8.9): no model call at all.
-    if (options.signal?.aborted) cancel('aborted');
+    options.signal?.addEventListener('abort', () => cancel('aborted'), { once: true });
+    const begin = () => {
+      started = true;
+      actor.start();
+      // Cancelled before it began (an already-aborted signal, SPEC §8.9, or a cancel while queued):
+      // `turn/start` and `turn/end` (cancelled), no model request at all.
+      if (options.signal?.aborted) cancelledEarly ??= { reason: 'aborted' };
+      if (cancelledEarly) actor.send({ type: 'CANCEL', reason: cancelledEarly.reason });
+      else actor.send({ type: 'START' });
+    };
+    // Whatever the outcome (even an actor that failed), the next queued turn begins after this one.
+    done.then(beginNext, beginNext);
+    if (running) waiting.push(begin);
     else {
-      options.signal?.addEventListener('abort', () => cancel('aborted'), { once: true });
-      actor.send({ type: 'START' });
+      running = true;
+      begin();
     }
     return { turnId, actor, done, cancel };
   };

@@ -13,12 +13,18 @@ import type {
 } from '@ai-sdk/provider';
 import type { LogEvent, LogEventOf } from '../../protocol/index.js';
 import { ReasoningReplay } from './reasoningReplay.js';
+import { defaultArgLimits, readBoundedJson, withinLimits, type ArgLimits } from '../args.js';
 
 export interface ProjectPromptOptions {
   /** Sent first as the system message. */
   system?: string;
   /** Project up to and including this turn (later turns are left out); default: every turn in the log. */
   turnId?: string;
+  /**
+   * Raw tool-call arguments are parsed for the model only within these limits (default: the
+   * runtime's defaults); anything larger, deeper or not JSON is shown as the raw text it was.
+   */
+  argLimits?: ArgLimits;
 }
 
 /** Where the full text of a compacted result can be found again. */
@@ -128,6 +134,7 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
     }
   }
 
+  const limits = options.argLimits ?? defaultArgLimits;
   const prompt: LanguageModelV3Message[] = [];
   if (options.system !== undefined) prompt.push({ role: 'system', content: options.system });
   for (const turn of turns.values()) {
@@ -138,7 +145,7 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
       const calls = [...step.calls].sort((a, b) => a.index - b.index || a.seq - b.seq);
       const assistant: (LanguageModelV3ReasoningPart | LanguageModelV3TextPart | LanguageModelV3ToolCallPart)[] = [...step.reasoning.parts()];
       if (step.text) assistant.push({ type: 'text', text: step.text });
-      for (const call of calls) assistant.push({ type: 'tool-call', toolCallId: call.callId, toolName: call.toolName, input: parseInput(call.input) });
+      for (const call of calls) assistant.push({ type: 'tool-call', toolCallId: call.callId, toolName: call.toolName, input: parseInput(call.input, limits) });
       if (assistant.length) prompt.push({ role: 'assistant', content: assistant });
 
       const results: LanguageModelV3ToolResultPart[] = [];
@@ -163,14 +170,15 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
   return prompt;
 }
 
-/** The arguments as the model sent them: parsed when the raw text is JSON, else the raw string. */
-function parseInput(input: unknown): unknown {
-  if (typeof input !== 'string') return input;
-  try {
-    return JSON.parse(input);
-  } catch {
-    return input;
-  }
+/**
+ * The arguments as the model sent them: parsed when the raw text is JSON within the argument
+ * limits, else the raw string (a call rejected as too deep or too large reaches the model as text,
+ * and no later reader can overflow on it).
+ */
+function parseInput(input: unknown, limits: ArgLimits): unknown {
+  if (typeof input !== 'string') return withinLimits(input, limits) ? input : '[arguments too large or too deep to show]';
+  const read = readBoundedJson(input, limits);
+  return read.ok ? read.value : input;
 }
 
 /** Size of a prompt in characters of content (text, arguments, results), the measure compaction must reduce. */
@@ -188,14 +196,14 @@ export function promptSize(prompt: LanguageModelV3Prompt): number {
           size += part.text.length;
           break;
         case 'tool-call':
-          size += part.toolName.length + (typeof part.input === 'string' ? part.input.length : (JSON.stringify(part.input) ?? '').length);
+          size += part.toolName.length + (typeof part.input === 'string' ? part.input.length : jsonLength(part.input));
           break;
         case 'tool-result': {
           const out = part.output;
           if (out.type === 'text' || out.type === 'error-text') size += out.value.length;
-          else if (out.type === 'json' || out.type === 'error-json') size += JSON.stringify(out.value).length;
+          else if (out.type === 'json' || out.type === 'error-json') size += jsonLength(out.value);
           else if (out.type === 'execution-denied') size += out.reason?.length ?? 0;
-          else size += JSON.stringify(out.value).length;
+          else size += jsonLength(out.value);
           break;
         }
         case 'file':
@@ -207,4 +215,13 @@ export function promptSize(prompt: LanguageModelV3Prompt): number {
     }
   }
   return size;
+}
+
+/** Length of a value's JSON; a value JSON cannot carry (cyclic, too deep) counts as its text form. */
+function jsonLength(value: unknown): number {
+  try {
+    return (JSON.stringify(value) ?? '').length;
+  } catch {
+    return String(value).length;
+  }
 }

@@ -6,7 +6,16 @@ const clip = (s: string, max = 100) => {
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 };
 
-const inputText = (input: unknown) => clip(typeof input === 'string' ? input : JSON.stringify(input) ?? '', 60);
+const inputText = (input: unknown) => clip(typeof input === 'string' ? input : safeJson(input), 60);
+
+// A view never throws: a value JSON cannot carry (cyclic, nested too deep) is shown as a marker.
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '[unprintable arguments]';
+  }
+}
 
 /** One line describing an event (without its seq). */
 export function describeEvent(e: LogEvent): string {
