@@ -8,7 +8,7 @@
  * actor never throws to its parent; its output is the `ToolResult`.
  */
 import { assign, enqueueActions, setup, type AnyActorRef } from 'xstate';
-import { ErrorCode, errorNameFor, type ApprovalAnswer, type ToolCallRequest, type ToolErrorInfo, type ToolResult } from '../src/protocol/index.js';
+import { describeThrown, ErrorCode, errorNameFor, type ApprovalAnswer, type ToolCallRequest, type ToolErrorInfo, type ToolResult } from '../src/protocol/index.js';
 import type {
   CallPipeline,
   CallWhere,
@@ -113,7 +113,7 @@ export const toolCallMachine = setup({
           (e: unknown) =>
             sendIfActive(self, {
               type: 'PRE.DECIDED',
-              outcome: { kind: 'failed', hook: 'tools/pre-execute', listener: context.trace.listener ?? '?', message: String(e) },
+              outcome: { kind: 'failed', hook: 'tools/pre-execute', listener: context.trace.listener ?? '?', message: describeThrown(e) },
             }),
         );
       } else {
@@ -132,7 +132,7 @@ export const toolCallMachine = setup({
           (e: unknown) =>
             sendIfActive(self, {
               type: 'POST.DONE',
-              outcome: { kind: 'failed', hook: 'tools/post-execute', listener: context.trace.listener ?? '?', message: String(e) },
+              outcome: { kind: 'failed', hook: 'tools/post-execute', listener: context.trace.listener ?? '?', message: describeThrown(e) },
             }),
         );
       } else {
@@ -164,7 +164,7 @@ export const toolCallMachine = setup({
               settlement = outcome.ok ? pipeline.draftFromValue(p, outcome.value) : { ok: false as const, error: outcome.error };
             } catch (e) {
               // Whatever goes wrong here, the call still settles with a result (never hangs in executing).
-              settlement = fail(ErrorCode.TOOL_FAILED, `the result of "${p.view.toolName}" could not be drafted: ${String(e)}`);
+              settlement = fail(ErrorCode.TOOL_FAILED, `the result of "${p.view.toolName}" could not be drafted: ${describeThrown(e)}`);
             }
             self.send({ type: 'EXECUTED', settlement });
           } else {
@@ -178,7 +178,7 @@ export const toolCallMachine = setup({
           }
         },
         // pipeline.execute never rejects by contract; this is a last line of defence.
-        (e: unknown) => sendIfActive(self, { type: 'EXECUTED', settlement: fail(ErrorCode.TOOL_FAILED, String(e)) }),
+        (e: unknown) => sendIfActive(self, { type: 'EXECUTED', settlement: fail(ErrorCode.TOOL_FAILED, describeThrown(e)) }),
       );
     },
     takeSettlement: assign({ settlement: ({ context, event }) => (event.type === 'EXECUTED' ? event.settlement : context.settlement) }),

@@ -6,6 +6,8 @@
 import { anySignal } from 'any-signal';
 import {
   ApprovalAnswerSchema,
+  describeThrown,
+  thrownMessage,
   ErrorCode,
   ErrorCodeSchema,
   errorNameFor,
@@ -39,7 +41,7 @@ import type { Clock } from './clock.js';
 import type { AnyTool, ExecContext, ToolRegistry } from './defineTool.js';
 import type { GuardRegistry, HookRegistry } from './hooks.js';
 import type { SessionLog } from './log/sessionLog.js';
-import { toErrorInfo, ToolError } from './toolError.js';
+import { toErrorInfo, toolErrorInfo } from './toolError.js';
 import { isMetricsWrapper } from './wrappers/metrics.js';
 
 /** Asks a person (or a policy service) whether a call may run. */
@@ -60,12 +62,19 @@ export interface CallPipelineDeps {
   context: Readonly<Record<string, unknown>>;
 }
 
-const isPromise = (v: unknown): v is Promise<unknown> =>
-  v !== null && typeof v === 'object' && typeof (v as { then?: unknown }).then === 'function';
+/** Whether a listener's answer is a thenable; an answer whose `then` cannot even be read is not one (it is then invalid). */
+function isPromise(v: unknown): v is Promise<unknown> {
+  if (v === null || typeof v !== 'object') return false;
+  try {
+    return v instanceof Promise || typeof (v as { then?: unknown }).then === 'function';
+  } catch {
+    return false;
+  }
+}
 
 const info = (code: ErrorCode, message: string): ToolErrorInfo => ({ name: errorNameFor(code), code, message });
 
-const message = (e: unknown) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+const message = describeThrown;
 
 /** Canonical JSON (sorted keys) so identical args give identical approval keys. */
 function canonicalJson(value: unknown): string {
@@ -78,26 +87,49 @@ function canonicalJson(value: unknown): string {
 /** Names what an invalid decision was without echoing it: it may hold the very content being redacted. */
 function describeDecision(d: unknown): string {
   if (d === null || typeof d !== 'object') return `(${d === null ? 'null' : typeof d})`;
-  const kind = (d as { kind?: unknown }).kind;
+  let kind: unknown;
+  try {
+    kind = (d as { kind?: unknown }).kind;
+  } catch {
+    return '(an object whose kind cannot be read)';
+  }
   return typeof kind === 'string' ? `(kind ${JSON.stringify(kind.slice(0, 40))})` : '(an object without a kind)';
 }
 
-function isPreDecision(d: unknown): d is PreExecuteDecision {
-  if (!d || typeof d !== 'object') return false;
-  const k = (d as { kind?: unknown }).kind;
-  if (k === 'allow') return true;
-  if (k === 'deny') return typeof (d as { reason?: unknown }).reason === 'string';
-  if (k === 'ask') return (d as { reason?: unknown }).reason === undefined || typeof (d as { reason?: unknown }).reason === 'string';
-  return false;
+/**
+ * A listener's answer as a decision of its own: each field read once into a fresh object (a getter
+ * may answer differently twice), or undefined when it is none or cannot even be read.
+ */
+function readPreDecision(d: unknown): PreExecuteDecision | undefined {
+  if (!d || typeof d !== 'object') return undefined;
+  try {
+    const { kind, reason } = d as { kind?: unknown; reason?: unknown };
+    if (kind === 'allow') return ALLOW;
+    if (kind === 'deny' && typeof reason === 'string') return { kind, reason };
+    if (kind === 'ask' && reason === undefined) return { kind };
+    if (kind === 'ask' && typeof reason === 'string') return { kind, reason };
+  } catch {
+    // unreadable: invalid
+  }
+  return undefined;
 }
 
-function isPostDecision(d: unknown): d is PostExecuteDecision {
-  if (!d || typeof d !== 'object') return false;
-  const k = (d as { kind?: unknown }).kind;
-  if (k === 'block') return typeof (d as { feedback?: unknown }).feedback === 'string';
-  if (k !== 'accept') return false;
-  const a = d as { content?: unknown; metadata?: unknown };
-  return (a.content === undefined || typeof a.content === 'string') && (a.metadata === undefined || (typeof a.metadata === 'object' && a.metadata !== null));
+function readPostDecision(d: unknown): PostExecuteDecision | undefined {
+  if (!d || typeof d !== 'object') return undefined;
+  try {
+    const { kind, feedback, content, metadata } = d as { kind?: unknown; feedback?: unknown; content?: unknown; metadata?: unknown };
+    if (kind === 'block') return typeof feedback === 'string' ? { kind, feedback } : undefined;
+    if (kind !== 'accept') return undefined;
+    if (content !== undefined && typeof content !== 'string') return undefined;
+    if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null)) return undefined;
+    const out: { kind: 'accept'; content?: string; metadata?: Record<string, unknown>; value?: unknown } = { kind };
+    if (content !== undefined) out.content = content;
+    if (metadata !== undefined) out.metadata = { ...(metadata as Record<string, unknown>) };
+    if ('value' in d) out.value = (d as { value?: unknown }).value;
+    return out as PostExecuteDecision;
+  } catch {
+    return undefined;
+  }
 }
 
 const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' });
@@ -108,13 +140,32 @@ const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' });
  */
 function wellFormedOutcome(o: ExecOutcome): ExecOutcome {
   if (o.ok) return o;
-  const e = o.error as Partial<ToolErrorInfo> | undefined;
-  const text = typeof e?.message === 'string' ? e.message : String(e?.message ?? 'the tool failed');
-  if (ErrorCodeSchema.safeParse(e?.code).success) {
-    if (typeof e!.name === 'string' && typeof e!.message === 'string') return o;
-    return { ok: false, error: info(e!.code!, text) };
+  // A wrapper's failure is user data: each field is read once, and reading one that throws is described.
+  const read = (key: keyof ToolErrorInfo): unknown => {
+    try {
+      return (o.error as Partial<ToolErrorInfo> | undefined)?.[key];
+    } catch (e) {
+      return `(unreadable ${key}: ${describeThrown(e)})`;
+    }
+  };
+  const code = read('code');
+  const name = read('name');
+  const msg = read('message');
+  const text = typeof msg === 'string' ? msg : msg === undefined ? 'the tool failed' : describeThrown(msg);
+  if (ErrorCodeSchema.safeParse(code).success) {
+    if (typeof name === 'string' && typeof msg === 'string') return { ok: false, error: { name, code: code as ErrorCode, message: msg } };
+    return { ok: false, error: info(code as ErrorCode, text) };
   }
-  return { ok: false, error: info(ErrorCode.TOOL_FAILED, `${text} (unknown error code ${JSON.stringify(String(e?.code))})`) };
+  return { ok: false, error: info(ErrorCode.TOOL_FAILED, `${text} (unknown error code ${JSON.stringify(describeThrown(code))})`) };
+}
+
+/** A wrapper's return value as an outcome, read once (a getter may answer differently twice); undefined if it is none. */
+function outcomeOf(o: unknown): ExecOutcome | undefined {
+  if (!o || typeof o !== 'object') return undefined;
+  const ok = (o as { ok?: unknown }).ok;
+  if (ok === true) return { ok: true, value: (o as { value?: unknown }).value };
+  if (ok === false) return wellFormedOutcome({ ok: false, error: (o as { error?: unknown }).error as ToolErrorInfo });
+  return undefined;
 }
 
 export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
@@ -167,7 +218,8 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
       const value = await toolOf(p).execute(p.view.args, fused ? { ...exec, signal } : exec);
       return { ok: true, value };
     } catch (e) {
-      if (e instanceof ToolError) return { ok: false, error: e.toInfo() };
+      const own = toolErrorInfo(e);
+      if (own) return { ok: false, error: own };
       if (signal.aborted) return { ok: false, error: abortInfo(signal) };
       return { ok: false, error: toErrorInfo(e, ErrorCode.TOOL_FAILED) };
     } finally {
@@ -177,8 +229,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
 
   function abortInfo(signal: AbortSignal): ToolErrorInfo {
     const reason = signal.reason as unknown;
-    if (reason instanceof ToolError) return reason.toInfo();
-    return info(ErrorCode.ABORTED, `aborted: ${reason instanceof Error ? reason.message : String(reason ?? 'cancelled')}`);
+    return toolErrorInfo(reason) ?? info(ErrorCode.ABORTED, `aborted: ${reason === undefined ? 'cancelled' : thrownMessage(reason)}`);
   }
 
   return {
@@ -265,9 +316,10 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
           }
           return nextResult!;
         };
-        const settle = (d: PreExecuteDecision | void): SyncOrAsync<PreExecuteDecision> => {
-          if (d === undefined) return nextCalled ? nextResult! : next();
-          if (!isPreDecision(d)) throw noteFailure(l.name, new TypeError(`returned an invalid decision ${describeDecision(d)}`));
+        const settle = (answer: PreExecuteDecision | void): SyncOrAsync<PreExecuteDecision> => {
+          if (answer === undefined) return nextCalled ? nextResult! : next();
+          const d = readPreDecision(answer);
+          if (!d) throw noteFailure(l.name, new TypeError(`returned an invalid decision ${describeDecision(answer)}`));
           return d;
         };
         let r: SyncOrAsync<PreExecuteDecision | void>;
@@ -382,10 +434,15 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
           return { ok: false, error: info(ErrorCode.HOOK_FAILED, `tools/execute wrapper "${w.name}" failed: ${message(e)}`) };
         };
         try {
-          return Promise.resolve(w.fn(p.view, exec, next)).then(
-            (o) => (o && typeof o === 'object' && typeof o.ok === 'boolean' ? o : wrapperFailed(new TypeError('returned no outcome'))),
-            wrapperFailed,
-          );
+          return Promise.resolve(w.fn(p.view, exec, next)).then((o) => {
+            let outcome: ExecOutcome | undefined;
+            try {
+              outcome = outcomeOf(o);
+            } catch (e) {
+              return wrapperFailed(e);
+            }
+            return outcome ?? wrapperFailed(new TypeError('returned no outcome'));
+          }, wrapperFailed);
         } catch (e) {
           return Promise.resolve(wrapperFailed(e));
         }
@@ -409,10 +466,11 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
       const tool = toolOf(p);
       // Drafts are frozen: a listener rewrites through its decision (re-validated), never in place.
       let draft = deepFreeze(first);
-      const apply = (name: string, d: PostExecuteDecision | void): PostExecuteOutcome | undefined => {
-        if (d === undefined) return undefined;
-        if (!isPostDecision(d)) {
-          return { kind: 'failed', hook: 'tools/post-execute', listener: name, message: `returned an invalid decision ${describeDecision(d)}` };
+      const apply = (name: string, answer: PostExecuteDecision | void): PostExecuteOutcome | undefined => {
+        if (answer === undefined) return undefined;
+        const d = readPostDecision(answer);
+        if (!d) {
+          return { kind: 'failed', hook: 'tools/post-execute', listener: name, message: `returned an invalid decision ${describeDecision(answer)}` };
         }
         if (d.kind === 'block') return { kind: 'blocked', feedback: d.feedback, listener: name };
         let { value, content, metadata } = draft;
