@@ -98,7 +98,8 @@ export interface CallPipeline {
   now(): number;
   prepare(request: ToolCallRequest, where: CallWhere): PrepareOutcome;
   hasPreExecute(): boolean;
-  hasGuards(): boolean;
+  /** True when the call has guards to consult (those registered when it started). */
+  hasGuards(call: PreparedCall): boolean;
   /** True when some post-execute listener applies to this draft (else the stage is skipped). */
   hasPostExecute(call: PreparedCall, draft: ResultDraft): boolean;
   preExecute(call: PreparedCall, trace: StageTrace): SyncOrAsync<PreExecuteOutcome>;

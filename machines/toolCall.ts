@@ -197,7 +197,7 @@ export const toolCallMachine = setup({
   guards: {
     prepareFailed: ({ context }) => !context.prepareOutcome.ok,
     hasPreExecute: ({ context }) => context.pipeline.hasPreExecute(),
-    hasGuards: ({ context }) => context.pipeline.hasGuards(),
+    hasGuards: ({ context }) => context.pipeline.hasGuards(prepared(context)),
     hasPostExecute: ({ context, event }) =>
       event.type === 'EXECUTED' && event.settlement.ok && context.pipeline.hasPostExecute(prepared(context), event.settlement.draft),
     preFailed: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'failed',

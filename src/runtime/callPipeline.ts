@@ -39,7 +39,7 @@ import type {
 import { deepFreeze, parseArgs, type ArgLimits } from './args.js';
 import type { Clock } from './clock.js';
 import type { AnyTool, ExecContext, ToolRegistry } from './defineTool.js';
-import type { GuardRegistry, HookRegistry } from './hooks.js';
+import type { Guard, GuardRegistry, HookRegistry, Named } from './hooks.js';
 import type { SessionLog } from './log/sessionLog.js';
 import { toErrorInfo, toolErrorInfo } from './toolError.js';
 import { isMetricsWrapper } from './wrappers/metrics.js';
@@ -132,6 +132,11 @@ function readPostDecision(d: unknown): PostExecuteDecision | undefined {
   }
 }
 
+/** A prepared call with the guards registered when it started. */
+interface GuardedCall extends PreparedCall {
+  readonly guards: ReadonlyArray<Named<Guard>>;
+}
+
 const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' });
 
 /**
@@ -172,6 +177,8 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
   const { tools, hooks, guards, log, clock, limits } = deps;
   const remembered = new Set<string>();
   const toolOf = (p: PreparedCall) => p.tool as AnyTool;
+  // A call prepared elsewhere (a test's port) has no snapshot: it gets the guards as they are now.
+  const guardsOf = (p: PreparedCall) => (p as Partial<GuardedCall>).guards ?? guards.list();
   const approvalKey = (p: PreparedCall) => `${p.view.toolName}\u0000${canonicalJson(p.view.args)}`;
   const where = (v: CallView) => ({ turnId: v.turnId, stepIndex: v.stepIndex, callId: v.callId });
 
@@ -271,11 +278,13 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
         turnId: at.turnId,
         stepIndex: at.stepIndex,
       });
-      return { ok: true, prepared: { view, tool } };
+      // The guards as they are now: this call consults exactly these (the registry is append-only).
+      const prepared: GuardedCall = { view, tool, guards: guards.list() };
+      return { ok: true, prepared };
     },
 
     hasPreExecute: () => hooks.list('tools/pre-execute').length > 0,
-    hasGuards: () => guards.list().length > 0,
+    hasGuards: (p) => guardsOf(p).length > 0,
     hasPostExecute: (p, draft) => hooks.list('tools/post-execute').some((l) => !l.appliesTo || l.appliesTo(draft, p.view)),
 
     preExecute(p: PreparedCall, trace: StageTrace): SyncOrAsync<PreExecuteOutcome> {
@@ -398,7 +407,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
     },
 
     guard(p: PreparedCall): GuardOutcome {
-      for (const g of guards.list()) {
+      for (const g of guardsOf(p)) {
         let r: unknown;
         try {
           r = g.fn(p.view);

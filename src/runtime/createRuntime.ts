@@ -155,8 +155,11 @@ export function createRuntime(options: RuntimeOptions = {}) {
       order: (hook: HookName, names: readonly string[]) => hooks.order(hook, names),
     },
     tools: {
-      /** Adds a monotonic guard: a string denies, undefined changes nothing. */
-      guard: (fn: Guard, name?: string) => guards.add(fn, name),
+      /**
+       * Adds a monotonic guard: a string denies, undefined changes nothing. Append-only: there is
+       * no remover, and a call consults the guards registered when it started.
+       */
+      guard: (fn: Guard, name?: string): void => guards.add(fn, name),
       register: (tool: AnyTool) => tools.register(tool),
       list: () => tools.list(),
     },
