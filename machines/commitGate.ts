@@ -7,7 +7,7 @@
  * so a batch of N calls costs O(N) in total rather than an O(N) context copy per event.
  */
 import type { ExecutionMode, ToolCallRequest, ToolResult } from '../src/protocol/index.js';
-import type { PrepareOutcome } from './callPipeline.js';
+import type { PrepareOutcome } from './callStages.js';
 
 export type EntryStatus = 'queued' | 'running' | 'settled' | 'committed';
 

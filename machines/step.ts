@@ -7,7 +7,7 @@
 import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import type { RequestErrorKind } from '../src/protocol/index.js';
-import type { CallPipeline } from './callPipeline.js';
+import type { CallStages } from './callStages.js';
 import { modelStreamLogic, type ModelStreamEvent } from './modelStream.js';
 import { schedulerMachine, type LogPort, type SchedulerOutput } from './scheduler.js';
 
@@ -22,7 +22,7 @@ export interface RequestErrorDecision {
 
 /** Everything a step needs from the world, injected. */
 export interface StepDeps {
-  readonly pipeline: CallPipeline;
+  readonly pipeline: CallStages;
   readonly log: LogPort;
   readonly model: LanguageModelV3;
   readonly tools: readonly LanguageModelV3FunctionTool[];

@@ -1,7 +1,7 @@
 /**
  * One tool call, stage by stage (SPEC §2). Each stage is a named state, so an inspector shows a
  * call sitting in `awaitingApproval` or `executing`. The stage work is done by the injected
- * `CallPipeline`; a stage that answers synchronously is passed within the same macrostep (a
+ * `CallStages`; a stage that answers synchronously is passed within the same macrostep (a
  * raised event), and a stage with no listeners is skipped by a guarded transition.
  *
  * Every exit, failure or not, goes through `finalizing`, which materialises a frozen result: the
@@ -10,7 +10,7 @@
 import { assign, enqueueActions, setup, type AnyActorRef } from 'xstate';
 import { describeThrown, ErrorCode, errorNameFor, type ApprovalAnswer, type ToolCallRequest, type ToolErrorInfo, type ToolResult } from '../src/protocol/index.js';
 import type {
-  CallPipeline,
+  CallStages,
   CallWhere,
   GuardOutcome,
   PostExecuteOutcome,
@@ -21,12 +21,12 @@ import type {
   Settlement,
   StageMarks,
   StageTrace,
-} from './callPipeline.js';
+} from './callStages.js';
 
 export interface ToolCallInput {
   readonly request: ToolCallRequest;
   readonly where: CallWhere;
-  readonly pipeline: CallPipeline;
+  readonly pipeline: CallStages;
   /** Validation already done by the scheduler (it needs the args to plan); else done here. */
   readonly prepared?: PrepareOutcome;
 }
@@ -34,7 +34,7 @@ export interface ToolCallInput {
 export interface ToolCallContext {
   readonly request: ToolCallRequest;
   readonly where: CallWhere;
-  readonly pipeline: CallPipeline;
+  readonly pipeline: CallStages;
   readonly prepareOutcome: PrepareOutcome;
   readonly pre: PreExecuteOutcome | undefined;
   readonly guardOutcome: GuardOutcome;

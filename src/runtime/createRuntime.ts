@@ -1,10 +1,10 @@
 import { freeze } from 'immer';
 import { createActor, toPromise, type ActorRefFrom } from 'xstate';
 import { toolCallMachine } from '../../machines/toolCall.js';
-import type { PipelineLimits } from '../../machines/callPipeline.js';
+import type { PipelineLimits } from '../../machines/callStages.js';
 import { ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
 import { defaultArgLimits, type ArgLimits } from './args.js';
-import { createCallPipeline, type ApprovalService } from './callPipeline.js';
+import { createCallStages, type ApprovalService } from './pipeline/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName, type ListenerOptions } from './hooks.js';
@@ -77,7 +77,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
       appliesTo: (draft) => mayExceed(draft.content, maxInlineBytes),
     });
   }
-  const pipeline = createCallPipeline({
+  const pipeline = createCallStages({
     tools,
     hooks,
     guards,

@@ -1,6 +1,6 @@
 import type { PostExecuteDecision, PreExecuteDecision, ToolResult } from '../protocol/index.js';
 import type { ExecContext } from './defineTool.js';
-import type { CallView, ExecOutcome, ResultDraft, SyncOrAsync } from '../../machines/callPipeline.js';
+import type { CallView, ExecOutcome, ResultDraft, SyncOrAsync } from '../../machines/callStages.js';
 
 /** A pre-execute listener: return a decision, or call `next()` to hand over (SPEC §2.1). */
 export type PreExecuteListener = (

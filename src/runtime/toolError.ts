@@ -13,6 +13,11 @@ export class ToolError extends Error {
   }
 }
 
+/** The error info of a result with this code. */
+export function errorInfo(code: ErrorCode, message: string): ToolErrorInfo {
+  return { name: errorNameFor(code), code, message };
+}
+
 /** Maps anything thrown to the error info of a result; non-ToolErrors become `fallback`. */
 export function toErrorInfo(thrown: unknown, fallback: ErrorCode = ErrorCode.TOOL_FAILED): ToolErrorInfo {
   const own = toolErrorInfo(thrown);

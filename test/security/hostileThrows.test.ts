@@ -13,7 +13,7 @@ import { ManualClock } from '../../src/runtime/clock.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
 import { toErrorInfo } from '../../src/runtime/toolError.js';
-import { echoTool, expectError, expectOk, only, setup, typesOf } from '../pipeline/harness.js';
+import { echoTool, expectError, expectOk, only, setup, typesOf } from '../runtime/pipeline/harness.js';
 
 /** Fresh hostile values (a revoked Proxy cannot be reused). */
 function hostiles(): Array<[string, () => unknown]> {

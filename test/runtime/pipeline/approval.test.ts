@@ -2,8 +2,8 @@
  * `ask` → the approval service (SPEC §2.1, §8.3), seen as the `awaitingApproval` state (SPEC §7).
  */
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, type ApprovalAnswer } from '../../src/protocol/index.js';
-import type { ApprovalService } from '../../src/runtime/callPipeline.js';
+import { ErrorCode, type ApprovalAnswer } from '../../../src/protocol/index.js';
+import type { ApprovalService } from '../../../src/runtime/pipeline/index.js';
 import { echoTool, eventsOf, expectError, expectOk, flushMicrotasks, isSettled, only, setup, typesOf } from './harness.js';
 
 /** An approval service the test answers by hand. */

@@ -3,8 +3,8 @@
  * registered later can turn a denial back into an allow.
  */
 import { describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../src/protocol/index.js';
-import type { Guard } from '../../src/runtime/hooks.js';
+import { ErrorCode } from '../../../src/protocol/index.js';
+import type { Guard } from '../../../src/runtime/hooks.js';
 import { echoTool, expectError, expectOk, only, setup, typesOf } from './harness.js';
 
 describe('the monotonic guard', () => {

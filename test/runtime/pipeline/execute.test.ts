@@ -4,13 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCode } from '../../src/protocol/index.js';
-import { sleep } from '../../src/runtime/clock.js';
-import { defineTool, type ExecContext } from '../../src/runtime/defineTool.js';
-import { ToolError } from '../../src/runtime/toolError.js';
-import { metrics } from '../../src/runtime/wrappers/metrics.js';
-import { retry } from '../../src/runtime/wrappers/retry.js';
-import { timeout } from '../../src/runtime/wrappers/timeout.js';
+import { ErrorCode } from '../../../src/protocol/index.js';
+import { sleep } from '../../../src/runtime/clock.js';
+import { defineTool, type ExecContext } from '../../../src/runtime/defineTool.js';
+import { ToolError } from '../../../src/runtime/toolError.js';
+import { metrics } from '../../../src/runtime/wrappers/metrics.js';
+import { retry } from '../../../src/runtime/wrappers/retry.js';
+import { timeout } from '../../../src/runtime/wrappers/timeout.js';
 import { echoTool, eventsOf, expectError, expectOk, flushMicrotasks, isSettled, manualTool, only, setup, typesOf } from './harness.js';
 
 describe('the tool body', () => {

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCode } from '../../src/protocol/index.js';
-import { defineTool } from '../../src/runtime/defineTool.js';
+import { ErrorCode } from '../../../src/protocol/index.js';
+import { defineTool } from '../../../src/runtime/defineTool.js';
 import { echoTool, eventsOf, expectError, expectOk, isDeepFrozen, only, setup, typesOf } from './harness.js';
 
 describe('resolving and validating a call', () => {

@@ -3,7 +3,7 @@
  * (SPEC §5, §8.2).
  */
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, type PreExecuteDecision } from '../../src/protocol/index.js';
+import { ErrorCode, type PreExecuteDecision } from '../../../src/protocol/index.js';
 import { echoTool, expectError, expectOk, flushMicrotasks, isSettled, only, setup, typesOf } from './harness.js';
 
 describe('the pre-execute waterfall', () => {

@@ -1,0 +1,78 @@
+/**
+ * Stage 5, `tools/post-execute` (SPEC §2.5, §8.5): listeners run in order, each seeing the
+ * previous one's rewrite. A listener accepts (optionally with new content, metadata or a new value,
+ * re-validated), blocks with feedback, or fails the call closed.
+ */
+import type { PostExecuteOutcome, PreparedCall, ResultDraft, StageTrace, SyncOrAsync } from '../../../machines/callStages.js';
+import { describeThrown, type PostExecuteDecision } from '../../protocol/index.js';
+import { deepFreeze } from '../args.js';
+import { contentOf, validateOutput } from './draft.js';
+import { describeDecision, isPromise, readPostDecision } from './listenerAnswers.js';
+import { toolOf } from './prepare.js';
+import type { StageDeps } from './stageDeps.js';
+
+/** True when some post-execute listener applies to this draft (else the stage is skipped). */
+export function hasPostExecute(deps: Pick<StageDeps, 'hooks'>, p: PreparedCall, draft: ResultDraft): boolean {
+  return deps.hooks.list('tools/post-execute').some((l) => !l.appliesTo || l.appliesTo(draft, p.view));
+}
+
+const failed = (listener: string, message: string): PostExecuteOutcome => ({ kind: 'failed', hook: 'tools/post-execute', listener, message });
+
+export function runPostExecute(deps: Pick<StageDeps, 'hooks'>, p: PreparedCall, first: ResultDraft, trace: StageTrace): SyncOrAsync<PostExecuteOutcome> {
+  const listeners = deps.hooks.list('tools/post-execute');
+  const tool = toolOf(p);
+  // Drafts are frozen: a listener rewrites through its decision (re-validated), never in place.
+  let draft = deepFreeze(first);
+  const apply = (name: string, answer: PostExecuteDecision | void): PostExecuteOutcome | undefined => {
+    if (answer === undefined) return undefined;
+    const d = readPostDecision(answer);
+    if (!d) return failed(name, `returned an invalid decision ${describeDecision(answer)}`);
+    if (d.kind === 'block') return { kind: 'blocked', feedback: d.feedback, listener: name };
+    let { value, content, metadata } = draft;
+    if ('value' in d && d.value !== undefined) {
+      const checked = validateOutput(tool, d.value);
+      if (!checked.ok) return { kind: 'invalid-output', message: `post-execute listener "${name}" replaced the value: ${checked.message}` };
+      value = checked.value;
+      content = contentOf(tool, value);
+    }
+    if (d.content !== undefined) content = d.content;
+    if (d.metadata) metadata = { ...metadata, ...d.metadata };
+    draft = deepFreeze({ value, content, metadata });
+    return undefined;
+  };
+  const step = (i: number): SyncOrAsync<PostExecuteOutcome> => {
+    for (; i < listeners.length; i++) {
+      const l = listeners[i]!;
+      trace.listener = l.name;
+      let r: SyncOrAsync<PostExecuteDecision | void>;
+      try {
+        if (l.appliesTo && !l.appliesTo(draft, p.view)) continue;
+        r = l.fn(draft, p.view);
+      } catch (e) {
+        return failed(l.name, describeThrown(e));
+      }
+      if (isPromise(r)) {
+        const at = i;
+        return Promise.resolve(r).then(
+          (d) => {
+            try {
+              return apply(l.name, d) ?? step(at + 1);
+            } catch (e) {
+              return failed(l.name, describeThrown(e));
+            }
+          },
+          (e) => failed(l.name, describeThrown(e)),
+        );
+      }
+      let stop: PostExecuteOutcome | undefined;
+      try {
+        stop = apply(l.name, r);
+      } catch (e) {
+        stop = failed(l.name, describeThrown(e));
+      }
+      if (stop) return stop;
+    }
+    return { kind: 'accepted', draft };
+  };
+  return step(0);
+}
