@@ -65,7 +65,7 @@ export interface ListenerFailure {
   readonly message: string;
 }
 
-/** A listener that threw, returned nonsense or never answered: the call fails closed. */
+/** A listener that threw, returned nonsense or never answered (within its own `hookTimeoutMs`): the call fails closed. */
 export interface StageFailure extends ListenerFailure {
   readonly kind: 'failed';
   readonly hook: 'tools/pre-execute' | 'tools/guard' | 'tools/post-execute';
@@ -84,13 +84,13 @@ export type Settlement =
   | { readonly ok: true; readonly draft: ResultDraft }
   | { readonly ok: false; readonly error: ToolErrorInfo; readonly content?: string };
 
-/** Which listener a pending stage is waiting on, so a hook timeout can name it. */
-export interface StageTrace {
-  listener?: string;
-}
-
 export interface PipelineLimits {
-  /** A listener (pre/post-execute) that has not answered by then fails closed with HOOK_FAILED. */
+  /**
+   * Each asynchronous pre/post-execute listener gets this long, on its own, to answer (a
+   * waterfall listener waiting on its `next()` is not charged for the listeners after it); one
+   * that has not answered by then fails the call closed with HOOK_FAILED naming it. The stages
+   * enforce it themselves: a pending stage always settles.
+   */
   readonly hookTimeoutMs: number;
   /** An approval not answered by then is APPROVAL_DENIED. */
   readonly approvalTimeoutMs: number;
@@ -111,7 +111,8 @@ export interface CallStages {
   hasGuards(call: PreparedCall): boolean;
   /** True when some post-execute listener applies to this draft (else the stage is skipped). */
   hasPostExecute(call: PreparedCall, draft: ResultDraft): boolean;
-  preExecute(call: PreparedCall, trace: StageTrace): SyncOrAsync<PreExecuteOutcome>;
+  /** Never rejects; a pending outcome settles within `hookTimeoutMs` of the last listener it waited on. */
+  preExecute(call: PreparedCall): SyncOrAsync<PreExecuteOutcome>;
   isApprovalRemembered(call: PreparedCall): boolean;
   rememberApproval(call: PreparedCall): void;
   requestApproval(call: PreparedCall, reason: string | undefined, signal: AbortSignal): Promise<ApprovalAnswer>;
@@ -119,7 +120,8 @@ export interface CallStages {
   execute(call: PreparedCall, signal: AbortSignal): Promise<ExecOutcome>;
   /** The first draft from the body's value; an output-schema failure gives INVALID_OUTPUT. */
   draftFromValue(call: PreparedCall, value: unknown): Settlement;
-  postExecute(call: PreparedCall, draft: ResultDraft, trace: StageTrace): SyncOrAsync<PostExecuteOutcome>;
+  /** Never rejects; a pending outcome settles within `hookTimeoutMs` of the last listener it waited on. */
+  postExecute(call: PreparedCall, draft: ResultDraft): SyncOrAsync<PostExecuteOutcome>;
   /** Builds, freezes and announces the result (finalizeContent, then `tools/result` observers). */
   finalize(request: ToolCallRequest, call: PreparedCall | undefined, settlement: Settlement, marks: StageMarks | undefined): ToolResult;
   /** Appends an annotation event about this call to the session log. */

@@ -20,7 +20,6 @@ import type {
   ResultDraft,
   Settlement,
   StageMarks,
-  StageTrace,
 } from './callStages.js';
 
 export interface ToolCallInput {
@@ -39,7 +38,6 @@ export interface ToolCallContext {
   readonly pre: PreExecuteOutcome | undefined;
   readonly guardOutcome: GuardOutcome;
   readonly settlement: Settlement | undefined;
-  readonly trace: StageTrace;
   /** Aborts the body's signal on cancel (created with the call: cheaper than an assign on entry). */
   readonly abort: AbortController;
   readonly approvalAbort: AbortController | undefined;
@@ -102,10 +100,7 @@ export const toolCallMachine = setup({
       if (context.marks) context.marks[stage] = context.pipeline.now();
     },
     runPreExecute: enqueueActions(({ context, enqueue, self }) => {
-      // The trace is the call's own scratch (the pipeline writes the pending listener's name into
-      // it): reset in place here, where the stage starts, rather than copied by an assign.
-      context.trace.listener = undefined;
-      const outcome = context.pipeline.preExecute(prepared(context), context.trace);
+      const outcome = context.pipeline.preExecute(prepared(context));
       if (outcome instanceof Promise) {
         enqueue.raise({ type: 'PRE.PENDING' });
         outcome.then(
@@ -113,7 +108,7 @@ export const toolCallMachine = setup({
           (e: unknown) =>
             sendIfActive(self, {
               type: 'PRE.DECIDED',
-              outcome: { kind: 'failed', hook: 'tools/pre-execute', listener: context.trace.listener ?? '?', message: describeThrown(e) },
+              outcome: { kind: 'failed', hook: 'tools/pre-execute', listener: '?', message: describeThrown(e) },
             }),
         );
       } else {
@@ -121,10 +116,9 @@ export const toolCallMachine = setup({
       }
     }),
     runPostExecute: enqueueActions(({ context, enqueue, self }) => {
-      context.trace.listener = undefined;
       const s = context.settlement;
       if (!s?.ok) return;
-      const outcome = context.pipeline.postExecute(prepared(context), s.draft, context.trace);
+      const outcome = context.pipeline.postExecute(prepared(context), s.draft);
       if (outcome instanceof Promise) {
         enqueue.raise({ type: 'POST.PENDING' });
         outcome.then(
@@ -132,7 +126,7 @@ export const toolCallMachine = setup({
           (e: unknown) =>
             sendIfActive(self, {
               type: 'POST.DONE',
-              outcome: { kind: 'failed', hook: 'tools/post-execute', listener: context.trace.listener ?? '?', message: describeThrown(e) },
+              outcome: { kind: 'failed', hook: 'tools/post-execute', listener: '?', message: describeThrown(e) },
             }),
         );
       } else {
@@ -215,7 +209,6 @@ export const toolCallMachine = setup({
     postInvalidOutput: ({ event }) => event.type === 'POST.DONE' && event.outcome.kind === 'invalid-output',
   },
   delays: {
-    hookTimeout: ({ context }) => context.pipeline.limits.hookTimeoutMs,
     approvalTimeout: ({ context }) => context.pipeline.limits.approvalTimeoutMs,
     abortGrace: ({ context }) => context.pipeline.limits.abortGraceMs,
   },
@@ -234,7 +227,6 @@ export const toolCallMachine = setup({
       pre: undefined,
       guardOutcome: undefined,
       settlement: undefined,
-      trace: {},
       abort: new AbortController(),
       approvalAbort: undefined,
       marks,
@@ -259,31 +251,8 @@ export const toolCallMachine = setup({
       initial: 'deciding',
       states: {
         deciding: { entry: 'runPreExecute', on: { 'PRE.PENDING': 'waitingForListener' } },
-        waitingForListener: {
-          after: {
-            hookTimeout: {
-              target: '#toolCall.finalizing',
-              actions: [
-                {
-                  type: 'recordHookFailure',
-                  params: ({ context }) => ({
-                    hook: 'tools/pre-execute',
-                    listener: context.trace.listener ?? '?',
-                    message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
-                  }),
-                },
-                assign({
-                  settlement: ({ context }) =>
-                    hookFailedSettlement({
-                      hook: 'tools/pre-execute',
-                      listener: context.trace.listener ?? '?',
-                      message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
-                    }),
-                }),
-              ],
-            },
-          },
-        },
+        // Each listener's own hook timeout is enforced by the stage, which always settles.
+        waitingForListener: {},
       },
       on: {
         'PRE.DECIDED': [
@@ -429,31 +398,8 @@ export const toolCallMachine = setup({
       initial: 'deciding',
       states: {
         deciding: { entry: 'runPostExecute', on: { 'POST.PENDING': 'waitingForListener' } },
-        waitingForListener: {
-          after: {
-            hookTimeout: {
-              target: '#toolCall.finalizing',
-              actions: [
-                {
-                  type: 'recordHookFailure',
-                  params: ({ context }) => ({
-                    hook: 'tools/post-execute',
-                    listener: context.trace.listener ?? '?',
-                    message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
-                  }),
-                },
-                assign({
-                  settlement: ({ context }) =>
-                    hookFailedSettlement({
-                      hook: 'tools/post-execute',
-                      listener: context.trace.listener ?? '?',
-                      message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
-                    }),
-                }),
-              ],
-            },
-          },
-        },
+        // Each listener's own hook timeout is enforced by the stage, which always settles.
+        waitingForListener: {},
       },
       on: {
         'POST.DONE': [

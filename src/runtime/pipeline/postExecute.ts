@@ -1,14 +1,16 @@
 /**
  * Stage 5, `tools/post-execute` (SPEC §2.5, §8.5): listeners run in order, each seeing the
  * previous one's rewrite. A listener accepts (optionally with new content, metadata or a new value,
- * re-validated), blocks with feedback, or fails the call closed.
+ * re-validated), blocks with feedback, or fails the call closed. Each asynchronous listener gets
+ * its own `hookTimeoutMs` (SPEC §8.15).
  */
-import type { PostExecuteOutcome, PreparedCall, ResultDraft, StageTrace, SyncOrAsync } from '../../../machines/callStages.js';
+import type { PostExecuteOutcome, PreparedCall, ResultDraft, SyncOrAsync } from '../../../machines/callStages.js';
 import { describeThrown, type PostExecuteDecision } from '../../protocol/index.js';
 import { deepFreeze } from '../args.js';
 import { contentOf, validateOutput } from './draft.js';
 import { describeDecision, isPromise, readPostDecision } from './listenerAnswers.js';
 import { toolOf } from './prepare.js';
+import { listenerTimer } from './listenerTimer.js';
 import type { StageDeps } from './stageDeps.js';
 
 /** True when some post-execute listener applies to this draft (else the stage is skipped). */
@@ -18,8 +20,16 @@ export function hasPostExecute(deps: Pick<StageDeps, 'hooks'>, p: PreparedCall, 
 
 const failed = (listener: string, message: string): PostExecuteOutcome => ({ kind: 'failed', hook: 'tools/post-execute', listener, message });
 
-export function runPostExecute(deps: Pick<StageDeps, 'hooks'>, p: PreparedCall, first: ResultDraft, trace: StageTrace): SyncOrAsync<PostExecuteOutcome> {
+export function runPostExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'>, p: PreparedCall, first: ResultDraft): SyncOrAsync<PostExecuteOutcome> {
   const listeners = deps.hooks.list('tools/post-execute');
+  const ms = deps.limits.hookTimeoutMs;
+  // Set once a listener has not answered within its own budget: the stage is over, nobody later runs.
+  let timedOut: PostExecuteOutcome | undefined;
+  let settle: ((o: PostExecuteOutcome) => void) | undefined;
+  const timer = listenerTimer(deps.clock, ms, (listener) => {
+    timedOut = failed(listener, `no answer within ${ms} ms`);
+    settle?.(timedOut);
+  });
   const tool = toolOf(p);
   // Drafts are frozen: a listener rewrites through its decision (re-validated), never in place.
   let draft = deepFreeze(first);
@@ -43,7 +53,6 @@ export function runPostExecute(deps: Pick<StageDeps, 'hooks'>, p: PreparedCall, 
   const step = (i: number): SyncOrAsync<PostExecuteOutcome> => {
     for (; i < listeners.length; i++) {
       const l = listeners[i]!;
-      trace.listener = l.name;
       let r: SyncOrAsync<PostExecuteDecision | void>;
       try {
         if (l.appliesTo && !l.appliesTo(draft, p.view)) continue;
@@ -53,8 +62,10 @@ export function runPostExecute(deps: Pick<StageDeps, 'hooks'>, p: PreparedCall, 
       }
       if (isPromise(r)) {
         const at = i;
+        timer.waitOn(l.name);
         return Promise.resolve(r).then(
           (d) => {
+            if (timedOut) return timedOut;
             try {
               return apply(l.name, d) ?? step(at + 1);
             } catch (e) {
@@ -74,5 +85,13 @@ export function runPostExecute(deps: Pick<StageDeps, 'hooks'>, p: PreparedCall, 
     }
     return { kind: 'accepted', draft };
   };
-  return step(0);
+  const outcome = step(0);
+  if (!isPromise(outcome)) return outcome;
+  return new Promise<PostExecuteOutcome>((resolve) => {
+    settle = resolve;
+    void outcome.then((o) => {
+      timer.stop();
+      resolve(o);
+    });
+  });
 }

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ErrorCode, type ToolResult } from '../../../src/protocol/index.js';
+import { sleep } from '../../../src/runtime/clock.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { metrics } from '../../../src/runtime/wrappers/metrics.js';
 import { echoTool, expectError, expectOk, isDeepFrozen, isSettled, only, setup, typesOf } from './harness.js';
@@ -182,5 +183,44 @@ describe('post-execute listeners that do not apply', () => {
     maybe.rt.hooks.on('tools/execute', 'metrics', metrics());
     const r = expectOk(maybe.rt, await maybe.call('list').result, 'x'.repeat(50));
     expect(stagesOf(r)).toContain('postExecute');
+  });
+});
+
+describe('each post-execute listener gets its own hookTimeoutMs (SPEC §8.15)', () => {
+  it('two slow listeners, each within its own budget, pass although together they take longer', async () => {
+    const { rt, clock, call } = setup({ tools: [listTool()], spillStore: false, limits: { hookTimeoutMs: 1_000 } });
+    rt.hooks.on('tools/post-execute', 'first', async () => {
+      await sleep(clock, 700);
+      return { kind: 'accept', content: 'first' };
+    });
+    rt.hooks.on('tools/post-execute', 'second', async (draft) => {
+      await sleep(clock, 700);
+      return { kind: 'accept', content: `${draft.content}+second` };
+    });
+    const h = call('list');
+    await clock.advance(1_400);
+    expectOk(rt, await h.result, 'first+second');
+  });
+
+  it('a listener that hangs after a slow one is timed from its own start, and named; later listeners do not run', async () => {
+    const { rt, clock, call } = setup({ tools: [listTool()], spillStore: false, limits: { hookTimeoutMs: 1_000 } });
+    const ran: string[] = [];
+    rt.hooks.on('tools/post-execute', 'slow', async () => {
+      await sleep(clock, 700);
+      return undefined;
+    });
+    let release!: () => void;
+    rt.hooks.on('tools/post-execute', 'stuck', () => new Promise<undefined>((res) => (release = () => res(undefined))));
+    rt.hooks.on('tools/post-execute', 'after', () => void ran.push('after'));
+    const h = call('list');
+    await clock.advance(1_699);
+    expect(await isSettled(h.result)).toBe(false);
+    await clock.advance(1);
+    const r = await h.result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'stuck');
+    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ hook: 'tools/post-execute', listener: 'stuck', message: 'no answer within 1000 ms' });
+    release(); // a late answer changes nothing and starts no later listener
+    await clock.advance(10);
+    expect(ran).toEqual([]);
   });
 });
