@@ -96,6 +96,12 @@ export interface PipelineLimits {
   readonly approvalTimeoutMs: number;
   /** After a cancel, how long a started body may take to settle before it is settled as ABORTED. */
   readonly abortGraceMs: number;
+  /**
+   * The per-call deadline: a dispatched call (its execute wrappers and body) that has not settled
+   * this long after dispatch settles as TIMEOUT and its body's signal is aborted, whatever its
+   * wrappers and body do. Generous by default; `timeout()` wrappers are for tighter, per-tool limits.
+   */
+  readonly callTimeoutMs: number;
 }
 
 /** Stage timestamps (clock ms) collected when the call is metered. */

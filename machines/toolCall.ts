@@ -211,6 +211,7 @@ export const toolCallMachine = setup({
   delays: {
     approvalTimeout: ({ context }) => context.pipeline.limits.approvalTimeoutMs,
     abortGrace: ({ context }) => context.pipeline.limits.abortGraceMs,
+    callTimeout: ({ context }) => context.pipeline.limits.callTimeoutMs,
   },
 }).createMachine({
   id: 'toolCall',
@@ -357,6 +358,19 @@ export const toolCallMachine = setup({
       initial: 'running',
       states: {
         running: {
+          after: {
+            // The per-call deadline: whatever the wrappers and the body do, the call settles.
+            callTimeout: {
+              target: '#toolCall.finalizing',
+              actions: [
+                { type: 'abortBody', params: ({ context }) => `the call did not settle within ${context.pipeline.limits.callTimeoutMs} ms` },
+                assign({
+                  settlement: ({ context }) =>
+                    fail(ErrorCode.TIMEOUT, `the call did not settle within ${context.pipeline.limits.callTimeoutMs} ms of dispatch (limits.callTimeoutMs)`),
+                }),
+              ],
+            },
+          },
           on: {
             CANCEL: 'aborting',
             EXECUTED: [

@@ -45,7 +45,8 @@ export interface RuntimeOptions {
   newTurnId?: () => string;
 }
 
-export const defaultLimits: PipelineLimits = { hookTimeoutMs: 30_000, approvalTimeoutMs: 300_000, abortGraceMs: 2_000 };
+/** Default limits (ms): see `PipelineLimits`. The per-call deadline is generous on purpose: 10 minutes. */
+export const defaultLimits: PipelineLimits = { hookTimeoutMs: 30_000, approvalTimeoutMs: 300_000, abortGraceMs: 2_000, callTimeoutMs: 600_000 };
 
 export interface CallHandle {
   readonly actor: ActorRefFrom<typeof toolCallMachine>;
