@@ -56,11 +56,12 @@ export interface PreparedCall {
 
 export type PrepareOutcome =
   | { readonly ok: true; readonly prepared: PreparedCall }
-  | { readonly ok: false; readonly error: ToolErrorInfo };
+  /** `hookFailure`: a user function the call needed before stage 1 (isConcurrencySafe) threw; logged as `hook/failed`. */
+  | { readonly ok: false; readonly error: ToolErrorInfo; readonly hookFailure?: ListenerFailure };
 
 /** Which user function failed, and how (what a `hook/failed` event records). */
 export interface ListenerFailure {
-  readonly hook: 'tools/pre-execute' | 'tools/guard' | 'tools/post-execute';
+  readonly hook: 'tools/pre-execute' | 'tools/guard' | 'tools/post-execute' | 'isConcurrencySafe';
   readonly listener: string;
   readonly message: string;
 }

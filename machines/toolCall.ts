@@ -177,6 +177,11 @@ export const toolCallMachine = setup({
     },
     takeSettlement: assign({ settlement: ({ context, event }) => (event.type === 'EXECUTED' ? event.settlement : context.settlement) }),
     abortBody: ({ context }, reason: string | undefined) => context.abort?.abort(reason ?? 'cancelled'),
+    /** A user function needed to prepare the call (isConcurrencySafe) failed: that is a hook failure too. */
+    recordPrepareFailure: ({ context }) => {
+      const f = context.prepareOutcome.ok ? undefined : context.prepareOutcome.hookFailure;
+      if (f) context.pipeline.record({ type: 'hook/failed', ...where(context), hook: f.hook, listener: f.listener, message: f.message, failed: 'closed' });
+    },
     recordHookFailure: ({ context }, f: { hook: string; listener: string; message: string }) => {
       context.pipeline.record({
         type: 'hook/failed',
@@ -241,7 +246,10 @@ export const toolCallMachine = setup({
         {
           guard: 'prepareFailed',
           target: 'finalizing',
-          actions: assign({ settlement: ({ context }) => ({ ok: false as const, error: (context.prepareOutcome as { error: ToolErrorInfo }).error }) }),
+          actions: [
+            'recordPrepareFailure',
+            assign({ settlement: ({ context }) => ({ ok: false as const, error: (context.prepareOutcome as { error: ToolErrorInfo }).error }) }),
+          ],
         },
         { guard: 'hasPreExecute', target: 'preExecute' },
         ...toGuardOrExecuting,

@@ -230,6 +230,28 @@ describe('a hostile throw from each user-supplied function lands where SPEC §5 
     }
   });
 
+  eachHostile('an appliesTo that throws gives HOOK_FAILED naming its listener', async (v) => {
+    const { tool } = echoTool();
+    const { rt, call } = setup({ tools: [tool], spillStore: false });
+    rt.hooks.on('tools/post-execute', 'redact', () => undefined, {
+      appliesTo: () => {
+        throw v();
+      },
+    });
+    const r = await call('echo', { text: 'secret' }).result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'redact');
+    expect(r.content).not.toContain('secret');
+    expect(hookFailed(rt, r.callId)).toMatchObject({ hook: 'tools/post-execute', listener: 'redact' });
+  });
+
+  eachHostile('an isConcurrencySafe that throws gives HOOK_FAILED naming the tool', async (v) => {
+    const t = defineTool({ name: 't', input: z.object({}), isConcurrencySafe: () => { throw v(); }, execute: () => 'ran' });
+    const { rt, call } = setup({ tools: [t] });
+    const r = await call('t').result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 't.isConcurrencySafe');
+    expect(hookFailed(rt, r.callId)).toMatchObject({ hook: 'isConcurrencySafe', listener: 't.isConcurrencySafe' });
+  });
+
   eachHostile('an approval service that throws denies, with an APPROVAL_FAILED warning', async (v) => {
     const { tool, calls } = echoTool();
     const { rt, call } = setup({ tools: [tool], approval: { request: () => { throw v(); } } });

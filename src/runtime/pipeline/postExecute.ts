@@ -13,9 +13,24 @@ import { toolOf } from './prepare.js';
 import { listenerTimer } from './listenerTimer.js';
 import type { StageDeps } from './stageDeps.js';
 
-/** True when some post-execute listener applies to this draft (else the stage is skipped). */
+/**
+ * `appliesTo` failures seen while deciding whether the stage runs, by draft: the stage then fails
+ * the call naming that listener, even if the listener's `appliesTo` answers "no" when asked again.
+ */
+const appliesToFailures = new WeakMap<ResultDraft, { listener: string; message: string }>();
+
+/** True when some post-execute listener applies to this draft, or cannot tell (else the stage is skipped). */
 export function hasPostExecute(deps: Pick<StageDeps, 'hooks'>, p: PreparedCall, draft: ResultDraft): boolean {
-  return deps.hooks.list('tools/post-execute').some((l) => !l.appliesTo || l.appliesTo(draft, p.view));
+  for (const l of deps.hooks.list('tools/post-execute')) {
+    if (!l.appliesTo) return true;
+    try {
+      if (l.appliesTo(draft, p.view)) return true;
+    } catch (e) {
+      appliesToFailures.set(draft, { listener: l.name, message: `appliesTo failed: ${describeThrown(e)}` });
+      return true;
+    }
+  }
+  return false;
 }
 
 const failed = (listener: string, message: string): PostExecuteOutcome => ({ kind: 'failed', hook: 'tools/post-execute', listener, message });
@@ -53,9 +68,19 @@ export function runPostExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits
   const step = (i: number): SyncOrAsync<PostExecuteOutcome> => {
     for (; i < listeners.length; i++) {
       const l = listeners[i]!;
+      const earlier = draft === first ? appliesToFailures.get(first) : undefined;
+      if (earlier?.listener === l.name) return failed(l.name, earlier.message);
       let r: SyncOrAsync<PostExecuteDecision | void>;
       try {
-        if (l.appliesTo && !l.appliesTo(draft, p.view)) continue;
+        if (l.appliesTo) {
+          let applies: unknown;
+          try {
+            applies = l.appliesTo(draft, p.view);
+          } catch (e) {
+            return failed(l.name, `appliesTo failed: ${describeThrown(e)}`);
+          }
+          if (!applies) continue;
+        }
         r = l.fn(draft, p.view);
       } catch (e) {
         return failed(l.name, describeThrown(e));

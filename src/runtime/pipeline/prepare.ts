@@ -1,9 +1,10 @@
 /**
  * Before stage 1 (SPEC §2): resolve the tool, parse and validate the arguments, deep-freeze them,
- * decide the execution mode, and take the guards the call will consult.
+ * decide the execution mode (a throwing `isConcurrencySafe` fails the call with HOOK_FAILED), and
+ * take the guards the call will consult.
  */
 import type { CallView, CallWhere, PrepareOutcome, PreparedCall } from '../../../machines/callStages.js';
-import { ErrorCode, type ToolCallRequest } from '../../protocol/index.js';
+import { describeThrown, ErrorCode, type ToolCallRequest } from '../../protocol/index.js';
 import { deepFreeze, parseArgs } from '../args.js';
 import type { AnyTool } from '../defineTool.js';
 import type { Guard, Named } from '../hooks.js';
@@ -39,11 +40,14 @@ export function prepareCall(deps: StageDeps, request: ToolCallRequest, at: CallW
   // An already-parsed input is the very object the log records as `tool/call.input`, and
   // listeners see it as `rawInput`: frozen too, so nobody can rewrite history through it.
   deepFreeze(request.input);
-  let safe = false;
+  let safe: boolean;
   try {
     safe = tool.isConcurrencySafe(args) === true;
-  } catch {
-    safe = false; // An undecidable call is treated as exclusive: the conservative choice.
+  } catch (e) {
+    // A call whose own tool cannot say how it may run does not run: it fails closed, by name.
+    const listener = `${tool.name}.isConcurrencySafe`;
+    const message = describeThrown(e);
+    return { ok: false, error: errorInfo(ErrorCode.HOOK_FAILED, `${listener} failed: ${message}`), hookFailure: { hook: 'isConcurrencySafe', listener, message } };
   }
   const view: CallView = Object.freeze({
     callId: request.callId,

@@ -224,3 +224,33 @@ describe('each post-execute listener gets its own hookTimeoutMs (SPEC §8.15)', 
     expect(ran).toEqual([]);
   });
 });
+
+describe('a throwing appliesTo fails closed, by name (issue 11.4)', () => {
+  it('HOOK_FAILED naming the listener, with its hook/failed event; the content does not reach the model', async () => {
+    const { rt, call } = setup({ tools: [listTool()], spillStore: false });
+    rt.hooks.on('tools/post-execute', 'redact', () => ({ kind: 'accept', content: 'redacted' }), {
+      appliesTo: () => {
+        throw new Error('cannot tell');
+      },
+    });
+    const r = await call('list').result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'redact');
+    expect(r.content).not.toContain('a.ts');
+    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ hook: 'tools/post-execute', listener: 'redact', failed: 'closed' });
+    expect(only(rt, r.callId, 'hook/failed').message).toContain('cannot tell');
+  });
+
+  it('an appliesTo that throws once and then says "no" still fails the call closed', async () => {
+    const { rt, call } = setup({ tools: [listTool()], spillStore: false });
+    let asked = 0;
+    rt.hooks.on('tools/post-execute', 'redact', () => ({ kind: 'accept', content: 'redacted' }), {
+      appliesTo: () => {
+        if (asked++ === 0) throw new Error('flaky');
+        return false;
+      },
+    });
+    const r = await call('list').result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'redact');
+    expect(r.content).not.toContain('a.ts');
+  });
+});
