@@ -1,9 +1,11 @@
 /**
  * `ask` → the approval service (SPEC §2.1, §8.3): asks, accepts only the three answers, and
- * remembers `allowed-always` for the same tool with identical args for the rest of the session.
+ * remembers `allowed-always` for the same tool with identical args for the rest of the session,
+ * a resumed session included: the memory starts from the `allowed-always` answers in the log.
  */
 import type { PreparedCall } from '../../../machines/callStages.js';
-import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer } from '../../protocol/index.js';
+import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type LogEvent } from '../../protocol/index.js';
+import { parseArgs } from '../args.js';
 import { placeOf, type StageDeps } from './stageDeps.js';
 
 /** Asks a person (or a policy service) whether a call may run. */
@@ -28,12 +30,41 @@ function canonicalJson(value: unknown): string {
 /** The key of an `allowed-always`: the tool and its validated args. */
 export const approvalKey = (toolName: string, args: unknown): string => `${toolName}\u0000${canonicalJson(args)}`;
 
-export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval'>): ApprovalStage {
+/** Where an event belongs: a call is known by its turn, step and id. */
+const placeKey = (e: { turnId?: string; stepIndex?: number; callId: string }) => `${e.turnId ?? ''}\u0000${e.stepIndex ?? ''}\u0000${e.callId}`;
+
+/**
+ * The approval keys of every `allowed-always` in the log: each answer is matched with its call's
+ * `tool/call` event, whose input is validated again by the tool (the key is of validated args).
+ * An answer whose call or tool is gone, or whose input no longer validates, is not remembered.
+ */
+export function rememberedInLog(events: readonly LogEvent[], deps: Pick<StageDeps, 'tools' | 'argLimits'>): Set<string> {
+  const calls = new Map<string, { toolName: string; input: unknown }>();
+  const keys = new Set<string>();
+  for (const e of events) {
+    if (e.type === 'tool/call') calls.set(placeKey(e), e);
+    else if (e.type === 'tool/approval-answer' && e.answer === 'allowed-always') {
+      const call = calls.get(placeKey(e));
+      const tool = call && deps.tools.get(call.toolName);
+      if (!call || !tool) continue;
+      try {
+        keys.add(approvalKey(tool.name, parseArgs(tool, call.input, deps.argLimits)));
+      } catch {
+        // no longer valid for the tool: nothing to remember
+      }
+    }
+  }
+  return keys;
+}
+
+export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | 'tools' | 'argLimits'>): ApprovalStage {
   const { log } = deps;
-  const remembered = new Set<string>();
+  // Read from the log on first use (tools registered after the runtime was created count too).
+  let remembered: Set<string> | undefined;
+  const memory = () => (remembered ??= rememberedInLog(log.events(), deps));
   return {
-    isRemembered: (p) => remembered.has(approvalKey(p.view.toolName, p.view.args)),
-    remember: (p) => void remembered.add(approvalKey(p.view.toolName, p.view.args)),
+    isRemembered: (p) => memory().has(approvalKey(p.view.toolName, p.view.args)),
+    remember: (p) => void memory().add(approvalKey(p.view.toolName, p.view.args)),
     async request(p, reason, signal) {
       if (!deps.approval) return 'denied';
       let answer: unknown;
