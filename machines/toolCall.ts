@@ -13,13 +13,14 @@ import type {
   CallStages,
   CallWhere,
   GuardOutcome,
+  ListenerFailure,
   PostExecuteOutcome,
   PreExecuteOutcome,
   PrepareOutcome,
   PreparedCall,
-  ResultDraft,
   Settlement,
   StageMarks,
+  SyncOrAsync,
 } from './callStages.js';
 
 export interface ToolCallInput {
@@ -74,8 +75,95 @@ function where(context: ToolCallContext) {
   return { turnId: context.where.turnId, stepIndex: context.where.stepIndex, callId: context.request.callId };
 }
 
-function hookFailedSettlement(f: { hook: string; listener: string; message: string }): Settlement {
-  return fail(ErrorCode.HOOK_FAILED, `${f.hook} listener "${f.listener}" failed: ${f.message}`);
+/** How a stage ends the call: its settlement, and the listener failure to log first when one failed closed. */
+interface Verdict {
+  readonly settlement: Settlement;
+  readonly failure?: ListenerFailure;
+}
+
+const failedClosed = (f: ListenerFailure): Verdict => ({
+  settlement: fail(ErrorCode.HOOK_FAILED, `${f.hook} listener "${f.listener}" failed: ${f.message}`),
+  failure: f,
+});
+
+/** A call that did not resolve or validate ends here; undefined: it goes on. */
+function prepareVerdict(o: PrepareOutcome): Verdict | undefined {
+  return o.ok ? undefined : { settlement: { ok: false, error: o.error }, failure: o.hookFailure };
+}
+
+/** `failed` and `deny` end the call; `allow` and `ask` (undefined) let it go on. */
+function preVerdict(o: PreExecuteOutcome): Verdict | undefined {
+  switch (o.kind) {
+    case 'failed':
+      return failedClosed(o);
+    case 'deny':
+      return { settlement: fail(ErrorCode.POLICY_DENIED, `denied by policy: ${o.reason}`) };
+    default:
+      return undefined;
+  }
+}
+
+/** A guard that failed or denied ends the call; undefined: every guard let it pass. */
+function guardVerdict(o: GuardOutcome): Verdict | undefined {
+  if (o === undefined) return undefined;
+  if (o.kind === 'failed') return failedClosed(o);
+  return { settlement: fail(ErrorCode.GUARD_DENIED, `denied by guard "${o.listener}": ${o.reason}`) };
+}
+
+/** Every post-execute outcome ends the call, accepted or not. */
+function postVerdict(o: PostExecuteOutcome): Verdict {
+  switch (o.kind) {
+    case 'failed':
+      return failedClosed(o);
+    case 'blocked':
+      return { settlement: fail(ErrorCode.POST_EXECUTE_BLOCKED, `blocked by post-execute listener "${o.listener}": ${o.feedback}`, o.feedback) };
+    case 'invalid-output':
+      return { settlement: fail(ErrorCode.INVALID_OUTPUT, o.message) };
+    case 'accepted':
+      return { settlement: { ok: true, draft: o.draft } };
+  }
+}
+
+/** After a cancel, a failing body failed because of the abort: that is ABORTED (a success keeps its result). */
+function abortedSettlement(s: Settlement): Settlement {
+  if (s.ok || s.error.code === ErrorCode.ABORTED) return s;
+  return fail(ErrorCode.ABORTED, `cancelled: ${s.error.message}`);
+}
+
+/** What the machine needs to know of a listener stage (pre- or post-execute). */
+interface ListenerStage<O> {
+  /** Raised when the stage has to wait: the call moves to `waitingForListener`. */
+  readonly pending: ToolCallMachineEvent;
+  /** The event carrying the stage's outcome. */
+  readonly decided: (outcome: O) => ToolCallMachineEvent;
+  /** The outcome if the stage's promise rejects (by contract it never does: a last line of defence). */
+  readonly crashed: (e: unknown) => O;
+}
+
+const preStage: ListenerStage<PreExecuteOutcome> = {
+  pending: { type: 'PRE.PENDING' },
+  decided: (outcome) => ({ type: 'PRE.DECIDED', outcome }),
+  crashed: (e) => ({ kind: 'failed', hook: 'tools/pre-execute', listener: '?', message: describeThrown(e) }),
+};
+
+const postStage: ListenerStage<PostExecuteOutcome> = {
+  pending: { type: 'POST.PENDING' },
+  decided: (outcome) => ({ type: 'POST.DONE', outcome }),
+  crashed: (e) => ({ kind: 'failed', hook: 'tools/post-execute', listener: '?', message: describeThrown(e) }),
+};
+
+/**
+ * Runs a listener stage: an outcome known now is raised, so the stage passes within this
+ * macrostep; a pending one moves the call to `waitingForListener` until its outcome is sent. The
+ * stage enforces each listener's hook timeout itself, so a pending outcome always settles.
+ */
+function runListenerStage<O>(stage: ListenerStage<O>, outcome: SyncOrAsync<O>, raise: (event: ToolCallMachineEvent) => void, self: AnyActorRef): void {
+  if (!(outcome instanceof Promise)) return raise(stage.decided(outcome));
+  raise(stage.pending);
+  outcome.then(
+    (o: O) => sendIfActive(self, stage.decided(o)),
+    (e: unknown) => sendIfActive(self, stage.decided(stage.crashed(e))),
+  );
 }
 
 /** After an allow (or approval), go to the next stage that has work. */
@@ -99,39 +187,21 @@ export const toolCallMachine = setup({
     mark: ({ context }, stage: keyof StageMarks) => {
       if (context.marks) context.marks[stage] = context.pipeline.now();
     },
-    runPreExecute: enqueueActions(({ context, enqueue, self }) => {
-      const outcome = context.pipeline.preExecute(prepared(context));
-      if (outcome instanceof Promise) {
-        enqueue.raise({ type: 'PRE.PENDING' });
-        outcome.then(
-          (o) => sendIfActive(self, { type: 'PRE.DECIDED', outcome: o }),
-          (e: unknown) =>
-            sendIfActive(self, {
-              type: 'PRE.DECIDED',
-              outcome: { kind: 'failed', hook: 'tools/pre-execute', listener: '?', message: describeThrown(e) },
-            }),
-        );
-      } else {
-        enqueue.raise({ type: 'PRE.DECIDED', outcome });
-      }
-    }),
+    runPreExecute: enqueueActions(({ context, enqueue, self }) =>
+      runListenerStage(preStage, context.pipeline.preExecute(prepared(context)), (e) => enqueue.raise(e), self),
+    ),
     runPostExecute: enqueueActions(({ context, enqueue, self }) => {
       const s = context.settlement;
-      if (!s?.ok) return;
-      const outcome = context.pipeline.postExecute(prepared(context), s.draft);
-      if (outcome instanceof Promise) {
-        enqueue.raise({ type: 'POST.PENDING' });
-        outcome.then(
-          (o) => sendIfActive(self, { type: 'POST.DONE', outcome: o }),
-          (e: unknown) =>
-            sendIfActive(self, {
-              type: 'POST.DONE',
-              outcome: { kind: 'failed', hook: 'tools/post-execute', listener: '?', message: describeThrown(e) },
-            }),
-        );
-      } else {
-        enqueue.raise({ type: 'POST.DONE', outcome });
+      if (s?.ok) runListenerStage(postStage, context.pipeline.postExecute(prepared(context), s.draft), (e) => enqueue.raise(e), self);
+    }),
+    /** Ends the call as a stage's verdict says: a listener that failed closed is logged first. */
+    conclude: enqueueActions(({ context, enqueue }, verdict: Verdict | undefined) => {
+      if (!verdict) return;
+      const f = verdict.failure;
+      if (f) {
+        enqueue(() => context.pipeline.record({ type: 'hook/failed', ...where(context), hook: f.hook, listener: f.listener, message: f.message, failed: 'closed' }));
       }
+      enqueue.assign({ settlement: verdict.settlement });
     }),
     startApproval: ({ context, self }) => {
       const p = prepared(context);
@@ -177,21 +247,6 @@ export const toolCallMachine = setup({
     },
     takeSettlement: assign({ settlement: ({ context, event }) => (event.type === 'EXECUTED' ? event.settlement : context.settlement) }),
     abortBody: ({ context }, reason: string | undefined) => context.abort?.abort(reason ?? 'cancelled'),
-    /** A user function needed to prepare the call (isConcurrencySafe) failed: that is a hook failure too. */
-    recordPrepareFailure: ({ context }) => {
-      const f = context.prepareOutcome.ok ? undefined : context.prepareOutcome.hookFailure;
-      if (f) context.pipeline.record({ type: 'hook/failed', ...where(context), hook: f.hook, listener: f.listener, message: f.message, failed: 'closed' });
-    },
-    recordHookFailure: ({ context }, f: { hook: string; listener: string; message: string }) => {
-      context.pipeline.record({
-        type: 'hook/failed',
-        ...where(context),
-        hook: f.hook as 'tools/pre-execute',
-        listener: f.listener,
-        message: f.message,
-        failed: 'closed',
-      });
-    },
   },
   guards: {
     prepareFailed: ({ context }) => !context.prepareOutcome.ok,
@@ -246,10 +301,7 @@ export const toolCallMachine = setup({
         {
           guard: 'prepareFailed',
           target: 'finalizing',
-          actions: [
-            'recordPrepareFailure',
-            assign({ settlement: ({ context }) => ({ ok: false as const, error: (context.prepareOutcome as { error: ToolErrorInfo }).error }) }),
-          ],
+          actions: { type: 'conclude', params: ({ context }) => prepareVerdict(context.prepareOutcome) },
         },
         { guard: 'hasPreExecute', target: 'preExecute' },
         ...toGuardOrExecuting,
@@ -265,24 +317,8 @@ export const toolCallMachine = setup({
       },
       on: {
         'PRE.DECIDED': [
-          {
-            guard: 'preFailed',
-            target: 'finalizing',
-            actions: [
-              { type: 'recordHookFailure', params: ({ event }) => event.outcome as { hook: string; listener: string; message: string } },
-              assign({ settlement: ({ event }) => hookFailedSettlement(event.outcome as { hook: string; listener: string; message: string }) }),
-            ],
-          },
-          {
-            guard: 'preDenied',
-            target: 'finalizing',
-            actions: assign({
-              settlement: ({ event }) => {
-                const reason = (event.outcome as { reason: string }).reason;
-                return fail(ErrorCode.POLICY_DENIED, `denied by policy: ${reason}`);
-              },
-            }),
-          },
+          { guard: 'preFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => preVerdict(event.outcome) } },
+          { guard: 'preDenied', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => preVerdict(event.outcome) } },
           {
             guard: 'preAskRemembered',
             target: 'guard',
@@ -340,24 +376,8 @@ export const toolCallMachine = setup({
     guard: {
       entry: [{ type: 'mark', params: 'guard' }, assign({ guardOutcome: ({ context }) => context.pipeline.guard(prepared(context)) })],
       always: [
-        {
-          guard: 'guardFailed',
-          target: 'finalizing',
-          actions: [
-            { type: 'recordHookFailure', params: ({ context }) => context.guardOutcome as { hook: string; listener: string; message: string } },
-            assign({ settlement: ({ context }) => hookFailedSettlement(context.guardOutcome as { hook: string; listener: string; message: string }) }),
-          ],
-        },
-        {
-          guard: 'guardDenied',
-          target: 'finalizing',
-          actions: assign({
-            settlement: ({ context }) => {
-              const g = context.guardOutcome as { reason: string; listener: string };
-              return fail(ErrorCode.GUARD_DENIED, `denied by guard "${g.listener}": ${g.reason}`);
-            },
-          }),
-        },
+        { guard: 'guardFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
+        { guard: 'guardDenied', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
         { target: 'executing' },
       ],
     },
@@ -397,18 +417,8 @@ export const toolCallMachine = setup({
           },
           on: {
             EXECUTED: [
-              {
-                // After a cancel, a failing body failed because of the abort: that is ABORTED.
-                // (A body that still succeeded keeps its result: its work was done.)
-                guard: 'bodyFailed',
-                target: '#toolCall.finalizing',
-                actions: assign({
-                  settlement: ({ event }) => {
-                    const s = event.settlement as Settlement & { ok: false };
-                    return s.error.code === ErrorCode.ABORTED ? s : fail(ErrorCode.ABORTED, `cancelled: ${s.error.message}`);
-                  },
-                }),
-              },
+              // After a cancel, a failing body failed because of the abort (a success keeps its result).
+              { guard: 'bodyFailed', target: '#toolCall.finalizing', actions: assign({ settlement: ({ event }) => abortedSettlement(event.settlement) }) },
               ...bodySucceeded,
             ],
           },
@@ -425,35 +435,10 @@ export const toolCallMachine = setup({
       },
       on: {
         'POST.DONE': [
-          {
-            guard: 'postFailed',
-            target: 'finalizing',
-            actions: [
-              { type: 'recordHookFailure', params: ({ event }) => event.outcome as { hook: string; listener: string; message: string } },
-              assign({ settlement: ({ event }) => hookFailedSettlement(event.outcome as { hook: string; listener: string; message: string }) }),
-            ],
-          },
-          {
-            guard: 'postBlocked',
-            target: 'finalizing',
-            actions: assign({
-              settlement: ({ event }) => {
-                const o = event.outcome as { feedback: string; listener: string };
-                return fail(ErrorCode.POST_EXECUTE_BLOCKED, `blocked by post-execute listener "${o.listener}": ${o.feedback}`, o.feedback);
-              },
-            }),
-          },
-          {
-            guard: 'postInvalidOutput',
-            target: 'finalizing',
-            actions: assign({ settlement: ({ event }) => fail(ErrorCode.INVALID_OUTPUT, (event.outcome as { message: string }).message) }),
-          },
-          {
-            target: 'finalizing',
-            actions: assign({
-              settlement: ({ event }) => ({ ok: true as const, draft: (event.outcome as { kind: 'accepted'; draft: ResultDraft }).draft }),
-            }),
-          },
+          { guard: 'postFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
+          { guard: 'postBlocked', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
+          { guard: 'postInvalidOutput', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
+          { target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
         ],
       },
     },
