@@ -2,7 +2,7 @@ import { freeze } from 'immer';
 import { createActor, toPromise, type ActorRefFrom } from 'xstate';
 import { toolCallMachine } from '../../machines/toolCall.js';
 import type { PipelineLimits } from '../../machines/callStages.js';
-import { ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
+import { describeThrown, ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
 import { defaultArgLimits, type ArgLimits } from './args.js';
 import { createCallStages, type ApprovalService } from './pipeline/index.js';
 import { systemClock, type Clock } from './clock.js';
@@ -58,7 +58,7 @@ export interface CallHandle {
 
 /** The result of a call whose machine itself failed: the call still gets its `tool/result`. */
 export function crashedCallResult(request: ToolCallRequest, e: unknown): ToolResult {
-  return errorResult(request, { code: ErrorCode.TOOL_FAILED, message: `the call machine failed: ${String(e)}` });
+  return errorResult(request, { code: ErrorCode.TOOL_FAILED, message: `the call machine failed: ${describeThrown(e)}` });
 }
 
 /** Wires tools, hooks, guards, log, clock and approval into a runtime that runs calls through the machines. */

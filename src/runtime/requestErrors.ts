@@ -4,7 +4,7 @@
  * (bounded), a persistent, measured reduction of the prompt for context overflow. Nothing retries
  * in place forever.
  */
-import type { RequestErrorKind } from '../protocol/index.js';
+import { describeThrown, type RequestErrorKind } from '../protocol/index.js';
 
 /** A classified model-request failure. */
 export interface RequestErrorInfo {
@@ -35,13 +35,23 @@ interface ErrorFacts {
 // SDK's RetryError). Walk a few levels and keep the first status/header/flag found.
 function collectFacts(error: unknown): ErrorFacts {
   const facts: ErrorFacts = { names: [], codes: [], texts: [], status: undefined, isRetryable: undefined, headers: undefined, message: undefined };
+  try {
+    walkFacts(error, facts);
+  } catch {
+    // A hostile error (a throwing getter, a revoked Proxy): keep what was found, describe the rest.
+    facts.message ??= describeThrown(error);
+  }
+  return facts;
+}
+
+function walkFacts(error: unknown, facts: ErrorFacts): void {
   const seen = new Set<unknown>();
   let current: unknown = error;
   for (let depth = 0; depth < 6 && current !== undefined && current !== null && !seen.has(current); depth++) {
     seen.add(current);
     if (typeof current !== 'object') {
-      facts.texts.push(String(current));
-      facts.message ??= String(current);
+      facts.texts.push(describeThrown(current));
+      facts.message ??= describeThrown(current);
       break;
     }
     const e = current as Record<string, unknown>;
@@ -60,7 +70,6 @@ function collectFacts(error: unknown): ErrorFacts {
     if (e.responseHeaders && typeof e.responseHeaders === 'object') facts.headers ??= e.responseHeaders as Record<string, string>;
     current = e.cause ?? e.lastError;
   }
-  return facts;
 }
 
 function safeJson(value: unknown): string {
@@ -95,7 +104,7 @@ function retryAfterOf(headers: Record<string, string> | undefined, now: number |
 export function classifyRequestError(error: unknown, options: { signal?: AbortSignal; now?: number } = {}): RequestErrorInfo {
   const facts = collectFacts(error);
   const base = {
-    message: facts.message ?? (safeJson(error) || String(error)),
+    message: facts.message ?? (safeJson(error) || describeThrown(error)),
     ...(facts.status !== undefined ? { status: facts.status } : {}),
   };
   if (options.signal?.aborted || facts.names.includes('AbortError')) return { kind: 'aborted', ...base };

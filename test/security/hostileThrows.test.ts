@@ -12,6 +12,7 @@ import { describeThrown, ErrorCode, thrownMessage, type LogEventOf } from '../..
 import { ManualClock } from '../../src/runtime/clock.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
+import { classifyRequestError } from '../../src/runtime/requestErrors.js';
 import { toErrorInfo } from '../../src/runtime/toolError.js';
 import { echoTool, expectError, expectOk, only, setup, typesOf } from '../runtime/pipeline/harness.js';
 
@@ -55,6 +56,14 @@ describe('describing a thrown value never throws', () => {
       expect(typeof thrownMessage(v)).toBe('string');
       expect(toErrorInfo(v)).toMatchObject({ code: ErrorCode.TOOL_FAILED });
       expect(typeof toErrorInfo(v).message).toBe('string');
+    });
+  }
+  for (const [label, make] of hostiles()) {
+    it(`a model-request error that is ${label} is classified, not thrown`, () => {
+      const info = classifyRequestError(make());
+      expect(info.kind).toBe('fatal');
+      expect(typeof info.message).toBe('string');
+      expect(classifyRequestError(new Error('outer', { cause: make() })).message).toBe('outer');
     });
   }
   it('keeps the usual text of ordinary values', () => {
