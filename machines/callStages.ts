@@ -100,7 +100,8 @@ export interface PipelineLimits {
   /**
    * The per-call deadline: a dispatched call (its execute wrappers and body) that has not settled
    * this long after dispatch settles as TIMEOUT and its body's signal is aborted, whatever its
-   * wrappers and body do. Generous by default; `timeout()` wrappers are for tighter, per-tool limits.
+   * wrappers and body do (see `armDeadline`). Generous by default; `timeout()` wrappers are for
+   * tighter, per-tool limits.
    */
   readonly callTimeoutMs: number;
 }
@@ -125,6 +126,13 @@ export interface CallStages {
   requestApproval(call: PreparedCall, reason: string | undefined, signal: AbortSignal): Promise<ApprovalAnswer>;
   guard(call: PreparedCall): GuardOutcome;
   execute(call: PreparedCall, signal: AbortSignal): Promise<ExecOutcome>;
+  /**
+   * Arms the per-call deadline (`limits.callTimeoutMs`) of a call being dispatched: `expired` is
+   * called once with the TIMEOUT error if the deadline passes first; the returned function
+   * disarms it. (A plain timer on the injected clock: an XState `after` here costs ~20 µs a call.)
+   * Optional: a port without it puts no deadline on its calls.
+   */
+  armDeadline?(call: PreparedCall, expired: (error: ToolErrorInfo) => void): () => void;
   /** The first draft from the body's value; an output-schema failure gives INVALID_OUTPUT. */
   draftFromValue(call: PreparedCall, value: unknown): Settlement;
   /** Never rejects; a pending outcome settles within `hookTimeoutMs` of the last listener it waited on. */

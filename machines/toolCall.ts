@@ -41,6 +41,8 @@ export interface ToolCallContext {
   readonly settlement: Settlement | undefined;
   /** Aborts the body's signal on cancel (created with the call: cheaper than an assign on entry). */
   readonly abort: AbortController;
+  /** Disarms the per-call deadline armed at dispatch (the call's own scratch, like `abort`). */
+  readonly deadline: { disarm: (() => void) | undefined };
   readonly approvalAbort: AbortController | undefined;
   readonly marks: StageMarks | undefined;
   readonly result: ToolResult | undefined;
@@ -220,6 +222,11 @@ export const toolCallMachine = setup({
     startBody: ({ context, self }) => {
       const p = prepared(context);
       const pipeline = context.pipeline;
+      // The per-call deadline: whatever the wrappers and the body do, the call settles TIMEOUT.
+      context.deadline.disarm = pipeline.armDeadline?.(p, (error) => {
+        context.abort.abort(error.message);
+        sendIfActive(self, { type: 'EXECUTED', settlement: { ok: false, error } });
+      });
       pipeline.execute(p, context.abort.signal).then(
         (outcome) => {
           if (self.getSnapshot().status === 'active' && self.getSnapshot().matches('executing')) {
@@ -247,6 +254,7 @@ export const toolCallMachine = setup({
     },
     takeSettlement: assign({ settlement: ({ context, event }) => (event.type === 'EXECUTED' ? event.settlement : context.settlement) }),
     abortBody: ({ context }, reason: string | undefined) => context.abort?.abort(reason ?? 'cancelled'),
+    disarmDeadline: ({ context }) => context.deadline.disarm?.(),
   },
   guards: {
     prepareFailed: ({ context }) => !context.prepareOutcome.ok,
@@ -271,7 +279,6 @@ export const toolCallMachine = setup({
   delays: {
     approvalTimeout: ({ context }) => context.pipeline.limits.approvalTimeoutMs,
     abortGrace: ({ context }) => context.pipeline.limits.abortGraceMs,
-    callTimeout: ({ context }) => context.pipeline.limits.callTimeoutMs,
   },
 }).createMachine({
   id: 'toolCall',
@@ -289,6 +296,7 @@ export const toolCallMachine = setup({
       guardOutcome: undefined,
       settlement: undefined,
       abort: new AbortController(),
+      deadline: { disarm: undefined },
       approvalAbort: undefined,
       marks,
       result: undefined,
@@ -383,22 +391,10 @@ export const toolCallMachine = setup({
     },
     executing: {
       entry: [{ type: 'mark', params: 'executing' }, 'startBody'],
+      exit: 'disarmDeadline',
       initial: 'running',
       states: {
         running: {
-          after: {
-            // The per-call deadline: whatever the wrappers and the body do, the call settles.
-            callTimeout: {
-              target: '#toolCall.finalizing',
-              actions: [
-                { type: 'abortBody', params: ({ context }) => `the call did not settle within ${context.pipeline.limits.callTimeoutMs} ms` },
-                assign({
-                  settlement: ({ context }) =>
-                    fail(ErrorCode.TIMEOUT, `the call did not settle within ${context.pipeline.limits.callTimeoutMs} ms of dispatch (limits.callTimeoutMs)`),
-                }),
-              ],
-            },
-          },
           on: {
             CANCEL: 'aborting',
             EXECUTED: [

@@ -8,7 +8,7 @@ import type { CallStages } from '../../../machines/callStages.js';
 import { isMetricsWrapper } from '../wrappers/metrics.js';
 import { createApprovalStage } from './approval.js';
 import { draftFromValue } from './draft.js';
-import { runExecute } from './execute.js';
+import { armCallDeadline, runExecute } from './execute.js';
 import { finalizeResult } from './finalize.js';
 import { hasGuards, runGuards } from './guard.js';
 import { hasPostExecute, runPostExecute } from './postExecute.js';
@@ -32,6 +32,7 @@ export function createCallStages(deps: CallStagesDeps): CallStages {
     hasGuards: (p) => hasGuards(deps, p),
     guard: (p) => runGuards(deps, p),
     execute: (p, signal) => runExecute(deps, p, signal),
+    armDeadline: (_p, expired) => armCallDeadline(deps, expired),
     draftFromValue,
     hasPostExecute: (p, draft) => hasPostExecute(deps, p, draft),
     postExecute: (p, draft) => runPostExecute(deps, p, draft),

@@ -118,3 +118,10 @@ export function runExecute(deps: ExecDeps, p: PreparedCall, signal: AbortSignal)
   };
   return run(0, base).then(wellFormedOutcome);
 }
+
+/** The per-call deadline: `expired` gets the TIMEOUT error unless the returned disarm comes first. */
+export function armCallDeadline(deps: Pick<StageDeps, 'clock' | 'limits'>, expired: (error: ToolErrorInfo) => void): () => void {
+  const ms = deps.limits.callTimeoutMs;
+  const handle = deps.clock.setTimeout(() => expired(errorInfo(ErrorCode.TIMEOUT, `the call did not settle within ${ms} ms of dispatch (limits.callTimeoutMs)`)), ms);
+  return () => deps.clock.clearTimeout(handle);
+}

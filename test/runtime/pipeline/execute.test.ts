@@ -507,6 +507,13 @@ describe('the per-call deadline (limits.callTimeoutMs, SPEC §8.15)', () => {
     expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'tool/result', 'warning']);
   });
 
+  it('is disarmed when the call settles: no timer is left behind to keep a process alive', async () => {
+    const { tool } = echoTool();
+    const { rt, clock, call } = setup({ tools: [tool] });
+    expectOk(rt, await call('echo', { text: 'hi' }).result, 'hi');
+    expect(clock.pending).toBe(0);
+  });
+
   it('counts from dispatch: time spent waiting for approval is not charged', async () => {
     const { tool } = echoTool();
     let answer!: (a: 'allowed-once') => void;
