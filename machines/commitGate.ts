@@ -7,7 +7,7 @@
  * so a batch of N calls costs O(N) in total rather than an O(N) context copy per event.
  */
 import type { ExecutionMode, ToolCallRequest, ToolResult } from '../src/protocol/index.js';
-import type { PrepareOutcome } from './callPipeline.js';
+import type { PrepareOutcome } from './callStages.js';
 
 /**
  * How a call is planned (SPEC §8.14). A call that validated has its tool's verdict. A call that did

@@ -1,4 +1,4 @@
-export * from './callPipeline.js';
+export * from './callStages.js';
 export * from './commitGate.js';
 export * from './modelStream.js';
 export * from './scheduler.js';

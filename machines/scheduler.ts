@@ -9,7 +9,7 @@
  */
 import { enqueueActions, setup, type ActorRefFrom } from 'xstate';
 import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../src/protocol/index.js';
-import type { CallPipeline } from './callPipeline.js';
+import type { CallStages } from './callStages.js';
 import { CommitGate, plannedMode, type BatchEntry } from './commitGate.js';
 import { toolCallMachine, type ToolCallInput } from './toolCall.js';
 
@@ -19,7 +19,7 @@ export interface LogPort {
 }
 
 export interface SchedulerInput {
-  readonly pipeline: CallPipeline;
+  readonly pipeline: CallStages;
   readonly log: LogPort;
   readonly turnId?: string;
   readonly stepIndex?: number;
@@ -34,7 +34,7 @@ export interface SchedulerInput {
 }
 
 export interface SchedulerContext {
-  readonly pipeline: CallPipeline;
+  readonly pipeline: CallStages;
   readonly log: LogPort;
   readonly turnId: string | undefined;
   readonly stepIndex: number | undefined;

@@ -7,7 +7,7 @@
 import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import type { RequestErrorKind, TokenUsage } from '../src/protocol/index.js';
-import type { CallPipeline } from './callPipeline.js';
+import type { CallStages } from './callStages.js';
 import type { ModelCallOptions } from './modelCallOptions.js';
 import { logModelWarnings, logReasoningEnd, stepUsageAfter } from './modelReport.js';
 import { modelStreamLogic, type ModelStreamEvent } from './modelStream.js';
@@ -59,7 +59,7 @@ export function requestAttemptCap(maxAttempts: number | undefined): number {
 
 /** Everything a step needs from the world, injected. */
 export interface StepDeps {
-  readonly pipeline: CallPipeline;
+  readonly pipeline: CallStages;
   readonly log: LogPort;
   readonly model: LanguageModelV3;
   readonly tools: readonly LanguageModelV3FunctionTool[];

@@ -1,32 +1,32 @@
 /**
  * One tool call, stage by stage (SPEC §2). Each stage is a named state, so an inspector shows a
  * call sitting in `awaitingApproval` or `executing`. The stage work is done by the injected
- * `CallPipeline`; a stage that answers synchronously is passed within the same macrostep (a
+ * `CallStages`; a stage that answers synchronously is passed within the same macrostep (a
  * raised event), and a stage with no listeners is skipped by a guarded transition.
  *
  * Every exit, failure or not, goes through `finalizing`, which materialises a frozen result: the
  * actor never throws to its parent; its output is the `ToolResult`.
  */
 import { assign, enqueueActions, setup, type AnyActorRef } from 'xstate';
-import { ErrorCode, errorNameFor, type ApprovalAnswer, type ToolCallRequest, type ToolErrorInfo, type ToolResult } from '../src/protocol/index.js';
+import { describeThrown, ErrorCode, errorNameFor, type ApprovalAnswer, type ToolCallRequest, type ToolErrorInfo, type ToolResult } from '../src/protocol/index.js';
 import type {
-  CallPipeline,
+  CallStages,
   CallWhere,
   GuardOutcome,
+  ListenerFailure,
   PostExecuteOutcome,
   PreExecuteOutcome,
   PrepareOutcome,
   PreparedCall,
-  ResultDraft,
   Settlement,
   StageMarks,
-  StageTrace,
-} from './callPipeline.js';
+  SyncOrAsync,
+} from './callStages.js';
 
 export interface ToolCallInput {
   readonly request: ToolCallRequest;
   readonly where: CallWhere;
-  readonly pipeline: CallPipeline;
+  readonly pipeline: CallStages;
   /** Validation already done by the scheduler (it needs the args to plan); else done here. */
   readonly prepared?: PrepareOutcome;
 }
@@ -34,14 +34,15 @@ export interface ToolCallInput {
 export interface ToolCallContext {
   readonly request: ToolCallRequest;
   readonly where: CallWhere;
-  readonly pipeline: CallPipeline;
+  readonly pipeline: CallStages;
   readonly prepareOutcome: PrepareOutcome;
   readonly pre: PreExecuteOutcome | undefined;
   readonly guardOutcome: GuardOutcome;
   readonly settlement: Settlement | undefined;
-  readonly trace: StageTrace;
   /** Aborts the body's signal on cancel (created with the call: cheaper than an assign on entry). */
   readonly abort: AbortController;
+  /** Disarms the per-call deadline armed at dispatch (the call's own scratch, like `abort`). */
+  readonly deadline: { disarm: (() => void) | undefined };
   readonly approvalAbort: AbortController | undefined;
   readonly marks: StageMarks | undefined;
   readonly result: ToolResult | undefined;
@@ -76,8 +77,100 @@ function where(context: ToolCallContext) {
   return { turnId: context.where.turnId, stepIndex: context.where.stepIndex, callId: context.request.callId };
 }
 
-function hookFailedSettlement(f: { hook: string; listener: string; message: string }): Settlement {
-  return fail(ErrorCode.HOOK_FAILED, `${f.hook} listener "${f.listener}" failed: ${f.message}`);
+/** How a stage ends the call: its settlement, and the listener failure to log first when one failed closed. */
+interface Verdict {
+  readonly settlement: Settlement;
+  readonly failure?: ListenerFailure;
+}
+
+const failedClosed = (f: ListenerFailure): Verdict => ({
+  settlement: fail(ErrorCode.HOOK_FAILED, `${f.hook} listener "${f.listener}" failed: ${f.message}`),
+  failure: f,
+});
+
+/** A call that did not resolve or validate ends here; undefined: it goes on. */
+function prepareVerdict(o: PrepareOutcome): Verdict | undefined {
+  return o.ok ? undefined : { settlement: { ok: false, error: o.error }, failure: o.hookFailure };
+}
+
+/** `failed` and `deny` end the call; `allow` and `ask` (undefined) let it go on. */
+function preVerdict(o: PreExecuteOutcome): Verdict | undefined {
+  switch (o.kind) {
+    case 'failed':
+      return failedClosed(o);
+    case 'deny':
+      return { settlement: fail(ErrorCode.POLICY_DENIED, `denied by policy: ${o.reason}`) };
+    default:
+      return undefined;
+  }
+}
+
+/** A guard that failed or denied ends the call; undefined: every guard let it pass. */
+function guardVerdict(o: GuardOutcome): Verdict | undefined {
+  if (o === undefined) return undefined;
+  if (o.kind === 'failed') return failedClosed(o);
+  return { settlement: fail(ErrorCode.GUARD_DENIED, `denied by guard "${o.listener}": ${o.reason}`) };
+}
+
+/** Every post-execute outcome ends the call, accepted or not. */
+function postVerdict(o: PostExecuteOutcome): Verdict {
+  switch (o.kind) {
+    case 'failed':
+      return failedClosed(o);
+    case 'blocked':
+      return { settlement: fail(ErrorCode.POST_EXECUTE_BLOCKED, `blocked by post-execute listener "${o.listener}": ${o.feedback}`, o.feedback) };
+    case 'invalid-output':
+      return { settlement: fail(ErrorCode.INVALID_OUTPUT, o.message) };
+    case 'accepted':
+      return { settlement: { ok: true, draft: o.draft } };
+  }
+}
+
+/**
+ * A body that settles after a cancel settles ABORTED (SPEC §3: started calls end ABORTED unless they
+ * had produced a result before it, §8.9): a failure failed because of the abort (its partial
+ * content and metadata are kept), and a value that came after the cancel is discarded.
+ */
+function abortedSettlement(s: Settlement): Settlement {
+  if (s.ok) return fail(ErrorCode.ABORTED, 'cancelled; the tool body returned after the cancel and its result was discarded');
+  if (s.error.code === ErrorCode.ABORTED) return s;
+  return { ok: false, error: errorInfo(ErrorCode.ABORTED, `cancelled: ${s.error.message}`), metadata: s.metadata };
+}
+
+/** What the machine needs to know of a listener stage (pre- or post-execute). */
+interface ListenerStage<O> {
+  /** Raised when the stage has to wait: the call moves to `waitingForListener`. */
+  readonly pending: ToolCallMachineEvent;
+  /** The event carrying the stage's outcome. */
+  readonly decided: (outcome: O) => ToolCallMachineEvent;
+  /** The outcome if the stage's promise rejects (by contract it never does: a last line of defence). */
+  readonly crashed: (e: unknown) => O;
+}
+
+const preStage: ListenerStage<PreExecuteOutcome> = {
+  pending: { type: 'PRE.PENDING' },
+  decided: (outcome) => ({ type: 'PRE.DECIDED', outcome }),
+  crashed: (e) => ({ kind: 'failed', hook: 'tools/pre-execute', listener: '?', message: describeThrown(e) }),
+};
+
+const postStage: ListenerStage<PostExecuteOutcome> = {
+  pending: { type: 'POST.PENDING' },
+  decided: (outcome) => ({ type: 'POST.DONE', outcome }),
+  crashed: (e) => ({ kind: 'failed', hook: 'tools/post-execute', listener: '?', message: describeThrown(e) }),
+};
+
+/**
+ * Runs a listener stage: an outcome known now is raised, so the stage passes within this
+ * macrostep; a pending one moves the call to `waitingForListener` until its outcome is sent. The
+ * stage enforces each listener's hook timeout itself, so a pending outcome always settles.
+ */
+function runListenerStage<O>(stage: ListenerStage<O>, outcome: SyncOrAsync<O>, raise: (event: ToolCallMachineEvent) => void, self: AnyActorRef): void {
+  if (!(outcome instanceof Promise)) return raise(stage.decided(outcome));
+  raise(stage.pending);
+  outcome.then(
+    (o: O) => sendIfActive(self, stage.decided(o)),
+    (e: unknown) => sendIfActive(self, stage.decided(stage.crashed(e))),
+  );
 }
 
 /** After an allow (or approval), go to the next stage that has work. */
@@ -101,43 +194,21 @@ export const toolCallMachine = setup({
     mark: ({ context }, stage: keyof StageMarks) => {
       if (context.marks) context.marks[stage] = context.pipeline.now();
     },
-    runPreExecute: enqueueActions(({ context, enqueue, self }) => {
-      // The trace is the call's own scratch (the pipeline writes the pending listener's name into
-      // it): reset in place here, where the stage starts, rather than copied by an assign.
-      context.trace.listener = undefined;
-      const outcome = context.pipeline.preExecute(prepared(context), context.trace);
-      if (outcome instanceof Promise) {
-        enqueue.raise({ type: 'PRE.PENDING' });
-        outcome.then(
-          (o) => sendIfActive(self, { type: 'PRE.DECIDED', outcome: o }),
-          (e: unknown) =>
-            sendIfActive(self, {
-              type: 'PRE.DECIDED',
-              outcome: { kind: 'failed', hook: 'tools/pre-execute', listener: context.trace.listener ?? '?', message: String(e) },
-            }),
-        );
-      } else {
-        enqueue.raise({ type: 'PRE.DECIDED', outcome });
-      }
-    }),
+    runPreExecute: enqueueActions(({ context, enqueue, self }) =>
+      runListenerStage(preStage, context.pipeline.preExecute(prepared(context)), (e) => enqueue.raise(e), self),
+    ),
     runPostExecute: enqueueActions(({ context, enqueue, self }) => {
-      context.trace.listener = undefined;
       const s = context.settlement;
-      if (!s?.ok) return;
-      const outcome = context.pipeline.postExecute(prepared(context), s.draft, context.trace);
-      if (outcome instanceof Promise) {
-        enqueue.raise({ type: 'POST.PENDING' });
-        outcome.then(
-          (o) => sendIfActive(self, { type: 'POST.DONE', outcome: o }),
-          (e: unknown) =>
-            sendIfActive(self, {
-              type: 'POST.DONE',
-              outcome: { kind: 'failed', hook: 'tools/post-execute', listener: context.trace.listener ?? '?', message: String(e) },
-            }),
-        );
-      } else {
-        enqueue.raise({ type: 'POST.DONE', outcome });
+      if (s?.ok) runListenerStage(postStage, context.pipeline.postExecute(prepared(context), s.draft), (e) => enqueue.raise(e), self);
+    }),
+    /** Ends the call as a stage's verdict says: a listener that failed closed is logged first. */
+    conclude: enqueueActions(({ context, enqueue }, verdict: Verdict | undefined) => {
+      if (!verdict) return;
+      const f = verdict.failure;
+      if (f) {
+        enqueue(() => context.pipeline.record({ type: 'hook/failed', ...where(context), hook: f.hook, listener: f.listener, message: f.message, failed: 'closed' }));
       }
+      enqueue.assign({ settlement: verdict.settlement });
     }),
     startApproval: ({ context, self }) => {
       const p = prepared(context);
@@ -156,6 +227,11 @@ export const toolCallMachine = setup({
     startBody: ({ context, self }) => {
       const p = prepared(context);
       const pipeline = context.pipeline;
+      // The per-call deadline: whatever the wrappers and the body do, the call settles TIMEOUT.
+      context.deadline.disarm = pipeline.armDeadline?.(p, (error) => {
+        context.abort.abort(error.message);
+        sendIfActive(self, { type: 'EXECUTED', settlement: { ok: false, error } });
+      });
       pipeline.execute(p, context.abort.signal).then(
         (outcome) => {
           if (self.getSnapshot().status === 'active' && self.getSnapshot().matches('executing')) {
@@ -166,7 +242,7 @@ export const toolCallMachine = setup({
                 : { ok: false as const, error: outcome.error, content: outcome.content, metadata: outcome.metadata };
             } catch (e) {
               // Whatever goes wrong here, the call still settles with a result (never hangs in executing).
-              settlement = fail(ErrorCode.TOOL_FAILED, `the result of "${p.view.toolName}" could not be drafted: ${String(e)}`);
+              settlement = fail(ErrorCode.TOOL_FAILED, `the result of "${p.view.toolName}" could not be drafted: ${describeThrown(e)}`);
             }
             self.send({ type: 'EXECUTED', settlement });
           } else {
@@ -180,26 +256,17 @@ export const toolCallMachine = setup({
           }
         },
         // pipeline.execute never rejects by contract; this is a last line of defence.
-        (e: unknown) => sendIfActive(self, { type: 'EXECUTED', settlement: fail(ErrorCode.TOOL_FAILED, String(e)) }),
+        (e: unknown) => sendIfActive(self, { type: 'EXECUTED', settlement: fail(ErrorCode.TOOL_FAILED, describeThrown(e)) }),
       );
     },
     takeSettlement: assign({ settlement: ({ context, event }) => (event.type === 'EXECUTED' ? event.settlement : context.settlement) }),
     abortBody: ({ context }, reason: string | undefined) => context.abort?.abort(reason ?? 'cancelled'),
-    recordHookFailure: ({ context }, f: { hook: string; listener: string; message: string }) => {
-      context.pipeline.record({
-        type: 'hook/failed',
-        ...where(context),
-        hook: f.hook as 'tools/pre-execute',
-        listener: f.listener,
-        message: f.message,
-        failed: 'closed',
-      });
-    },
+    disarmDeadline: ({ context }) => context.deadline.disarm?.(),
   },
   guards: {
     prepareFailed: ({ context }) => !context.prepareOutcome.ok,
     hasPreExecute: ({ context }) => context.pipeline.hasPreExecute(),
-    hasGuards: ({ context }) => context.pipeline.hasGuards(),
+    hasGuards: ({ context }) => context.pipeline.hasGuards(prepared(context)),
     hasPostExecute: ({ context, event }) =>
       event.type === 'EXECUTED' && event.settlement.ok && context.pipeline.hasPostExecute(prepared(context), event.settlement.draft),
     preFailed: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'failed',
@@ -217,7 +284,6 @@ export const toolCallMachine = setup({
     postInvalidOutput: ({ event }) => event.type === 'POST.DONE' && event.outcome.kind === 'invalid-output',
   },
   delays: {
-    hookTimeout: ({ context }) => context.pipeline.limits.hookTimeoutMs,
     approvalTimeout: ({ context }) => context.pipeline.limits.approvalTimeoutMs,
     abortGrace: ({ context }) => context.pipeline.limits.abortGraceMs,
   },
@@ -236,8 +302,8 @@ export const toolCallMachine = setup({
       pre: undefined,
       guardOutcome: undefined,
       settlement: undefined,
-      trace: {},
       abort: new AbortController(),
+      deadline: { disarm: undefined },
       approvalAbort: undefined,
       marks,
       result: undefined,
@@ -250,7 +316,7 @@ export const toolCallMachine = setup({
         {
           guard: 'prepareFailed',
           target: 'finalizing',
-          actions: assign({ settlement: ({ context }) => ({ ok: false as const, error: (context.prepareOutcome as { error: ToolErrorInfo }).error }) }),
+          actions: { type: 'conclude', params: ({ context }) => prepareVerdict(context.prepareOutcome) },
         },
         { guard: 'hasPreExecute', target: 'preExecute' },
         ...toGuardOrExecuting,
@@ -261,52 +327,13 @@ export const toolCallMachine = setup({
       initial: 'deciding',
       states: {
         deciding: { entry: 'runPreExecute', on: { 'PRE.PENDING': 'waitingForListener' } },
-        waitingForListener: {
-          after: {
-            hookTimeout: {
-              target: '#toolCall.finalizing',
-              actions: [
-                {
-                  type: 'recordHookFailure',
-                  params: ({ context }) => ({
-                    hook: 'tools/pre-execute',
-                    listener: context.trace.listener ?? '?',
-                    message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
-                  }),
-                },
-                assign({
-                  settlement: ({ context }) =>
-                    hookFailedSettlement({
-                      hook: 'tools/pre-execute',
-                      listener: context.trace.listener ?? '?',
-                      message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
-                    }),
-                }),
-              ],
-            },
-          },
-        },
+        // Each listener's own hook timeout is enforced by the stage, which always settles.
+        waitingForListener: {},
       },
       on: {
         'PRE.DECIDED': [
-          {
-            guard: 'preFailed',
-            target: 'finalizing',
-            actions: [
-              { type: 'recordHookFailure', params: ({ event }) => event.outcome as { hook: string; listener: string; message: string } },
-              assign({ settlement: ({ event }) => hookFailedSettlement(event.outcome as { hook: string; listener: string; message: string }) }),
-            ],
-          },
-          {
-            guard: 'preDenied',
-            target: 'finalizing',
-            actions: assign({
-              settlement: ({ event }) => {
-                const reason = (event.outcome as { reason: string }).reason;
-                return fail(ErrorCode.POLICY_DENIED, `denied by policy: ${reason}`);
-              },
-            }),
-          },
+          { guard: 'preFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => preVerdict(event.outcome) } },
+          { guard: 'preDenied', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => preVerdict(event.outcome) } },
           {
             guard: 'preAskRemembered',
             target: 'guard',
@@ -364,29 +391,14 @@ export const toolCallMachine = setup({
     guard: {
       entry: [{ type: 'mark', params: 'guard' }, assign({ guardOutcome: ({ context }) => context.pipeline.guard(prepared(context)) })],
       always: [
-        {
-          guard: 'guardFailed',
-          target: 'finalizing',
-          actions: [
-            { type: 'recordHookFailure', params: ({ context }) => context.guardOutcome as { hook: string; listener: string; message: string } },
-            assign({ settlement: ({ context }) => hookFailedSettlement(context.guardOutcome as { hook: string; listener: string; message: string }) }),
-          ],
-        },
-        {
-          guard: 'guardDenied',
-          target: 'finalizing',
-          actions: assign({
-            settlement: ({ context }) => {
-              const g = context.guardOutcome as { reason: string; listener: string };
-              return fail(ErrorCode.GUARD_DENIED, `denied by guard "${g.listener}": ${g.reason}`);
-            },
-          }),
-        },
+        { guard: 'guardFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
+        { guard: 'guardDenied', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
         { target: 'executing' },
       ],
     },
     executing: {
       entry: [{ type: 'mark', params: 'executing' }, 'startBody'],
+      exit: 'disarmDeadline',
       initial: 'running',
       states: {
         running: {
@@ -407,21 +419,8 @@ export const toolCallMachine = setup({
             },
           },
           on: {
-            EXECUTED: [
-              {
-                // After a cancel, a failing body failed because of the abort: that is ABORTED.
-                // (A body that still succeeded keeps its result: its work was done.)
-                guard: 'bodyFailed',
-                target: '#toolCall.finalizing',
-                actions: assign({
-                  settlement: ({ event }) => {
-                    const s = event.settlement as Settlement & { ok: false };
-                    return s.error.code === ErrorCode.ABORTED ? s : { ...fail(ErrorCode.ABORTED, `cancelled: ${s.error.message}`), metadata: s.metadata };
-                  },
-                }),
-              },
-              ...bodySucceeded,
-            ],
+            // Whatever the body did after the cancel, the call ends ABORTED.
+            EXECUTED: { target: '#toolCall.finalizing', actions: assign({ settlement: ({ event }) => abortedSettlement(event.settlement) }) },
           },
         },
       },
@@ -431,63 +430,15 @@ export const toolCallMachine = setup({
       initial: 'deciding',
       states: {
         deciding: { entry: 'runPostExecute', on: { 'POST.PENDING': 'waitingForListener' } },
-        waitingForListener: {
-          after: {
-            hookTimeout: {
-              target: '#toolCall.finalizing',
-              actions: [
-                {
-                  type: 'recordHookFailure',
-                  params: ({ context }) => ({
-                    hook: 'tools/post-execute',
-                    listener: context.trace.listener ?? '?',
-                    message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
-                  }),
-                },
-                assign({
-                  settlement: ({ context }) =>
-                    hookFailedSettlement({
-                      hook: 'tools/post-execute',
-                      listener: context.trace.listener ?? '?',
-                      message: `no answer within ${context.pipeline.limits.hookTimeoutMs} ms`,
-                    }),
-                }),
-              ],
-            },
-          },
-        },
+        // Each listener's own hook timeout is enforced by the stage, which always settles.
+        waitingForListener: {},
       },
       on: {
         'POST.DONE': [
-          {
-            guard: 'postFailed',
-            target: 'finalizing',
-            actions: [
-              { type: 'recordHookFailure', params: ({ event }) => event.outcome as { hook: string; listener: string; message: string } },
-              assign({ settlement: ({ event }) => hookFailedSettlement(event.outcome as { hook: string; listener: string; message: string }) }),
-            ],
-          },
-          {
-            guard: 'postBlocked',
-            target: 'finalizing',
-            actions: assign({
-              settlement: ({ event }) => {
-                const o = event.outcome as { feedback: string; listener: string };
-                return fail(ErrorCode.POST_EXECUTE_BLOCKED, `blocked by post-execute listener "${o.listener}": ${o.feedback}`, o.feedback);
-              },
-            }),
-          },
-          {
-            guard: 'postInvalidOutput',
-            target: 'finalizing',
-            actions: assign({ settlement: ({ event }) => fail(ErrorCode.INVALID_OUTPUT, (event.outcome as { message: string }).message) }),
-          },
-          {
-            target: 'finalizing',
-            actions: assign({
-              settlement: ({ event }) => ({ ok: true as const, draft: (event.outcome as { kind: 'accepted'; draft: ResultDraft }).draft }),
-            }),
-          },
+          { guard: 'postFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
+          { guard: 'postBlocked', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
+          { guard: 'postInvalidOutput', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
+          { target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
         ],
       },
     },

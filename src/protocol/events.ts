@@ -116,7 +116,7 @@ export const HookFailedEvent = z.object({
   ...where,
   type: z.literal('hook/failed'),
   callId: z.string(),
-  hook: z.enum(['tools/pre-execute', 'tools/guard', 'tools/execute', 'tools/post-execute', 'finalizeContent', 'tools/result']),
+  hook: z.enum(['tools/pre-execute', 'tools/guard', 'tools/execute', 'tools/post-execute', 'finalizeContent', 'tools/result', 'isConcurrencySafe']),
   listener: z.string(),
   message: z.string(),
   /** Closed: the call was denied/blocked. Open: the failure was ignored (observers). */

@@ -3,3 +3,4 @@ export * from './results.js';
 export * from './decisions.js';
 export * from './events.js';
 export * from './usage.js';
+export * from './describeThrown.js';

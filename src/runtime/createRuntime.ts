@@ -2,10 +2,10 @@ import { freeze } from 'immer';
 import { createActor, toPromise, type ActorRefFrom } from 'xstate';
 import { plannedMode } from '../../machines/commitGate.js';
 import { toolCallMachine } from '../../machines/toolCall.js';
-import type { PipelineLimits } from '../../machines/callPipeline.js';
-import { ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
+import type { PipelineLimits } from '../../machines/callStages.js';
+import { describeThrown, ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
 import { defaultArgLimits, type ArgLimits } from './args.js';
-import { createCallPipeline, type ApprovalService } from './callPipeline.js';
+import { createCallStages, type ApprovalService } from './pipeline/index.js';
 import { withSpilledValuesDropped } from './spilledResult.js';
 import { systemClock, type Clock } from './clock.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
@@ -57,7 +57,8 @@ export interface RuntimeOptions {
   callOptions?: ModelCallOptions;
 }
 
-export const defaultLimits: PipelineLimits = { hookTimeoutMs: 30_000, approvalTimeoutMs: 300_000, abortGraceMs: 2_000 };
+/** Default limits (ms): see `PipelineLimits`. The per-call deadline is generous on purpose: 10 minutes. */
+export const defaultLimits: PipelineLimits = { hookTimeoutMs: 30_000, approvalTimeoutMs: 300_000, abortGraceMs: 2_000, callTimeoutMs: 600_000 };
 
 export interface CallHandle {
   readonly actor: ActorRefFrom<typeof toolCallMachine>;
@@ -69,7 +70,7 @@ export interface CallHandle {
 
 /** The result of a call whose machine itself failed: the call still gets its `tool/result`. */
 export function crashedCallResult(request: ToolCallRequest, e: unknown): ToolResult {
-  return errorResult(request, { code: ErrorCode.TOOL_FAILED, message: `the call machine failed: ${String(e)}` });
+  return errorResult(request, { code: ErrorCode.TOOL_FAILED, message: `the call machine failed: ${describeThrown(e)}` });
 }
 
 /** Wires tools, hooks, guards, log, clock and approval into a runtime that runs calls through the machines. */
@@ -97,7 +98,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
   const argLimits: ArgLimits = { ...defaultArgLimits, ...options.argLimits };
   // A spilled result carries its preview and locator, never the full text (see spilledResult.ts);
   // bodies wait until their tool/call is durable (a no-op for the in-memory log).
-  const pipeline = withSpilledValuesDropped(dispatchWhenDurable(createCallPipeline({
+  const pipeline = withSpilledValuesDropped(dispatchWhenDurable(createCallStages({
     tools,
     hooks,
     guards,
@@ -177,8 +178,11 @@ export function createRuntime(options: RuntimeOptions = {}) {
       order: (hook: HookName, names: readonly string[]) => hooks.order(hook, names),
     },
     tools: {
-      /** Adds a monotonic guard: a string denies, undefined changes nothing. */
-      guard: (fn: Guard, name?: string) => guards.add(fn, name),
+      /**
+       * Adds a monotonic guard: a string denies, undefined changes nothing. Append-only: there is
+       * no remover, and a call consults the guards registered when it started.
+       */
+      guard: (fn: Guard, name?: string): void => guards.add(fn, name),
       register: (tool: AnyTool) => tools.register(tool),
       list: () => tools.list(),
     },

@@ -1,6 +1,6 @@
 import type { PostExecuteDecision, PreExecuteDecision, ToolResult } from '../protocol/index.js';
 import type { ExecContext } from './defineTool.js';
-import type { CallView, ExecOutcome, ResultDraft, SyncOrAsync } from '../../machines/callPipeline.js';
+import type { CallView, ExecOutcome, ResultDraft, SyncOrAsync } from '../../machines/callStages.js';
 
 /** A pre-execute listener: return a decision, or call `next()` to hand over (SPEC §2.1). */
 export type PreExecuteListener = (
@@ -108,18 +108,21 @@ export class HookRegistry {
   }
 }
 
-/** Guards run in registration order; every one is consulted until one denies. */
+/**
+ * Guards run in registration order; every one is consulted until one denies. Append-only: there
+ * is no remover (SPEC §2.2: nothing later can undo a guard's deny, and removing the guard that
+ * would deny is undoing it). The list is copy-on-write, so a call holds the guards as they were
+ * when it started while later registrations only reach later calls.
+ */
 export class GuardRegistry {
-  private readonly guards: Array<Named<Guard>> = [];
+  private guards: ReadonlyArray<Named<Guard>> = Object.freeze([]);
   private anon = 0;
-  add(fn: Guard, name?: string): () => void {
+  add(fn: Guard, name?: string): void {
+    if (typeof fn !== 'function') throw new TypeError('a guard is a function (call) => string | undefined');
     const entry = Object.freeze({ name: name ?? (fn.name || `guard#${++this.anon}`), fn });
-    this.guards.push(entry);
-    return () => {
-      const i = this.guards.indexOf(entry);
-      if (i >= 0) this.guards.splice(i, 1);
-    };
+    this.guards = Object.freeze([...this.guards, entry]);
   }
+  /** The guards now, frozen: this array never changes, later guards make a new one. */
   list(): ReadonlyArray<Named<Guard>> {
     return this.guards;
   }

@@ -1,5 +1,5 @@
 export * from './args.js';
-export * from './callPipeline.js';
+export * from './pipeline/index.js';
 export * from './clock.js';
 export * from './createRuntime.js';
 export * from './defineTool.js';

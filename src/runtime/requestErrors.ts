@@ -4,7 +4,7 @@
  * (bounded), a persistent, measured reduction of the prompt for context overflow. Nothing retries
  * in place forever.
  */
-import type { RequestErrorKind } from '../protocol/index.js';
+import { describeThrown, type RequestErrorKind } from '../protocol/index.js';
 
 /** A classified model-request failure. */
 export interface RequestErrorInfo {
@@ -41,13 +41,23 @@ interface ErrorFacts {
 // SDK's RetryError). Walk a few levels and keep the first status/header/flag found.
 function collectFacts(error: unknown): ErrorFacts {
   const facts: ErrorFacts = { names: [], codes: [], types: [], messages: [], texts: [], status: undefined, isRetryable: undefined, headers: undefined, message: undefined };
+  try {
+    walkFacts(error, facts);
+  } catch {
+    // A hostile error (a throwing getter, a revoked Proxy): keep what was found, describe the rest.
+    facts.message ??= describeThrown(error);
+  }
+  return facts;
+}
+
+function walkFacts(error: unknown, facts: ErrorFacts): void {
   const seen = new Set<unknown>();
   let current: unknown = error;
   for (let depth = 0; depth < 6 && current !== undefined && current !== null && !seen.has(current); depth++) {
     seen.add(current);
     if (typeof current !== 'object') {
-      facts.texts.push(String(current));
-      facts.message ??= String(current);
+      facts.texts.push(describeThrown(current));
+      facts.message ??= describeThrown(current);
       break;
     }
     const e = current as Record<string, unknown>;
@@ -69,7 +79,6 @@ function collectFacts(error: unknown): ErrorFacts {
     // `{ type: 'error', error: { type, message } }`: the provider's error body as a value.
     current = e.cause ?? e.lastError ?? (typeof e.error === 'object' && e.error !== null && facts.types.length && !e.message ? e.error : undefined);
   }
-  return facts;
 }
 
 function safeJson(value: unknown): string {
@@ -104,7 +113,7 @@ function retryAfterOf(headers: Record<string, string> | undefined, now: number |
 export function classifyRequestError(error: unknown, options: { signal?: AbortSignal; now?: number } = {}): RequestErrorInfo {
   const facts = collectFacts(error);
   const base = {
-    message: describeFacts(facts) ?? (safeJson(error) || safeString(error)),
+    message: describeFacts(facts) ?? (safeJson(error) || describeThrown(error)),
     ...(facts.status !== undefined ? { status: facts.status } : {}),
   };
   if (options.signal?.aborted || facts.names.includes('AbortError')) return { kind: 'aborted', ...base };
@@ -139,14 +148,6 @@ function describeFacts(facts: ErrorFacts): string | undefined {
   const tags = [...new Set([...facts.types, ...facts.codes])].filter((t) => !chain.includes(t));
   const text = tags.length ? `${chain}${chain ? ' ' : ''}(${tags.join(', ')})` : chain;
   return text.replace(/\s*[\r\n]+\s*/g, ' ').slice(0, 2000);
-}
-
-function safeString(value: unknown): string {
-  try {
-    return String(value);
-  } catch {
-    return 'an error that cannot be described';
-  }
 }
 
 /** What the step knows when it asks the policy. */

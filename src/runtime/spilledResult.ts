@@ -36,8 +36,8 @@ export function withSpilledValuesDropped(pipeline: CallPipeline): CallPipeline {
   const postExecute = pipeline.postExecute;
   return {
     ...pipeline,
-    postExecute(call, draft, trace) {
-      const outcome = postExecute(call, draft, trace);
+    postExecute(call, draft) {
+      const outcome = postExecute(call, draft);
       return outcome instanceof Promise ? outcome.then(dropSpilledValue) : dropSpilledValue(outcome);
     },
   };

@@ -1,4 +1,4 @@
-import { ErrorCode, errorNameFor, type ToolErrorInfo } from '../protocol/index.js';
+import { ErrorCode, errorNameFor, thrownMessage, type ToolErrorInfo } from '../protocol/index.js';
 
 /** What a failed call may still report: the model-facing text and result metadata (e.g. partial output). */
 export interface ToolErrorDetails {
@@ -23,9 +23,29 @@ export class ToolError extends Error {
   }
 }
 
+/** The error info of a result with this code. */
+export function errorInfo(code: ErrorCode, message: string): ToolErrorInfo {
+  return { name: errorNameFor(code), code, message };
+}
+
 /** Maps anything thrown to the error info of a result; non-ToolErrors become `fallback`. */
 export function toErrorInfo(thrown: unknown, fallback: ErrorCode = ErrorCode.TOOL_FAILED): ToolErrorInfo {
-  if (thrown instanceof ToolError) return thrown.toInfo();
-  const message = thrown instanceof Error ? thrown.message : String(thrown);
-  return { name: errorNameFor(fallback), code: fallback, message };
+  const own = toolErrorInfo(thrown);
+  if (own) return own;
+  return { name: errorNameFor(fallback), code: fallback, message: thrownMessage(thrown) };
+}
+
+/**
+ * The info of a thrown ToolError, or undefined for anything else. Never throws: a subclass with
+ * a hostile getter, or a Proxy whose prototype trap throws, is described like any other value.
+ */
+export function toolErrorInfo(thrown: unknown): ToolErrorInfo | undefined {
+  try {
+    if (!(thrown instanceof ToolError)) return undefined;
+    const { name, code, message } = thrown.toInfo();
+    if (typeof name === 'string' && typeof code === 'string' && typeof message === 'string') return { name, code, message };
+  } catch {
+    // falls through: described below
+  }
+  return undefined;
 }

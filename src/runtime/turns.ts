@@ -5,7 +5,7 @@
 import type { LanguageModelV3, LanguageModelV3FunctionTool } from '@ai-sdk/provider';
 import { z } from 'zod';
 import { createActor, toPromise, type ActorRefFrom, type AnyActorRef, type InspectionEvent } from 'xstate';
-import type { CallPipeline } from '../../machines/callPipeline.js';
+import type { CallStages } from '../../machines/callStages.js';
 import { mergeModelCallOptions, type ModelCallOptions } from '../../machines/modelCallOptions.js';
 import type { RequestErrorDecision, StepDeps } from '../../machines/step.js';
 import { turnMachine, type TurnOutput } from '../../machines/turn.js';
@@ -55,7 +55,7 @@ export type CompactFn = (ctx: { log: SessionLog; turnId: string; system?: string
 
 export interface TurnRunnerDeps {
   log: SessionLog;
-  pipeline: CallPipeline;
+  pipeline: CallStages;
   clock: Clock;
   concurrency: number;
   tools: () => readonly AnyTool[];

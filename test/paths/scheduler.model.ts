@@ -55,7 +55,7 @@ export function kindOfRequest(r: ToolCallRequest, index: number): CallKind {
 /** A pipeline whose children go straight to their body (no listeners) and never finish on their own. */
 export function scriptedSchedulerPipeline(): CallPipeline {
   return {
-    limits: { hookTimeoutMs: 100, approvalTimeoutMs: 200, abortGraceMs: 50 },
+    limits: { hookTimeoutMs: 100, approvalTimeoutMs: 200, abortGraceMs: 50, callTimeoutMs: 1_000 },
     now: () => 0,
     prepare: (request, where) =>
       request.input === '{"n":1}'

@@ -32,7 +32,7 @@ export const toolCallDims: Dimensions<ToolCallConfig> = {
   post: ['pending', 'none', 'accepted', 'blocked', 'invalid-output', 'failed'],
 };
 
-export const limits = { hookTimeoutMs: 100, approvalTimeoutMs: 200, abortGraceMs: 50 } as const;
+export const limits = { hookTimeoutMs: 100, approvalTimeoutMs: 200, abortGraceMs: 50, callTimeoutMs: 1_000 } as const;
 
 const draft: ResultDraft = { value: 'done', content: 'done', metadata: {} };
 const never = <T>() => new Promise<T>(() => {});

@@ -1,5 +1,5 @@
 import { ErrorCode } from '../../protocol/index.js';
-import type { ExecOutcome } from '../../../machines/callPipeline.js';
+import type { ExecOutcome } from '../../../machines/callStages.js';
 import { sleep } from '../clock.js';
 import type { ExecuteWrapper } from '../hooks.js';
 

@@ -1,5 +1,5 @@
 import { ErrorCode, errorNameFor } from '../../protocol/index.js';
-import type { CallView, ExecOutcome } from '../../../machines/callPipeline.js';
+import type { CallView, ExecOutcome } from '../../../machines/callStages.js';
 import type { ExecuteWrapper } from '../hooks.js';
 import { ToolError } from '../toolError.js';
 

@@ -4,10 +4,10 @@
  */
 import { afterEach, expect } from 'vitest';
 import { z } from 'zod';
-import { LogEventSchema, type LogEvent, type LogEventOf, type LogEventType, type ToolResult } from '../../src/protocol/index.js';
-import { createRuntime, type RuntimeOptions, type Runtime, type CallHandle } from '../../src/runtime/createRuntime.js';
-import { ManualClock, flushMicrotasks } from '../../src/runtime/clock.js';
-import { defineTool, type ExecContext } from '../../src/runtime/defineTool.js';
+import { LogEventSchema, type LogEvent, type LogEventOf, type LogEventType, type ToolResult } from '../../../src/protocol/index.js';
+import { createRuntime, type RuntimeOptions, type Runtime, type CallHandle } from '../../../src/runtime/createRuntime.js';
+import { ManualClock, flushMicrotasks } from '../../../src/runtime/clock.js';
+import { defineTool, type ExecContext } from '../../../src/runtime/defineTool.js';
 
 export { flushMicrotasks };
 

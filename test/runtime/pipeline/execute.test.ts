@@ -4,13 +4,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCode } from '../../src/protocol/index.js';
-import { sleep } from '../../src/runtime/clock.js';
-import { defineTool, type ExecContext } from '../../src/runtime/defineTool.js';
-import { ToolError } from '../../src/runtime/toolError.js';
-import { metrics } from '../../src/runtime/wrappers/metrics.js';
-import { retry } from '../../src/runtime/wrappers/retry.js';
-import { timeout } from '../../src/runtime/wrappers/timeout.js';
+import { ErrorCode } from '../../../src/protocol/index.js';
+import { scriptedModel } from '../../../src/adapters/model/index.js';
+import { sleep } from '../../../src/runtime/clock.js';
+import { defineTool, type ExecContext } from '../../../src/runtime/defineTool.js';
+import { ToolError } from '../../../src/runtime/toolError.js';
+import { metrics } from '../../../src/runtime/wrappers/metrics.js';
+import { retry } from '../../../src/runtime/wrappers/retry.js';
+import { timeout } from '../../../src/runtime/wrappers/timeout.js';
 import { echoTool, eventsOf, expectError, expectOk, flushMicrotasks, isSettled, manualTool, only, setup, typesOf } from './harness.js';
 
 describe('the tool body', () => {
@@ -470,5 +471,74 @@ describe('the metrics wrapper', () => {
     expectError(rt, r, ErrorCode.TIMEOUT);
     expect(r.metadata.durationsMs).toMatchObject({ executing: 300, total: 300 });
     expect(eventsOf(rt, r.callId).map((e) => e.type)).toEqual(['tool/call', 'tool/result']);
+  });
+});
+
+describe('the per-call deadline (limits.callTimeoutMs, SPEC §8.15)', () => {
+  it('is generous by default and part of limits', () => {
+    const { rt } = setup();
+    expect(rt.limits.callTimeoutMs).toBeGreaterThanOrEqual(60_000);
+  });
+
+  it('an execute wrapper that never calls next() settles TIMEOUT at the deadline; the body never runs', async () => {
+    const { tool, calls } = echoTool();
+    const { rt, clock, call } = setup({ tools: [tool], limits: { callTimeoutMs: 5_000 } });
+    rt.hooks.on('tools/execute', 'forgetful', () => new Promise(() => {}));
+    const h = call('echo', { text: 'hi' });
+    await clock.advance(4_999);
+    expect(await isSettled(h.result)).toBe(false);
+    await clock.advance(1);
+    const r = await h.result;
+    expectError(rt, r, ErrorCode.TIMEOUT, '5000 ms');
+    expect(calls).toHaveLength(0);
+  });
+
+  it('a body that ignores its signal, with no timeout wrapper, settles TIMEOUT; its signal is aborted and its late outcome discarded', async () => {
+    const { tool, runs } = manualTool('deaf');
+    const { rt, clock, call } = setup({ tools: [tool], limits: { callTimeoutMs: 5_000 } });
+    const h = call('deaf');
+    await clock.advance(5_000);
+    const r = await h.result;
+    expectError(rt, r, ErrorCode.TIMEOUT);
+    expect(runs[0]!.exec.signal.aborted).toBe(true);
+    runs[0]!.resolve('too late');
+    await flushMicrotasks();
+    expect(only(rt, r.callId, 'warning').code).toBe('LATE_OUTCOME_DISCARDED');
+    expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'tool/result', 'warning']);
+  });
+
+  it('is disarmed when the call settles: no timer is left behind to keep a process alive', async () => {
+    const { tool } = echoTool();
+    const { rt, clock, call } = setup({ tools: [tool] });
+    expectOk(rt, await call('echo', { text: 'hi' }).result, 'hi');
+    expect(clock.pending).toBe(0);
+  });
+
+  it('counts from dispatch: time spent waiting for approval is not charged', async () => {
+    const { tool } = echoTool();
+    let answer!: (a: 'allowed-once') => void;
+    const { rt, clock, call } = setup({
+      tools: [tool],
+      limits: { callTimeoutMs: 1_000, approvalTimeoutMs: 10_000 },
+      approval: { request: () => new Promise((res) => (answer = res)) },
+    });
+    rt.hooks.on('tools/pre-execute', 'ask', () => ({ kind: 'ask' }));
+    const h = call('echo', { text: 'hi' });
+    await clock.advance(5_000);
+    answer('allowed-once');
+    expectOk(rt, await h.result, 'hi');
+  });
+
+  it('a stuck call no longer hangs its turn: the turn completes with the TIMEOUT result', async () => {
+    const { tool } = manualTool('deaf');
+    const { rt, clock } = setup({ tools: [tool], limits: { callTimeoutMs: 5_000 } });
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'deaf', input: {} }] }, { text: 'ok' }], { clock });
+    const turn = rt.startTurn({ model, input: 'go' });
+    let outcome: string | undefined;
+    void turn.done.then((o) => (outcome = o.outcome));
+    for (let i = 0; !outcome && i < 100; i++) await clock.advance(1_000);
+    expect(outcome).toBe('completed');
+    const result = rt.log.events().find((e) => e.type === 'tool/result');
+    expect(result?.type === 'tool/result' && result.result.error?.code).toBe(ErrorCode.TIMEOUT);
   });
 });

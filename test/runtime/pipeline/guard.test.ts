@@ -3,8 +3,8 @@
  * registered later can turn a denial back into an allow.
  */
 import { describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../src/protocol/index.js';
-import type { Guard } from '../../src/runtime/hooks.js';
+import { ErrorCode } from '../../../src/protocol/index.js';
+import type { Guard } from '../../../src/runtime/hooks.js';
 import { echoTool, expectError, expectOk, only, setup, typesOf } from './harness.js';
 
 describe('the monotonic guard', () => {
@@ -95,5 +95,57 @@ describe('the monotonic guard', () => {
     }, 'sanitiser');
     expectError(rt, await call('echo', { text: 'hi' }).result, ErrorCode.HOOK_FAILED, 'sanitiser');
     expect(calls).toHaveLength(0);
+  });
+});
+
+/** What a caller would hold if `guard()` handed back a remover (it does not: append-only, SPEC §2.2). */
+type MaybeRemover = (() => void) | undefined;
+
+describe('guards are append-only', () => {
+  it('rt.tools.guard() hands back no remover', () => {
+    const { rt } = setup({ tools: [echoTool().tool] });
+    expect(rt.tools.guard(() => undefined, 'g')).toBeUndefined();
+  });
+
+  it('a guard that removes itself while running cannot make the next guard (a kill-switch) be skipped', async () => {
+    const { tool, calls } = echoTool();
+    const { rt, call } = setup({ tools: [tool] });
+    let removeSelf: MaybeRemover;
+    removeSelf = rt.tools.guard(() => {
+      removeSelf?.();
+      return undefined;
+    }, 'self-removing') as unknown as MaybeRemover;
+    rt.tools.guard(() => 'the kill-switch is on', 'kill-switch');
+    expectError(rt, await call('echo', { text: 'hi' }).result, ErrorCode.GUARD_DENIED, 'the kill-switch is on');
+    expectError(rt, await call('echo', { text: 'again' }).result, ErrorCode.GUARD_DENIED, 'the kill-switch is on');
+    expect(calls).toHaveLength(0);
+  });
+
+  it("a pre-execute listener holding the kill-switch's remover cannot delete it", async () => {
+    const { tool, calls } = echoTool();
+    const { rt, call } = setup({ tools: [tool] });
+    const removeKill = rt.tools.guard(() => 'the kill-switch is on', 'kill-switch') as unknown as MaybeRemover;
+    rt.hooks.on('tools/pre-execute', 'sneaky', (_c, next) => {
+      removeKill?.();
+      return next();
+    });
+    expectError(rt, await call('echo', { text: 'hi' }).result, ErrorCode.GUARD_DENIED, 'the kill-switch is on');
+    expect(calls).toHaveLength(0);
+  });
+
+  it('each call consults the guards registered when it started; a guard added meanwhile reaches later calls', async () => {
+    const { tool, calls } = echoTool();
+    const { rt, call } = setup({ tools: [tool] });
+    let added = false;
+    rt.tools.guard(() => {
+      if (!added) {
+        added = true;
+        rt.tools.guard(() => 'added while a call ran', 'late');
+      }
+      return undefined;
+    }, 'adder');
+    expectOk(rt, await call('echo', { text: 'first' }).result, 'first');
+    expectError(rt, await call('echo', { text: 'second' }).result, ErrorCode.GUARD_DENIED, 'added while a call ran');
+    expect(calls.map((c) => c.args)).toEqual([{ text: 'first' }]);
   });
 });

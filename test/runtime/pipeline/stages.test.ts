@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
-import { toolCallMachine } from '../../machines/toolCall.js';
-import { ErrorCode, type ApprovalAnswer, type ToolCallRequest } from '../../src/protocol/index.js';
+import { toolCallMachine } from '../../../machines/toolCall.js';
+import { ErrorCode, type ApprovalAnswer, type ToolCallRequest } from '../../../src/protocol/index.js';
 import { echoTool, expectOk, flushMicrotasks, setup } from './harness.js';
 
 const STAGES = ['validating', 'preExecute', 'awaitingApproval', 'guard', 'executing', 'postExecute', 'finalizing', 'settled'];

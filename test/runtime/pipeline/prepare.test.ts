@@ -4,8 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCode } from '../../src/protocol/index.js';
-import { defineTool } from '../../src/runtime/defineTool.js';
+import { ErrorCode } from '../../../src/protocol/index.js';
+import { scriptedModel } from '../../../src/adapters/model/index.js';
+import { ManualClock } from '../../../src/runtime/clock.js';
+import { createRuntime } from '../../../src/runtime/createRuntime.js';
+import { defineTool } from '../../../src/runtime/defineTool.js';
 import { echoTool, eventsOf, expectError, expectOk, isDeepFrozen, only, setup, typesOf } from './harness.js';
 
 describe('resolving and validating a call', () => {
@@ -186,5 +189,48 @@ describe('already-parsed inputs (an adapter may hand over objects instead of JSO
     expectError(rt, r, ErrorCode.HOOK_FAILED, 'history-rewriter');
     expect(only(rt, 'c1', 'tool/call').input).toEqual({ text: 'hi' });
     expect(calls).toHaveLength(0);
+  });
+});
+
+describe('a throwing isConcurrencySafe fails closed, by name (issue 11.4)', () => {
+  const picky = (body: string[]) =>
+    defineTool({
+      name: 'picky',
+      input: z.object({ n: z.number() }),
+      isConcurrencySafe: () => {
+        throw new Error('cannot decide');
+      },
+      execute: ({ n }) => (body.push(String(n)), 'ran'),
+    });
+
+  it('a lone call: HOOK_FAILED naming picky.isConcurrencySafe, a hook/failed event, no body', async () => {
+    const ran: string[] = [];
+    const { rt, call } = setup({ tools: [picky(ran)] });
+    const r = await call('picky', { n: 1 }).result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'picky.isConcurrencySafe');
+    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ hook: 'isConcurrencySafe', listener: 'picky.isConcurrencySafe', failed: 'closed' });
+    expect(only(rt, r.callId, 'hook/failed').message).toContain('cannot decide');
+    expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'hook/failed', 'tool/result']);
+    expect(ran).toEqual([]);
+  });
+
+  it('in a turn: the call gets HOOK_FAILED and the turn goes on', async () => {
+    const ran: string[] = [];
+    const { tool } = echoTool();
+    const clock = new ManualClock();
+    const rt = createRuntime({ tools: [picky(ran), tool], clock });
+    const model = scriptedModel(
+      [{ toolCalls: [{ toolName: 'picky', input: { n: 1 } }, { toolName: 'echo', input: { text: 'hi' } }] }, { text: 'ok' }],
+      { clock },
+    );
+    const turn = rt.startTurn({ model, input: 'go' });
+    let outcome: string | undefined;
+    void turn.done.then((o) => (outcome = o.outcome));
+    for (let i = 0; !outcome && i < 100; i++) await clock.advance(10);
+    expect(outcome).toBe('completed');
+    const results = rt.log.events().flatMap((e) => (e.type === 'tool/result' ? [e.result] : []));
+    expect(results.map((r) => r.error?.code ?? r.content)).toEqual([ErrorCode.HOOK_FAILED, 'hi']);
+    expect(rt.log.events().filter((e) => e.type === 'hook/failed')).toHaveLength(1);
+    expect(ran).toEqual([]);
   });
 });

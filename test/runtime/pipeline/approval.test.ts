@@ -1,9 +1,13 @@
 /**
  * `ask` → the approval service (SPEC §2.1, §8.3), seen as the `awaitingApproval` state (SPEC §7).
  */
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, type ApprovalAnswer } from '../../src/protocol/index.js';
-import type { ApprovalService } from '../../src/runtime/callPipeline.js';
+import { openJsonlSessionLog } from '../../../src/adapters/log/jsonlLog.js';
+import { createMemoryLog, type SessionLog } from '../../../src/runtime/log/sessionLog.js';
+import { tempDir } from '../../adapters/workspaceFixture.js';
+import { ErrorCode, type ApprovalAnswer } from '../../../src/protocol/index.js';
+import type { ApprovalService } from '../../../src/runtime/pipeline/index.js';
 import { echoTool, eventsOf, expectError, expectOk, flushMicrotasks, isSettled, only, setup, typesOf } from './harness.js';
 
 /** An approval service the test answers by hand. */
@@ -226,5 +230,62 @@ describe('ask → approval', () => {
     expect(typesOf(rt, 'call-1')).toEqual(['tool/call', 'tool/approval-request']);
     asked[0]!.answer('allowed-once');
     expectOk(rt, await h.result, 'hi');
+  });
+});
+
+describe('allowed-always survives a resume (issue 11.7)', () => {
+  /** Session one: `echo {text: 'hi'}` is approved with allowed-always. */
+  async function firstSession(log?: SessionLog) {
+    const { tool } = echoTool();
+    const { rt, call } = setup({ tools: [tool], approval: { request: async () => 'allowed-always' }, ...(log ? { log } : {}) });
+    askAlways(rt);
+    expectOk(rt, await call('echo', { text: 'hi', nested: { n: 1 } }).result, 'hi');
+    return rt;
+  }
+
+  /** Session two, over the first one's events: an approval service that must not be asked for the same call. */
+  async function secondSession(log: SessionLog) {
+    const { tool, calls } = echoTool();
+    const asked: string[] = [];
+    const { rt } = setup({ tools: [tool], log, approval: { request: async (req) => (asked.push(JSON.stringify(req.args)), 'denied') } });
+    askAlways(rt);
+    // Same args with the keys in another order: the same approval.
+    const same = await rt.runCall({ callId: 'again', toolName: 'echo', input: '{"nested":{"n":1},"text":"hi"}' }).result;
+    expectOk(rt, same, 'hi');
+    expect(only(rt, 'again', 'tool/approval-answer').answer).toBe('remembered');
+    const other = await rt.runCall({ callId: 'other', toolName: 'echo', input: '{"text":"rm -rf"}' }).result;
+    expectError(rt, other, ErrorCode.APPROVAL_DENIED);
+    expect(asked).toEqual(['{"text":"rm -rf"}']);
+    expect(calls).toHaveLength(1);
+  }
+
+  it('a runtime created over a replayed log does not ask again for the same tool and args', async () => {
+    const first = await firstSession();
+    await secondSession(createMemoryLog({ initial: first.log.events() }));
+  });
+
+  it('a session resumed from its JSONL file does not ask again', async () => {
+    const path = join(await tempDir('dsh-approval-'), 'session.jsonl');
+    const one = await openJsonlSessionLog(path);
+    await firstSession(one.log);
+    await one.sink.close();
+    const two = await openJsonlSessionLog(path);
+    try {
+      await secondSession(two.log);
+    } finally {
+      await two.sink.close();
+    }
+  });
+
+  it('allowed-once, denied and timeouts in the old log are not remembered', async () => {
+    const { tool } = echoTool();
+    const { rt, call } = setup({ tools: [tool], approval: { request: async () => 'allowed-once' } });
+    askAlways(rt);
+    expectOk(rt, await call('echo', { text: 'hi' }).result, 'hi');
+    const asked: string[] = [];
+    const { rt: rt2 } = setup({ tools: [echoTool().tool], log: createMemoryLog({ initial: rt.log.events() }), approval: { request: async () => (asked.push('asked'), 'allowed-once') } });
+    askAlways(rt2);
+    expectOk(rt2, await rt2.runCall({ callId: 'again', toolName: 'echo', input: '{"text":"hi"}' }).result, 'hi');
+    expect(asked).toEqual(['asked']);
   });
 });

@@ -1,12 +1,12 @@
 /**
- * Stages 5 and 6: `tools/post-execute` rewrites (SPEC §2.5, §8.5), then `finalizeContent` and the
- * `tools/result` observers (SPEC §2.6, §8.6, §8.8).
+ * Stage 5: `tools/post-execute` rewrites (SPEC §2.5, §8.5); `finalize.test.ts` has stage 6.
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCode, type ToolResult } from '../../src/protocol/index.js';
-import { defineTool } from '../../src/runtime/defineTool.js';
-import { metrics } from '../../src/runtime/wrappers/metrics.js';
+import { ErrorCode, type ToolResult } from '../../../src/protocol/index.js';
+import { sleep } from '../../../src/runtime/clock.js';
+import { defineTool } from '../../../src/runtime/defineTool.js';
+import { metrics } from '../../../src/runtime/wrappers/metrics.js';
 import { echoTool, expectError, expectOk, isDeepFrozen, isSettled, only, setup, typesOf } from './harness.js';
 
 /** `list` returns `{ files }`, validated by an output schema, shown as one file a line. */
@@ -158,127 +158,6 @@ describe('post-execute decisions', () => {
   });
 });
 
-describe('finalizeContent', () => {
-  it('is called exactly once, synchronously, after post-execute, with the last content', async () => {
-    const order: string[] = [];
-    const seen: string[] = [];
-    let logAtFinalize: string[] = [];
-    let rtRef: ReturnType<typeof setup>['rt'] | undefined;
-    const tool = listTool({
-      finalizeContent: (c) => {
-        order.push('finalize');
-        seen.push(c);
-        logAtFinalize = rtRef!.log.events().map((e) => e.type);
-        return `${c}\n(2 entries)`;
-      },
-    });
-    const { rt, call } = setup({ tools: [tool] });
-    rtRef = rt;
-    rt.hooks.on('tools/post-execute', 'post', async (d) => (order.push('post'), { kind: 'accept', content: d.content.toUpperCase() }));
-    rt.hooks.on('tools/result', 'observer', (r) => void order.push(`observer:${r.content}`));
-    const r = await call('list').result;
-    expectOk(rt, r, 'A.TS\nB.TS\n(2 entries)');
-    expect(order).toEqual(['post', 'finalize', 'observer:A.TS\nB.TS\n(2 entries)']);
-    expect(seen).toEqual(['A.TS\nB.TS']);
-    expect(logAtFinalize).toEqual(['tool/call']);
-  });
-
-  it('a finalizeContent that throws or returns a non-string (e.g. a promise) fails closed', async () => {
-    const { rt, call } = setup({
-      tools: [
-        listTool({
-          finalizeContent: () => {
-            throw new Error('bad fix');
-          },
-        }),
-        defineTool({ name: 'async-fix', input: z.object({}), execute: () => 'secret', finalizeContent: (async (c: string) => c) as never }),
-      ],
-    });
-    const r = await call('list').result;
-    expectError(rt, r, ErrorCode.HOOK_FAILED, 'finalizeContent');
-    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ hook: 'finalizeContent', failed: 'closed' });
-    expect(r.content).not.toContain('a.ts');
-    const a = await call('async-fix').result;
-    expectError(rt, a, ErrorCode.HOOK_FAILED);
-    expect(a.content).not.toContain('secret');
-  });
-});
-
-describe('tools/result observers', () => {
-  it('get the deeply frozen result, once, after finalizeContent; it is the result logged and returned', async () => {
-    const { rt, call } = setup({ tools: [listTool()] });
-    rt.hooks.on('tools/post-execute', 'meta', () => ({ kind: 'accept', metadata: { tags: ['x'] } }));
-    const got: ToolResult[] = [];
-    const attempts: boolean[] = [];
-    rt.hooks.on('tools/result', 'look', (res) => {
-      got.push(res);
-      attempts.push(Reflect.set(res, 'content', 'changed'));
-      attempts.push(Reflect.set(res.value as { files: string[] }, 'files', []));
-      attempts.push(Reflect.set(res.metadata.tags as string[], 0, 'y'));
-    });
-    const r = await call('list').result;
-    expectOk(rt, r, 'a.ts\nb.ts');
-    expect(got).toHaveLength(1);
-    expect(isDeepFrozen(got[0])).toBe(true);
-    expect(attempts).toEqual([false, false, false]);
-    expect(got[0]).toBe(r);
-    expect(r.value).toEqual({ files: ['a.ts', 'b.ts'] });
-    expect(r.metadata).toEqual({ tags: ['x'] });
-  });
-
-  it('are called for error results too', async () => {
-    const { tool } = echoTool();
-    const { rt, call } = setup({ tools: [tool] });
-    const codes: unknown[] = [];
-    rt.hooks.on('tools/result', 'look', (res) => void codes.push(res.error?.code));
-    await call('nope').result;
-    expect(codes).toEqual([ErrorCode.UNKNOWN_TOOL]);
-  });
-
-  it('a throwing observer is logged (hook/failed, open) and ignored; other observers still run', async () => {
-    const { tool } = echoTool();
-    const { rt, call } = setup({ tools: [tool] });
-    const later: string[] = [];
-    rt.hooks.on('tools/result', 'broken', () => {
-      throw new Error('observer bug');
-    });
-    rt.hooks.on('tools/result', 'fine', (res) => void later.push(res.content));
-    const r = await call('echo', { text: 'hi' }).result;
-    expectOk(rt, r, 'hi');
-    expect(later).toEqual(['hi']);
-    expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'hook/failed', 'tool/result']);
-    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ hook: 'tools/result', listener: 'broken', failed: 'open' });
-    expect(only(rt, r.callId, 'hook/failed').message).toContain('observer bug');
-  });
-
-  it('an async observer that rejects is logged the same way and cannot affect the result', async () => {
-    const { tool } = echoTool();
-    const { rt, call } = setup({ tools: [tool] });
-    rt.hooks.on('tools/result', 'async-broken', (async () => {
-      throw new Error('async observer bug');
-    }) as never);
-    const r = await call('echo', { text: 'hi' }).result;
-    expectOk(rt, r, 'hi');
-    await isSettled(Promise.resolve());
-    const failed = rt.log.events().filter((e) => e.type === 'hook/failed');
-    expect(failed).toHaveLength(1);
-    expect(failed[0]).toMatchObject({ hook: 'tools/result', listener: 'async-broken', failed: 'open' });
-  });
-});
-
-describe('the frozen result', () => {
-  it('is deeply frozen even when the body returned a value that was only shallowly frozen', async () => {
-    const shared = Object.freeze({ config: { retries: 3 } });
-    const tool = defineTool({ name: 'cfg', input: z.object({}), execute: () => shared, toContent: () => 'config' });
-    const { rt, call } = setup({ tools: [tool] });
-    const got: ToolResult[] = [];
-    rt.hooks.on('tools/result', 'look', (res) => void got.push(res));
-    const r = expectOk(rt, await call('cfg').result, 'config');
-    expect(isDeepFrozen(got[0])).toBe(true);
-    expect(isDeepFrozen(r)).toBe(true);
-    expect(Reflect.set(shared.config, 'retries', 99)).toBe(false);
-  });
-});
 
 describe('post-execute listeners that do not apply', () => {
   // The metrics wrapper records each stage the call entered (durationsMs), sync stages included.
@@ -304,5 +183,74 @@ describe('post-execute listeners that do not apply', () => {
     maybe.rt.hooks.on('tools/execute', 'metrics', metrics());
     const r = expectOk(maybe.rt, await maybe.call('list').result, 'x'.repeat(50));
     expect(stagesOf(r)).toContain('postExecute');
+  });
+});
+
+describe('each post-execute listener gets its own hookTimeoutMs (SPEC §8.15)', () => {
+  it('two slow listeners, each within its own budget, pass although together they take longer', async () => {
+    const { rt, clock, call } = setup({ tools: [listTool()], spillStore: false, limits: { hookTimeoutMs: 1_000 } });
+    rt.hooks.on('tools/post-execute', 'first', async () => {
+      await sleep(clock, 700);
+      return { kind: 'accept', content: 'first' };
+    });
+    rt.hooks.on('tools/post-execute', 'second', async (draft) => {
+      await sleep(clock, 700);
+      return { kind: 'accept', content: `${draft.content}+second` };
+    });
+    const h = call('list');
+    await clock.advance(1_400);
+    expectOk(rt, await h.result, 'first+second');
+  });
+
+  it('a listener that hangs after a slow one is timed from its own start, and named; later listeners do not run', async () => {
+    const { rt, clock, call } = setup({ tools: [listTool()], spillStore: false, limits: { hookTimeoutMs: 1_000 } });
+    const ran: string[] = [];
+    rt.hooks.on('tools/post-execute', 'slow', async () => {
+      await sleep(clock, 700);
+      return undefined;
+    });
+    let release!: () => void;
+    rt.hooks.on('tools/post-execute', 'stuck', () => new Promise<undefined>((res) => (release = () => res(undefined))));
+    rt.hooks.on('tools/post-execute', 'after', () => void ran.push('after'));
+    const h = call('list');
+    await clock.advance(1_699);
+    expect(await isSettled(h.result)).toBe(false);
+    await clock.advance(1);
+    const r = await h.result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'stuck');
+    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ hook: 'tools/post-execute', listener: 'stuck', message: 'no answer within 1000 ms' });
+    release(); // a late answer changes nothing and starts no later listener
+    await clock.advance(10);
+    expect(ran).toEqual([]);
+  });
+});
+
+describe('a throwing appliesTo fails closed, by name (issue 11.4)', () => {
+  it('HOOK_FAILED naming the listener, with its hook/failed event; the content does not reach the model', async () => {
+    const { rt, call } = setup({ tools: [listTool()], spillStore: false });
+    rt.hooks.on('tools/post-execute', 'redact', () => ({ kind: 'accept', content: 'redacted' }), {
+      appliesTo: () => {
+        throw new Error('cannot tell');
+      },
+    });
+    const r = await call('list').result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'redact');
+    expect(r.content).not.toContain('a.ts');
+    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ hook: 'tools/post-execute', listener: 'redact', failed: 'closed' });
+    expect(only(rt, r.callId, 'hook/failed').message).toContain('cannot tell');
+  });
+
+  it('an appliesTo that throws once and then says "no" still fails the call closed', async () => {
+    const { rt, call } = setup({ tools: [listTool()], spillStore: false });
+    let asked = 0;
+    rt.hooks.on('tools/post-execute', 'redact', () => ({ kind: 'accept', content: 'redacted' }), {
+      appliesTo: () => {
+        if (asked++ === 0) throw new Error('flaky');
+        return false;
+      },
+    });
+    const r = await call('list').result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'redact');
+    expect(r.content).not.toContain('a.ts');
   });
 });

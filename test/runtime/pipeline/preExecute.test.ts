@@ -3,7 +3,8 @@
  * (SPEC §5, §8.2).
  */
 import { describe, expect, it } from 'vitest';
-import { ErrorCode, type PreExecuteDecision } from '../../src/protocol/index.js';
+import { ErrorCode, type PreExecuteDecision } from '../../../src/protocol/index.js';
+import { sleep } from '../../../src/runtime/clock.js';
 import { echoTool, expectError, expectOk, flushMicrotasks, isSettled, only, setup, typesOf } from './harness.js';
 
 describe('the pre-execute waterfall', () => {
@@ -254,5 +255,42 @@ describe('a failing pre-execute listener fails the call closed', () => {
     await flushMicrotasks();
     expect(calls).toHaveLength(0);
     expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'tool/result']);
+  });
+});
+
+describe('each listener gets its own hookTimeoutMs (SPEC §8.15)', () => {
+  it('two slow listeners, each within its own budget, pass although together they take longer', async () => {
+    const { tool, calls } = echoTool();
+    const { rt, clock, call } = setup({ tools: [tool], limits: { hookTimeoutMs: 1_000 } });
+    rt.hooks.on('tools/pre-execute', 'first', async (_c, next) => {
+      await sleep(clock, 700);
+      return next();
+    });
+    rt.hooks.on('tools/pre-execute', 'second', async () => {
+      await sleep(clock, 700);
+      return { kind: 'allow' };
+    });
+    const h = call('echo', { text: 'hi' });
+    await clock.advance(1_400);
+    expectOk(rt, await h.result, 'hi');
+    expect(calls).toHaveLength(1);
+  });
+
+  it('a listener that hangs after a slow one is timed from its own start, and named', async () => {
+    const { tool, calls } = echoTool();
+    const { rt, clock, call } = setup({ tools: [tool], limits: { hookTimeoutMs: 1_000 } });
+    rt.hooks.on('tools/pre-execute', 'slow', async (_c, next) => {
+      await sleep(clock, 700);
+      return next();
+    });
+    rt.hooks.on('tools/pre-execute', 'stuck', () => new Promise<never>(() => {}));
+    const h = call('echo', { text: 'hi' });
+    await clock.advance(1_699);
+    expect(await isSettled(h.result)).toBe(false);
+    await clock.advance(1);
+    const r = await h.result;
+    expectError(rt, r, ErrorCode.HOOK_FAILED, 'stuck');
+    expect(only(rt, r.callId, 'hook/failed')).toMatchObject({ listener: 'stuck', message: 'no answer within 1000 ms' });
+    expect(calls).toHaveLength(0);
   });
 });

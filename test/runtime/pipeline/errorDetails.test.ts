@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCode } from '../../src/protocol/index.js';
-import { defineTool } from '../../src/runtime/defineTool.js';
-import { ToolError } from '../../src/runtime/toolError.js';
+import { ErrorCode } from '../../../src/protocol/index.js';
+import { defineTool } from '../../../src/runtime/defineTool.js';
+import { ToolError } from '../../../src/runtime/toolError.js';
 import { expectError, expectOk, loggedResult, manualTool, setup } from './harness.js';
 
 describe('error results with details', () => {

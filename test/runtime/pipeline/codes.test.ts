@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ErrorCode, LogEventSchema, errorNameFor, type ApprovalAnswer, type LogEventOf, type ToolResult } from '../../src/protocol/index.js';
-import { defineTool } from '../../src/runtime/defineTool.js';
-import { timeout } from '../../src/runtime/wrappers/timeout.js';
+import { ErrorCode, LogEventSchema, errorNameFor, type ApprovalAnswer, type LogEventOf, type ToolResult } from '../../../src/protocol/index.js';
+import { defineTool } from '../../../src/runtime/defineTool.js';
+import { timeout } from '../../../src/runtime/wrappers/timeout.js';
 import { flushMicrotasks, setup } from './harness.js';
 
 /** Codes a single call cannot end with in this pipeline, and where each one is produced instead. */

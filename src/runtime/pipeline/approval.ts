@@ -1,0 +1,91 @@
+/**
+ * `ask` → the approval service (SPEC §2.1, §8.3): asks, accepts only the three answers, and
+ * remembers `allowed-always` for the same tool with identical args for the rest of the session,
+ * a resumed session included: the memory starts from the `allowed-always` answers in the log.
+ */
+import type { PreparedCall } from '../../../machines/callStages.js';
+import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type LogEvent } from '../../protocol/index.js';
+import { parseArgs } from '../args.js';
+import { placeOf, type StageDeps } from './stageDeps.js';
+
+/** Asks a person (or a policy service) whether a call may run. */
+export interface ApprovalService {
+  request(req: { callId: string; toolName: string; args: unknown; reason?: string }, signal: AbortSignal): Promise<ApprovalAnswer>;
+}
+
+export interface ApprovalStage {
+  isRemembered(call: PreparedCall): boolean;
+  remember(call: PreparedCall): void;
+  request(call: PreparedCall, reason: string | undefined, signal: AbortSignal): Promise<ApprovalAnswer>;
+}
+
+/** Canonical JSON (sorted keys) so identical args give identical approval keys. */
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const keys = Object.keys(value).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+}
+
+/** The key of an `allowed-always`: the tool and its validated args. */
+export const approvalKey = (toolName: string, args: unknown): string => `${toolName}\u0000${canonicalJson(args)}`;
+
+/** Where an event belongs: a call is known by its turn, step and id. */
+const placeKey = (e: { turnId?: string; stepIndex?: number; callId: string }) => `${e.turnId ?? ''}\u0000${e.stepIndex ?? ''}\u0000${e.callId}`;
+
+/**
+ * The approval keys of every `allowed-always` in the log: each answer is matched with its call's
+ * `tool/call` event, whose input is validated again by the tool (the key is of validated args).
+ * An answer whose call or tool is gone, or whose input no longer validates, is not remembered.
+ */
+export function rememberedInLog(events: readonly LogEvent[], deps: Pick<StageDeps, 'tools' | 'argLimits'>): Set<string> {
+  const calls = new Map<string, { toolName: string; input: unknown }>();
+  const keys = new Set<string>();
+  for (const e of events) {
+    if (e.type === 'tool/call') calls.set(placeKey(e), e);
+    else if (e.type === 'tool/approval-answer' && e.answer === 'allowed-always') {
+      const call = calls.get(placeKey(e));
+      const tool = call && deps.tools.get(call.toolName);
+      if (!call || !tool) continue;
+      try {
+        keys.add(approvalKey(tool.name, parseArgs(tool, call.input, deps.argLimits)));
+      } catch {
+        // no longer valid for the tool: nothing to remember
+      }
+    }
+  }
+  return keys;
+}
+
+export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | 'tools' | 'argLimits'>): ApprovalStage {
+  const { log } = deps;
+  // Read from the log on first use (tools registered after the runtime was created count too).
+  let remembered: Set<string> | undefined;
+  const memory = () => (remembered ??= rememberedInLog(log.events(), deps));
+  return {
+    isRemembered: (p) => memory().has(approvalKey(p.view.toolName, p.view.args)),
+    remember: (p) => void memory().add(approvalKey(p.view.toolName, p.view.args)),
+    async request(p, reason, signal) {
+      if (!deps.approval) return 'denied';
+      let answer: unknown;
+      try {
+        answer = await deps.approval.request({ callId: p.view.callId, toolName: p.view.toolName, args: p.view.args, reason }, signal);
+      } catch (e) {
+        // The call is denied either way; the log says why when it was not a withdrawal.
+        if (!signal.aborted) {
+          log.append({ type: 'warning', ...placeOf(p.view), code: 'APPROVAL_FAILED', message: `the approval service failed: ${describeThrown(e)}` });
+        }
+        throw e;
+      }
+      // Anything but the three answers denies (SPEC §8.3), and the log only ever holds those three.
+      if (ApprovalAnswerSchema.safeParse(answer).success) return answer as ApprovalAnswer;
+      log.append({
+        type: 'warning',
+        ...placeOf(p.view),
+        code: 'APPROVAL_ANSWER_INVALID',
+        message: `the approval service answered ${typeof answer === 'string' ? JSON.stringify(answer.slice(0, 100)) : typeof answer}; treated as denied`,
+      });
+      return 'denied';
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * The runtime's `CallStages` (the port of machines/callStages.ts): one function per stage, each
+ * in its own file beside this one; this file only assembles them around shared dependencies.
+ * Synchronous listeners keep a stage synchronous; only a listener that returns a promise makes the
+ * stage wait.
+ */
+import type { CallStages } from '../../../machines/callStages.js';
+import { isMetricsWrapper } from '../wrappers/metrics.js';
+import { createApprovalStage } from './approval.js';
+import { draftFromValue } from './draft.js';
+import { armCallDeadline, runExecute } from './execute.js';
+import { finalizeResult } from './finalize.js';
+import { hasGuards, runGuards } from './guard.js';
+import { hasPostExecute, runPostExecute } from './postExecute.js';
+import { hasPreExecute, runPreExecute } from './preExecute.js';
+import { prepareCall } from './prepare.js';
+import type { StageDeps } from './stageDeps.js';
+
+export type CallStagesDeps = StageDeps;
+
+export function createCallStages(deps: CallStagesDeps): CallStages {
+  const approval = createApprovalStage(deps);
+  return {
+    limits: deps.limits,
+    now: () => deps.clock.now(),
+    prepare: (request, at) => prepareCall(deps, request, at),
+    hasPreExecute: () => hasPreExecute(deps),
+    preExecute: (p) => runPreExecute(deps, p),
+    isApprovalRemembered: approval.isRemembered,
+    rememberApproval: approval.remember,
+    requestApproval: approval.request,
+    hasGuards: (p) => hasGuards(deps, p),
+    guard: (p) => runGuards(deps, p),
+    execute: (p, signal) => runExecute(deps, p, signal),
+    armDeadline: (_p, expired) => armCallDeadline(deps, expired),
+    draftFromValue,
+    hasPostExecute: (p, draft) => hasPostExecute(deps, p, draft),
+    postExecute: (p, draft) => runPostExecute(deps, p, draft),
+    finalize: (request, p, settlement, marks) => finalizeResult(deps, request, p, settlement, marks),
+    record: (event) => void deps.log.append(event),
+    isMetered: () => deps.hooks.list('tools/execute').some((w) => isMetricsWrapper(w.fn)),
+  };
+}

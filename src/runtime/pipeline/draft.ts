@@ -1,0 +1,60 @@
+/**
+ * A result in the making: the body's value checked against the tool's output schema, and its
+ * model-facing content (`toContent`). Post-execute listeners rewrite drafts through the same checks.
+ */
+import type { PreparedCall, Settlement } from '../../../machines/callStages.js';
+import { describeThrown, ErrorCode } from '../../protocol/index.js';
+import type { AnyTool } from '../defineTool.js';
+import { errorInfo } from '../toolError.js';
+import { toolOf } from './prepare.js';
+
+/** The tool's content for a value; throws when `toContent` throws or gives no string. */
+export function contentOf(tool: AnyTool, value: unknown): string {
+  const content: unknown = tool.toContent(value);
+  if (typeof content !== 'string') throw new TypeError(`returned ${content === null ? 'null' : typeof content}, not a string`);
+  return content;
+}
+
+/** The value as the tool's output schema parses it, or why it does not fit. */
+export function validateOutput(tool: AnyTool, value: unknown): { ok: true; value: unknown } | { ok: false; message: string } {
+  if (!tool.output) return { ok: true, value };
+  let parsed: ReturnType<NonNullable<AnyTool['output']>['safeParse']>;
+  try {
+    parsed = tool.output.safeParse(value);
+  } catch (e) {
+    // A schema whose own check throws (a buggy refine, a hostile getter) cannot vouch for the value.
+    return { ok: false, message: `output of "${tool.name}" could not be checked against its output schema: ${describeThrown(e)}` };
+  }
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const issues = parsed.error.issues
+    .slice(0, 5)
+    .map((i: { path: PropertyKey[]; message: string }) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
+  return { ok: false, message: `output of "${tool.name}" does not match its output schema: ${issues}` };
+}
+
+/** The first draft from the body's value; an output-schema failure gives INVALID_OUTPUT. */
+export function draftFromValue(p: PreparedCall, value: unknown): Settlement {
+  const tool = toolOf(p);
+  const checked = validateOutput(tool, value);
+  if (!checked.ok) return { ok: false, error: errorInfo(ErrorCode.INVALID_OUTPUT, checked.message) };
+  let content: string;
+  try {
+    content = contentOf(tool, checked.value);
+  } catch (e) {
+    return { ok: false, error: errorInfo(ErrorCode.TOOL_FAILED, `toContent of "${tool.name}" failed: ${describeThrown(e)}`) };
+  }
+  try {
+    return { ok: true, draft: { value: checked.value, content, metadata: metadataOf(tool, checked.value) } };
+  } catch (e) {
+    return { ok: false, error: errorInfo(ErrorCode.TOOL_FAILED, `toMetadata of "${tool.name}" failed: ${describeThrown(e)}`) };
+  }
+}
+
+/** The tool's result metadata for a value (`toMetadata`); throws when it throws or gives no plain object. */
+function metadataOf(tool: AnyTool, value: unknown): Record<string, unknown> {
+  if (!tool.toMetadata) return {};
+  const m: unknown = tool.toMetadata(value);
+  if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new TypeError(`returned ${m === null ? 'null' : Array.isArray(m) ? 'an array' : typeof m}, not an object`);
+  return { ...(m as Record<string, unknown>) };
+}

@@ -1,0 +1,144 @@
+/**
+ * Stages 3 and 4: the `tools/execute` around-wrappers and the tool body (SPEC §2.3–2.4). A wrapper
+ * may replace the signal; every replaced signal is fused with the one it replaced, so a caller
+ * abort always reaches the body. Never rejects: every failure is an outcome.
+ */
+import { anySignal } from 'any-signal';
+import type { CallView, ExecOutcome, PreparedCall } from '../../../machines/callStages.js';
+import { describeThrown, ErrorCode, ErrorCodeSchema, thrownMessage, type ToolErrorInfo } from '../../protocol/index.js';
+import type { ExecContext } from '../defineTool.js';
+import { errorInfo, toErrorInfo, toolErrorInfo, type ToolError } from '../toolError.js';
+import { toolOf } from './prepare.js';
+import { placeOf, type StageDeps } from './stageDeps.js';
+
+type ExecDeps = Pick<StageDeps, 'hooks' | 'log' | 'clock' | 'context'>;
+
+/**
+ * Results carry only the stable codes of SPEC §6 (the log schema and every layer that routes on
+ * `code` rely on it): a failure with any other code, or none, becomes TOOL_FAILED, keeping its text.
+ */
+function wellFormedOutcome(o: ExecOutcome): ExecOutcome {
+  if (o.ok) return o;
+  const extra = failureDetails(o);
+  // A wrapper's failure is user data: each field is read once, and reading one that throws is described.
+  const read = (key: keyof ToolErrorInfo): unknown => {
+    try {
+      return (o.error as Partial<ToolErrorInfo> | undefined)?.[key];
+    } catch (e) {
+      return `(unreadable ${key}: ${describeThrown(e)})`;
+    }
+  };
+  const code = read('code');
+  const name = read('name');
+  const msg = read('message');
+  const text = typeof msg === 'string' ? msg : msg === undefined ? 'the tool failed' : describeThrown(msg);
+  if (ErrorCodeSchema.safeParse(code).success) {
+    if (typeof name === 'string' && typeof msg === 'string') return { ok: false, error: { name, code: code as ErrorCode, message: msg }, ...extra };
+    return { ok: false, error: errorInfo(code as ErrorCode, text), ...extra };
+  }
+  return { ok: false, error: errorInfo(ErrorCode.TOOL_FAILED, `${text} (unknown error code ${JSON.stringify(describeThrown(code))})`), ...extra };
+}
+
+/** The content and metadata a failure carries, kept only when well-formed (a string, a plain object); read once, never throwing. */
+function failureDetails(d: unknown): { content?: string; metadata?: Record<string, unknown> } {
+  const out: { content?: string; metadata?: Record<string, unknown> } = {};
+  try {
+    const { content, metadata } = (d ?? {}) as { content?: unknown; metadata?: unknown };
+    if (typeof content === 'string') out.content = content;
+    if (metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata)) out.metadata = { ...(metadata as Record<string, unknown>) };
+  } catch {
+    // Hostile details (a throwing getter, a revoked Proxy) are dropped: the error itself stays.
+  }
+  return out;
+}
+
+/** A wrapper's return value as an outcome, read once (a getter may answer differently twice); undefined if it is none. */
+function outcomeOf(o: unknown): ExecOutcome | undefined {
+  if (!o || typeof o !== 'object') return undefined;
+  const ok = (o as { ok?: unknown }).ok;
+  if (ok === true) return { ok: true, value: (o as { value?: unknown }).value };
+  if (ok === false) {
+    const f = o as { error?: unknown; content?: unknown; metadata?: unknown };
+    return wellFormedOutcome({ ok: false, error: f.error as ToolErrorInfo, ...failureDetails({ content: f.content, metadata: f.metadata }) });
+  }
+  return undefined;
+}
+
+function abortInfo(signal: AbortSignal): ToolErrorInfo {
+  const reason = signal.reason as unknown;
+  return toolErrorInfo(reason) ?? errorInfo(ErrorCode.ABORTED, `aborted: ${reason === undefined ? 'cancelled' : thrownMessage(reason)}`);
+}
+
+function execContext(deps: ExecDeps, view: CallView, signal: AbortSignal): ExecContext {
+  return {
+    signal,
+    callId: view.callId,
+    clock: deps.clock,
+    attempt: 1,
+    context: deps.context,
+    warn: (code, text, data) => deps.log.append({ type: 'warning', ...placeOf(view), code, message: text, data }),
+  };
+}
+
+async function runBody(p: PreparedCall, exec: ExecContext, callerSignal: AbortSignal): Promise<ExecOutcome> {
+  // A wrapper may have replaced the signal: fuse it with the caller's so a caller abort always reaches the body.
+  const fused = exec.signal === callerSignal ? undefined : anySignal([callerSignal, exec.signal]);
+  const signal = fused ?? callerSignal;
+  try {
+    if (signal.aborted) return { ok: false, error: abortInfo(signal) };
+    const value = await toolOf(p).execute(p.view.args, fused ? { ...exec, signal } : exec);
+    return { ok: true, value };
+  } catch (e) {
+    const own = toolErrorInfo(e);
+    if (own) return { ok: false, error: own, ...failureDetails((e as ToolError).details) };
+    if (signal.aborted) return { ok: false, error: abortInfo(signal) };
+    return { ok: false, error: toErrorInfo(e, ErrorCode.TOOL_FAILED) };
+  } finally {
+    fused?.clear();
+  }
+}
+
+export function runExecute(deps: ExecDeps, p: PreparedCall, signal: AbortSignal): Promise<ExecOutcome> {
+  const wrappers = deps.hooks.list('tools/execute');
+  const base = execContext(deps, p.view, signal);
+  if (wrappers.length === 0) return runBody(p, base, signal).then(wellFormedOutcome);
+  const run = (i: number, exec: ExecContext): Promise<ExecOutcome> => {
+    if (i >= wrappers.length) return runBody(p, exec, signal);
+    const w = wrappers[i]!;
+    const next = (over?: Partial<Pick<ExecContext, 'signal' | 'attempt'>>) => {
+      // A replaced signal is fused with the one this wrapper got, so every outer signal (the
+      // caller's, an outer timeout's) still reaches the body through any number of wrappers.
+      const replaced = over?.signal && over.signal !== exec.signal ? over.signal : undefined;
+      const fused = replaced ? anySignal([exec.signal, replaced]) : undefined;
+      const outcome = run(i + 1, { ...exec, attempt: over?.attempt ?? exec.attempt, signal: fused ?? exec.signal });
+      if (fused) void outcome.then(() => fused.clear());
+      return outcome;
+    };
+    const wrapperFailed = (e: unknown): ExecOutcome => {
+      const text = describeThrown(e);
+      deps.log.append({ type: 'hook/failed', ...placeOf(p.view), hook: 'tools/execute', listener: w.name, message: text, failed: 'closed' });
+      return { ok: false, error: errorInfo(ErrorCode.HOOK_FAILED, `tools/execute wrapper "${w.name}" failed: ${text}`) };
+    };
+    try {
+      return Promise.resolve(w.fn(p.view, exec, next)).then((o) => {
+        let outcome: ExecOutcome | undefined;
+        try {
+          outcome = outcomeOf(o);
+        } catch (e) {
+          return wrapperFailed(e);
+        }
+        return outcome ?? wrapperFailed(new TypeError('returned no outcome'));
+      }, wrapperFailed);
+    } catch (e) {
+      return Promise.resolve(wrapperFailed(e));
+    }
+  };
+  return run(0, base).then(wellFormedOutcome);
+}
+
+/** The per-call deadline: `expired` gets the TIMEOUT error unless the returned disarm comes first. */
+export function armCallDeadline(deps: Pick<StageDeps, 'clock' | 'limits'>, expired: (error: ToolErrorInfo) => void): () => void {
+  const ms = deps.limits.callTimeoutMs;
+  const handle = deps.clock.setTimeout(() => expired(errorInfo(ErrorCode.TIMEOUT, `the call did not settle within ${ms} ms of dispatch (limits.callTimeoutMs)`)), ms);
+  return () => deps.clock.clearTimeout(handle);
+}

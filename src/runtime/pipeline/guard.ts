@@ -1,0 +1,28 @@
+/**
+ * Stage 2, the monotonic guard (SPEC §2.2): a string denies, undefined changes nothing, anything
+ * else (or a throw) fails closed. The call consults the guards registered when it started.
+ */
+import type { GuardOutcome, PreparedCall } from '../../../machines/callStages.js';
+import { describeThrown } from '../../protocol/index.js';
+import { isPromise } from './listenerAnswers.js';
+import { guardsOf } from './prepare.js';
+import type { StageDeps } from './stageDeps.js';
+
+/** True when the call has guards to consult. */
+export const hasGuards = (deps: Pick<StageDeps, 'guards'>, p: PreparedCall): boolean => guardsOf(p, deps).length > 0;
+
+export function runGuards(deps: Pick<StageDeps, 'guards'>, p: PreparedCall): GuardOutcome {
+  for (const g of guardsOf(p, deps)) {
+    let r: unknown;
+    try {
+      r = g.fn(p.view);
+    } catch (e) {
+      return { kind: 'failed', hook: 'tools/guard', listener: g.name, message: describeThrown(e) };
+    }
+    if (typeof r === 'string') return { kind: 'deny', reason: r, listener: g.name };
+    if (r !== undefined) {
+      return { kind: 'failed', hook: 'tools/guard', listener: g.name, message: `returned ${isPromise(r) ? 'a promise' : typeof r}; a guard returns a string (deny) or undefined` };
+    }
+  }
+  return undefined;
+}

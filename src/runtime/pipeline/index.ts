@@ -1,0 +1,3 @@
+export * from './approval.js';
+export * from './callStages.js';
+export * from './stageDeps.js';

@@ -1,0 +1,64 @@
+/**
+ * What a listener answered, read defensively: an answer is user data, so each field is read once
+ * into a fresh object (a getter may answer differently twice), and an answer that cannot even be
+ * read is an invalid one, never an exception.
+ */
+import type { PostExecuteDecision, PreExecuteDecision } from '../../protocol/index.js';
+
+export const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' });
+
+/** Whether an answer is a thenable; one whose `then` cannot even be read is not (it is then invalid). */
+export function isPromise(v: unknown): v is Promise<unknown> {
+  if (v === null || typeof v !== 'object') return false;
+  try {
+    return v instanceof Promise || typeof (v as { then?: unknown }).then === 'function';
+  } catch {
+    return false;
+  }
+}
+
+/** Names what an invalid decision was without echoing it: it may hold the very content being redacted. */
+export function describeDecision(d: unknown): string {
+  if (d === null || typeof d !== 'object') return `(${d === null ? 'null' : typeof d})`;
+  let kind: unknown;
+  try {
+    kind = (d as { kind?: unknown }).kind;
+  } catch {
+    return '(an object whose kind cannot be read)';
+  }
+  return typeof kind === 'string' ? `(kind ${JSON.stringify(kind.slice(0, 40))})` : '(an object without a kind)';
+}
+
+/** A pre-execute answer as a decision of its own, or undefined when it is none. */
+export function readPreDecision(d: unknown): PreExecuteDecision | undefined {
+  if (!d || typeof d !== 'object') return undefined;
+  try {
+    const { kind, reason } = d as { kind?: unknown; reason?: unknown };
+    if (kind === 'allow') return ALLOW;
+    if (kind === 'deny' && typeof reason === 'string') return { kind, reason };
+    if (kind === 'ask' && reason === undefined) return { kind };
+    if (kind === 'ask' && typeof reason === 'string') return { kind, reason };
+  } catch {
+    // unreadable: invalid
+  }
+  return undefined;
+}
+
+/** A post-execute answer as a decision of its own, or undefined when it is none. */
+export function readPostDecision(d: unknown): PostExecuteDecision | undefined {
+  if (!d || typeof d !== 'object') return undefined;
+  try {
+    const { kind, feedback, content, metadata } = d as { kind?: unknown; feedback?: unknown; content?: unknown; metadata?: unknown };
+    if (kind === 'block') return typeof feedback === 'string' ? { kind, feedback } : undefined;
+    if (kind !== 'accept') return undefined;
+    if (content !== undefined && typeof content !== 'string') return undefined;
+    if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null)) return undefined;
+    const out: { kind: 'accept'; content?: string; metadata?: Record<string, unknown>; value?: unknown } = { kind };
+    if (content !== undefined) out.content = content;
+    if (metadata !== undefined) out.metadata = { ...(metadata as Record<string, unknown>) };
+    if ('value' in d) out.value = (d as { value?: unknown }).value;
+    return out as PostExecuteDecision;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * Stage 5, `tools/post-execute` (SPEC §2.5, §8.5): listeners run in order, each seeing the
+ * previous one's rewrite. A listener accepts (optionally with new content, metadata or a new value,
+ * re-validated), blocks with feedback, or fails the call closed. Each asynchronous listener gets
+ * its own `hookTimeoutMs` (SPEC §8.15).
+ */
+import type { PostExecuteOutcome, PreparedCall, ResultDraft, SyncOrAsync } from '../../../machines/callStages.js';
+import { describeThrown, type PostExecuteDecision } from '../../protocol/index.js';
+import { deepFreeze } from '../args.js';
+import { contentOf, validateOutput } from './draft.js';
+import { describeDecision, isPromise, readPostDecision } from './listenerAnswers.js';
+import { toolOf } from './prepare.js';
+import { listenerTimer } from './listenerTimer.js';
+import type { StageDeps } from './stageDeps.js';
+
+/**
+ * `appliesTo` failures seen while deciding whether the stage runs, by draft: the stage then fails
+ * the call naming that listener, even if the listener's `appliesTo` answers "no" when asked again.
+ */
+const appliesToFailures = new WeakMap<ResultDraft, { listener: string; message: string }>();
+
+/** True when some post-execute listener applies to this draft, or cannot tell (else the stage is skipped). */
+export function hasPostExecute(deps: Pick<StageDeps, 'hooks'>, p: PreparedCall, draft: ResultDraft): boolean {
+  for (const l of deps.hooks.list('tools/post-execute')) {
+    if (!l.appliesTo) return true;
+    try {
+      if (l.appliesTo(draft, p.view)) return true;
+    } catch (e) {
+      appliesToFailures.set(draft, { listener: l.name, message: `appliesTo failed: ${describeThrown(e)}` });
+      return true;
+    }
+  }
+  return false;
+}
+
+const failed = (listener: string, message: string): PostExecuteOutcome => ({ kind: 'failed', hook: 'tools/post-execute', listener, message });
+
+export function runPostExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'>, p: PreparedCall, first: ResultDraft): SyncOrAsync<PostExecuteOutcome> {
+  const listeners = deps.hooks.list('tools/post-execute');
+  const ms = deps.limits.hookTimeoutMs;
+  // Set once a listener has not answered within its own budget: the stage is over, nobody later runs.
+  let timedOut: PostExecuteOutcome | undefined;
+  let settle: ((o: PostExecuteOutcome) => void) | undefined;
+  const timer = listenerTimer(deps.clock, ms, (listener) => {
+    timedOut = failed(listener, `no answer within ${ms} ms`);
+    settle?.(timedOut);
+  });
+  const tool = toolOf(p);
+  // Drafts are frozen: a listener rewrites through its decision (re-validated), never in place.
+  let draft = deepFreeze(first);
+  const apply = (name: string, answer: PostExecuteDecision | void): PostExecuteOutcome | undefined => {
+    if (answer === undefined) return undefined;
+    const d = readPostDecision(answer);
+    if (!d) return failed(name, `returned an invalid decision ${describeDecision(answer)}`);
+    if (d.kind === 'block') return { kind: 'blocked', feedback: d.feedback, listener: name };
+    let { value, content, metadata } = draft;
+    if ('value' in d && d.value !== undefined) {
+      const checked = validateOutput(tool, d.value);
+      if (!checked.ok) return { kind: 'invalid-output', message: `post-execute listener "${name}" replaced the value: ${checked.message}` };
+      value = checked.value;
+      content = contentOf(tool, value);
+    }
+    if (d.content !== undefined) content = d.content;
+    if (d.metadata) metadata = { ...metadata, ...d.metadata };
+    draft = deepFreeze({ value, content, metadata });
+    return undefined;
+  };
+  const step = (i: number): SyncOrAsync<PostExecuteOutcome> => {
+    for (; i < listeners.length; i++) {
+      const l = listeners[i]!;
+      const earlier = draft === first ? appliesToFailures.get(first) : undefined;
+      if (earlier?.listener === l.name) return failed(l.name, earlier.message);
+      let r: SyncOrAsync<PostExecuteDecision | void>;
+      try {
+        if (l.appliesTo) {
+          let applies: unknown;
+          try {
+            applies = l.appliesTo(draft, p.view);
+          } catch (e) {
+            return failed(l.name, `appliesTo failed: ${describeThrown(e)}`);
+          }
+          if (!applies) continue;
+        }
+        r = l.fn(draft, p.view);
+      } catch (e) {
+        return failed(l.name, describeThrown(e));
+      }
+      if (isPromise(r)) {
+        const at = i;
+        timer.waitOn(l.name);
+        return Promise.resolve(r).then(
+          (d) => {
+            if (timedOut) return timedOut;
+            try {
+              return apply(l.name, d) ?? step(at + 1);
+            } catch (e) {
+              return failed(l.name, describeThrown(e));
+            }
+          },
+          (e) => failed(l.name, describeThrown(e)),
+        );
+      }
+      let stop: PostExecuteOutcome | undefined;
+      try {
+        stop = apply(l.name, r);
+      } catch (e) {
+        stop = failed(l.name, describeThrown(e));
+      }
+      if (stop) return stop;
+    }
+    return { kind: 'accepted', draft };
+  };
+  const outcome = step(0);
+  if (!isPromise(outcome)) return outcome;
+  return new Promise<PostExecuteOutcome>((resolve) => {
+    settle = resolve;
+    void outcome.then((o) => {
+      timer.stop();
+      resolve(o);
+    });
+  });
+}

@@ -1,0 +1,29 @@
+/**
+ * What the stages of a call are given: the registries, the log, the clock and the limits. One
+ * object shared by every stage of every call (see `createCallStages`).
+ */
+import type { CallView, PipelineLimits } from '../../../machines/callStages.js';
+import type { ArgLimits } from '../args.js';
+import type { Clock } from '../clock.js';
+import type { ToolRegistry } from '../defineTool.js';
+import type { GuardRegistry, HookRegistry } from '../hooks.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import type { ApprovalService } from './approval.js';
+
+export interface StageDeps {
+  readonly tools: ToolRegistry;
+  readonly hooks: HookRegistry;
+  readonly guards: GuardRegistry;
+  readonly log: SessionLog;
+  readonly clock: Clock;
+  readonly limits: PipelineLimits;
+  readonly argLimits: ArgLimits;
+  readonly approval?: ApprovalService;
+  /** Deep-frozen shared context handed to bodies. */
+  readonly context: Readonly<Record<string, unknown>>;
+}
+
+/** Where a call's events go in the log. */
+export function placeOf(view: CallView): { turnId?: string; stepIndex?: number; callId: string } {
+  return { turnId: view.turnId, stepIndex: view.stepIndex, callId: view.callId };
+}
