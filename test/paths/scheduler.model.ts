@@ -85,9 +85,9 @@ export function scriptedSchedulerPipeline(): CallPipeline {
   };
 }
 
-/** The log as a path pins it down: `tool/call c1`, `tool/result c1 ABORTED`. */
+/** The log as a path pins it down: `tool/call c1 parallel` (with its planned mode, §8.14), `tool/result c1 ABORTED`. */
 export function describeSchedulerLogEvent(e: NewLogEvent): string | undefined {
-  if (e.type === 'tool/call') return `tool/call ${e.callId}`;
+  if (e.type === 'tool/call') return `tool/call ${e.callId} ${e.executionMode}`;
   if (e.type === 'tool/result') return `tool/result ${e.callId} ${e.result.error?.code ?? 'ok'}`;
   return undefined;
 }

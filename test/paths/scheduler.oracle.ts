@@ -8,7 +8,11 @@
  * batch itself (array order; parallel groups within the concurrency limit; an exclusive call alone,
  * and only after the model's finish; no call overtakes an earlier one), commits results in array
  * order as soon as every earlier one settled, and settles what never started with the code SPEC
- * gives. The scheduler path tests compare the runtime's log, bodies started and results with it.
+ * gives. A call with invalid arguments is planned as exclusive (§8.14: the `safe` tool is
+ * concurrency-safe only by its `isConcurrencySafe(args)` verdict, which invalid args cannot get,
+ * and a tool cannot declare itself safe for every input), so it and every call after it wait for
+ * the model's finish (§8.12), and `length` truncates it. The scheduler path tests compare the
+ * runtime's log, bodies started and results with it.
  */
 import type { AnyEventObject } from 'xstate';
 import { batchCalls, concurrencyFor, requestFor, type CallKind, type SchedulerConfig } from './scheduler.model.js';
@@ -24,6 +28,15 @@ export type BatchHappening =
   /** An event the oracle cannot read: the path fails, naming it (never a guess). */
   | { readonly kind: 'unknown'; readonly type: string };
 
+/**
+ * How SPEC plans a call (§3, §8.14): a call whose arguments validated has its tool's verdict (`safe`
+ * says parallel, `exclusive` does not opt in); one whose arguments did not is exclusive. A repeated
+ * callId has valid arguments for `safe`: its tool's verdict (it never runs either way).
+ */
+export function plannedModeOf(kind: CallKind): 'parallel' | 'exclusive' {
+  return kind === 'safe' || kind === 'duplicate' ? 'parallel' : 'exclusive';
+}
+
 const indexOf = (actorId: string) => Number(/(\d+)$/.exec(actorId)?.[1] ?? NaN);
 
 export function batchHappeningOf(e: AnyEventObject): BatchHappening {
@@ -36,7 +49,7 @@ export function batchHappeningOf(e: AnyEventObject): BatchHappening {
 }
 
 export interface BatchVerdict {
-  /** `tool/call c0`, `tool/result c0 ok`, … in log order. */
+  /** `tool/call c0 parallel`, `tool/result c0 ok`, … in log order. */
   readonly log: readonly string[];
   /** callIds whose tool body started, in order. */
   readonly bodiesStarted: readonly string[];
@@ -74,8 +87,9 @@ export function judgeBatch(config: SchedulerConfig, events: readonly AnyEventObj
   const add = (kind: CallKind, callId: string) => {
     const c: Call = { index: calls.length, callId, kind, status: 'queued', code: undefined, aborted: false };
     calls.push(c);
-    // §1: tool/call is in the log before the call can run; §8.10 in array order, invalid calls too.
-    log.push(`tool/call ${callId}`);
+    // §1: tool/call is in the log before the call can run; §8.10 in array order, invalid calls too;
+    // §8.14: it logs the mode the call is planned with.
+    log.push(`tool/call ${callId} ${plannedModeOf(kind)}`);
     // README (error codes): a repeated callId in one step never runs.
     if (kind === 'duplicate') settle(c, 'DUPLICATE_CALL_ID');
   };
@@ -86,15 +100,16 @@ export function judgeBatch(config: SchedulerConfig, events: readonly AnyEventObj
       const c = calls.find((x) => x.status === 'queued');
       if (!c) return;
       const now = running();
-      if (now.some((r) => r.kind === 'exclusive')) return; // an exclusive call runs alone
-      if (c.kind === 'exclusive') {
-        // §3: after everything before it settled; §8.12: only after the model's finish.
+      if (now.some((r) => plannedModeOf(r.kind) === 'exclusive')) return; // an exclusive call runs alone
+      if (plannedModeOf(c.kind) === 'exclusive') {
+        // §3: after everything before it settled; §8.12: only after the model's finish (§8.14: an
+        // invalid call too, and so every call after it waits).
         if (!inputClosed || now.length > 0) return;
       } else if (now.length >= limit) {
         return; // a parallel group is bounded by the concurrency limit
       }
       if (c.kind === 'invalid') {
-        // §2: it fails validation (its tool is safe for every input, §8.14: planned as parallel): no body.
+        // §2: it fails validation: no body. Its turn came like any exclusive call's (§8.14).
         settle(c, 'INVALID_ARGS');
       } else {
         c.status = 'running';
@@ -154,7 +169,8 @@ export function judgeBatch(config: SchedulerConfig, events: readonly AnyEventObj
       case 'input-ended':
         inputClosed = true;
         if (!cancelled && h.reason === 'length') {
-          // §8.12/§8.14: cut off by the token limit: every call not yet started gets TRUNCATED_CALL.
+          // §8.12/§8.14: cut off by the token limit: every call not yet started (an invalid one
+          // included: it waited for the finish) gets TRUNCATED_CALL.
           for (const c of calls) if (c.status === 'queued') settle(c, 'TRUNCATED_CALL');
         } else if (!cancelled && h.reason === 'error') {
           // SPEC is silent; the step fails (§5), so nothing more may start: as for a cancel.

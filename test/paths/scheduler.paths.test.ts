@@ -24,6 +24,21 @@ describe('scheduler paths', () => {
     expectChecks(run);
   });
 
+  // §8.12 + §8.14: the plan must still show an invalid call holding back a safe one while the model
+  // streams, and `length` truncating both (the oracle judges them; this checks they are planned).
+  it('plans an invalid call before a safe one: the safe call waits for the finish, or is truncated', () => {
+    const names = paths.map((p) => p.name);
+    const waits = paths.filter((p) => p.name.startsWith('[start=streaming] CALL.ADD(invalid) > CALL.ADD(safe) > INPUT.END(tool-calls)'));
+    expect(waits.length).toBeGreaterThan(0);
+    for (const p of waits) {
+      const verdict = judgeBatch(p.config, p.events.slice(0, 2));
+      expect(verdict.bodiesStarted).toEqual([]); // nothing started before the finish
+    }
+    expect(names).toContain('[start=streaming] CALL.ADD(invalid) > CALL.ADD(safe) > INPUT.END(length)');
+    const cut = paths.find((p) => p.name === '[start=streaming] CALL.ADD(invalid) > CALL.ADD(safe) > INPUT.END(length)')!;
+    expect(judgeBatch(cut.config, cut.events).codes).toEqual(['TRUNCATED_CALL', 'TRUNCATED_CALL']);
+  });
+
   // Known deviation kept visible (see `OracleRules` in toolCall.oracle.ts): a call whose body
   // returns after the cancel keeps its value; by SPEC §3 it ends ABORTED. These pin that, judged by
   // SPEC: they fail when the machine follows SPEC. Then judge with SPEC_RULES and remove these.

@@ -15,7 +15,7 @@ import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphM
 import { scriptedSchedulerPipeline } from './scheduler.model.js';
 
 export interface StepConfig {
-  /** The retry policy's answer to a failed request (with no tool call arrived yet). */
+  /** The retry policy's answer to a failed request (before or after tool calls arrived). */
   readonly decision: 'retry' | 'compact' | 'give-up';
   /** Whether compaction shrinks the prompt. */
   readonly shrinks: boolean;

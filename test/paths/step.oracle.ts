@@ -5,7 +5,16 @@
  * compaction shrank the prompt), the backoff passing, the caller's cancel, and the step's tools
  * finishing.
  *
- * Written from SPEC §1, §5 and §8.13, never from `machines/step.ts`.
+ * Written from SPEC §1, §5 and §8.13 (and issue 12: a connection dropped after calls arrived keeps
+ * what completed and goes on with a new request), never from `machines/step.ts`.
+ *
+ * A failed request, by SPEC §5 and §8.13: it logs one `agent/request-error` with the policy's
+ * decision. Before any tool call arrived, the step itself may request again, but only after the
+ * logged backoff (`retry`) or a compaction that shrank the prompt (`compact`); otherwise it gives up
+ * and the turn fails. After tool calls arrived, the step never re-requests (a new request must see
+ * their results): it ends; when the decision was `retry` the calls it has are kept (they run and
+ * their results are committed) and the turn goes on with a new step, a new model request bounded
+ * by `maxSteps` (§8.13); any other decision gives up and the turn fails.
  */
 import type { AnyEventObject } from 'xstate';
 import type { StepConfig } from './step.model.js';
@@ -33,13 +42,25 @@ export function stepHappeningOf(e: AnyEventObject): StepHappening {
 }
 
 export interface StepVerdict {
-  /** Model requests the step made (§5: a retry only after a backoff or a compaction that shrank the prompt). */
+  /** Model requests the step made (§5: a retry only after a backoff or a compaction that shrank the prompt; none after tool calls arrived). */
   readonly requests: number;
   /** `agent/request-error` events: one per failed request (§8.13). */
   readonly requestErrors: number;
+  /** The `action` each `agent/request-error` logs, in order (§5: the policy decides; a retry is logged as such). */
+  readonly requestErrorActions: readonly string[];
+  /**
+   * Result codes of the step's calls, in order, when the caller did not cancel: every call is safe
+   * (concurrency limit 8) and so started when it arrived (§8.12), and a started call keeps its
+   * result whatever the response does afterwards (§3; issue 12: a broken-off response keeps them).
+   * Undefined after a cancel (the scheduler oracle judges cancels).
+   */
+  readonly callResults: readonly string[] | undefined;
   /** `step/end <finish> calls=<n>`: the step is closed exactly once, whatever happened (§8.13). */
   readonly stepEnd: string;
-  /** The turn's outcome when this step is its first (a step that calls tools is followed by one that answers). */
+  /**
+   * The turn's outcome when this step is its first (a step that calls tools, or whose response broke
+   * off after calls arrived and is retried, is followed by one that answers).
+   */
   readonly turnOutcome: 'completed' | 'failed' | 'cancelled';
   readonly problems: readonly string[];
 }
@@ -49,9 +70,12 @@ export function judgeStep(config: StepConfig, events: readonly AnyEventObject[])
   let phase = (config.start === 'cancelled' ? 'tools' : 'streaming') as 'streaming' | 'backoff' | 'tools' | 'ended';
   let requests = config.start === 'cancelled' ? 0 : 1;
   let requestErrors = 0;
+  const requestErrorActions: string[] = [];
   let calls = 0;
   let cancelled = config.start === 'cancelled';
   let failed = false;
+  /** The response broke off after calls arrived: the step ends `error`, failed or not. */
+  let brokeOff = false;
   let finish = 'unknown';
   for (const [i, e] of events.entries()) {
     const h = stepHappeningOf(e);
@@ -77,15 +101,26 @@ export function judgeStep(config: StepConfig, events: readonly AnyEventObject[])
       } else if (h.kind === 'request-failed') {
         requestErrors++; // §8.13: every failed request logs one agent/request-error
         if (calls > 0) {
-          // Part of the response was already acted on (its calls may be running): retrying would repeat them.
-          failed = true;
+          // Part of the response was already acted on (its calls may be running): re-requesting in this
+          // step would repeat them. Issue 12: on a retry, keep them and go on with a new step (a new
+          // request, after their results); any other decision gives up.
+          requestErrorActions.push(config.decision === 'retry' ? 'retry' : 'give-up');
+          brokeOff = true;
+          if (config.decision !== 'retry') failed = true;
           phase = 'tools';
         } else if (config.decision === 'retry') {
-          phase = 'backoff';
-        } else if (config.decision === 'compact' && config.shrinks) {
-          requests++; // §5: a retry after a persistent reduction
+          requestErrorActions.push('retry');
+          phase = 'backoff'; // §5: a retry after the logged backoff
+        } else if (config.decision === 'compact') {
+          requestErrorActions.push('compact');
+          if (config.shrinks) requests++; // §5: a retry after a persistent reduction
+          else {
+            failed = true; // §5: compaction could not shrink the prompt: no retry in place
+            phase = 'tools';
+          }
         } else {
-          failed = true; // §5: no retry in place: give up (or compaction could not shrink the prompt)
+          requestErrorActions.push('give-up');
+          failed = true; // §5: the policy gives up
           phase = 'tools';
         }
       } else problems.push(`${h.kind} while the model streams`);
@@ -100,10 +135,12 @@ export function judgeStep(config: StepConfig, events: readonly AnyEventObject[])
     }
   }
   if (phase !== 'ended') problems.push('the path ends before the step ended by SPEC');
-  const reason = cancelled ? 'cancelled' : failed ? 'error' : finish;
+  const reason = cancelled ? 'cancelled' : failed || brokeOff ? 'error' : finish;
   return {
     requests,
     requestErrors,
+    requestErrorActions,
+    callResults: cancelled ? undefined : Array.from({ length: calls }, () => 'ok'),
     stepEnd: `step/end ${reason} calls=${calls}`,
     turnOutcome: cancelled ? 'cancelled' : failed ? 'failed' : 'completed',
     problems,

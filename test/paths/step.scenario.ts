@@ -157,9 +157,21 @@ export async function runStepPath(path: PlannedPath<StepConfig>): Promise<PathRu
   checks.push(
     { what: 'SPEC: the path is a possible history of the step', planned: [], observed: spec.problems },
     { what: 'SPEC: one agent/request-error per failed request (§8.13)', planned: spec.requestErrors, observed: described.filter((d) => d.startsWith('agent/request-error')).length },
+    {
+      what: "SPEC: each agent/request-error logs the policy's decision (§5; a broken-off response with calls: retry or give-up)",
+      planned: spec.requestErrorActions.map((a) => `agent/request-error ${a}`),
+      observed: described.filter((d) => d.startsWith('agent/request-error')),
+    },
     { what: 'SPEC: step/start first, one step/end last (§8.13)', planned: ['step/start', spec.stepEnd], observed: [described[0], described.filter((d) => d.startsWith('step/')).at(-1)] },
     { what: 'SPEC: step/start and step/end once each', planned: 2, observed: described.filter((d) => d.startsWith('step/')).length },
   );
+  if (spec.callResults) {
+    checks.push({
+      what: "SPEC: the step's calls keep their results (§3, §8.12; issue 12: also when the response broke off)",
+      planned: spec.callResults,
+      observed: stepEvents.flatMap((e) => (e.type === 'tool/result' ? [e.result.error?.code ?? 'ok'] : [])),
+    });
+  }
   if (turnDone) {
     const out = plan.final.output as { cancelled: boolean; error?: string } | undefined;
     const planned = out?.cancelled ? 'cancelled' : out?.error !== undefined ? 'failed' : 'completed';
@@ -168,7 +180,7 @@ export async function runStepPath(path: PlannedPath<StepConfig>): Promise<PathRu
     checks.push({ what: 'SPEC: turn outcome', planned: spec.turnOutcome, observed: outcome });
     // The turn's later steps (after tool calls) make one request each: the rest are this step's.
     const laterSteps = rt.log.events().filter((e) => e.type === 'step/start' && e.stepIndex > 0).length;
-    checks.push({ what: 'SPEC: model requests made by the step (§5: retry only after a backoff or a reduction)', planned: spec.requests, observed: model.calls.length - laterSteps });
+    checks.push({ what: 'SPEC: model requests made by the step (§5: retry only after a backoff or a reduction; none after calls arrived)', planned: spec.requests, observed: model.calls.length - laterSteps });
   }
   return { recorder, checks };
 }

@@ -2,7 +2,8 @@
  * The turn machine as a graph: the real `turnMachine` with scripted deps (its step children are
  * created but never started; their done and error events are events of the graph), `maxSteps: 2`,
  * and an event generator for what a turn's caller and its steps can do: the turn starts (or is
- * cancelled before it starts), a step ends answered, with tool calls, failed or, after a cancel,
+ * cancelled before it starts), a step ends answered, with tool calls, failed, broken off after a
+ * call arrived and retried (issue 12: the turn goes on with a new step) or, after a cancel,
  * cancelled, a step crashes, and the caller cancels while a step runs.
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
@@ -20,13 +21,17 @@ export const turnDims: Dimensions<TurnConfig> = {};
 
 export const MAX_STEPS = 2;
 
-/** How a step ended, as the turn sees it. */
-export type StepEnd = 'answered' | 'tool-calls' | 'failed' | 'cancelled';
+/**
+ * How a step ended, as the turn sees it. `broke-off`: the model's response broke off after a tool
+ * call arrived and the retry policy would retry: the step kept the call and ended `error`, without
+ * failing (issue 12).
+ */
+export type StepEnd = 'answered' | 'tool-calls' | 'broke-off' | 'failed' | 'cancelled';
 
 export function stepOutput(end: StepEnd): StepOutput {
   return {
-    toolCalls: end === 'tool-calls' ? 1 : 0,
-    finishReason: end === 'failed' ? 'error' : end === 'cancelled' ? 'cancelled' : end === 'tool-calls' ? 'tool-calls' : 'stop',
+    toolCalls: end === 'tool-calls' || end === 'broke-off' ? 1 : 0,
+    finishReason: end === 'failed' || end === 'broke-off' ? 'error' : end === 'cancelled' ? 'cancelled' : end === 'tool-calls' ? 'tool-calls' : 'stop',
     cancelled: end === 'cancelled',
     ...(end === 'failed' ? { error: 'model request failed (fatal): invalid api key' } : {}),
     results: [],
@@ -79,10 +84,11 @@ export function turnEvents(s: AnyMachineSnapshot): AnyEventObject[] {
     // `rt.startTurn` sends START, or CANCEL instead when its signal is already aborted: only in `idle`.
     // Once cancelled, the running step ends by itself (the caller cannot get a second cancel in first).
     ...(s.matches('idle') ? [{ type: 'START' }, { type: 'CANCEL', reason: 'aborted' }] : c.cancelled ? [] : [{ type: 'CANCEL', reason: 'user pressed stop' }]),
-    // A step ends cancelled exactly when it was told to; otherwise it answers, calls tools, fails or crashes.
+    // A step ends cancelled exactly when it was told to; otherwise it answers, calls tools, breaks off
+    // after a call (retried), fails or crashes.
     ...(c.cancelled
       ? [stepDone('cancelled')]
-      : [stepDone('answered'), stepDone('tool-calls'), stepDone('failed'), { type: 'xstate.error.actor.step', actorId: 'step', error: new Error('compactor crashed') }]),
+      : [stepDone('answered'), stepDone('tool-calls'), stepDone('broke-off'), stepDone('failed'), { type: 'xstate.error.actor.step', actorId: 'step', error: new Error('compactor crashed') }]),
   ];
   return events.filter((e) => getNextTransitions(s).some((t) => t.eventType === e.type));
 }

@@ -3,7 +3,9 @@
  * signal was already aborted), each step ends (answered, with tool calls, failed, or cancelled) or
  * its actor crashes, and the caller may cancel while a step runs.
  *
- * Written from SPEC §1 and §8.13 (and the protocol's turn outcomes), never from `machines/turn.ts`.
+ * Written from SPEC §1, §5 and §8.13 (and the protocol's turn outcomes; issue 12 for a response that
+ * broke off after a tool call arrived and was retried: the turn keeps the call and goes on with a
+ * new step, like after any step with tool calls), never from `machines/turn.ts`.
  */
 import type { AnyEventObject } from 'xstate';
 import type { StepEnd } from './turn.model.js';
@@ -69,8 +71,8 @@ export function judgeTurn(events: readonly AnyEventObject[], maxSteps: number): 
     else if (cancelled || h.end === 'cancelled') end('cancelled');
     else if (h.end === 'failed') end('failed'); // §5: the retry policy gave up
     else if (h.end === 'answered') end('completed'); // no tool calls: the model answered
-    else if (steps >= maxSteps) end('max-steps'); // §8.13
-    else steps++; // the tool results go back to the model in a new step
+    else if (steps >= maxSteps) end('max-steps'); // §8.13 (a retry after a broken-off response too: it is a new request)
+    else steps++; // the tool results go back to the model in a new step (issue 12: also after a broken-off, retried response)
   }
   if (phase !== 'ended') problems.push('the path ends before the turn ended by SPEC');
   return { outcome, steps, log: ['turn/start', ...(outcome ? [`turn/end ${outcome} steps=${steps}`] : [])], problems };

@@ -1,9 +1,10 @@
 /**
  * Plays a planned turn path against the real runtime: `rt.startTurn` (with an already aborted
  * signal when the path cancels before the start) on a scripted model whose response for each step
- * is chosen from how the path says that step ends: an answer, a tool call, a fatal error, a context
- * overflow whose compaction crashes (the step actor fails), or a stream that never finishes (the
- * path cancels it).
+ * is chosen from how the path says that step ends: an answer, a tool call, a tool call followed by a
+ * dropped connection (retryable: the step keeps the call and the turn goes on), a fatal error, a
+ * context overflow whose compaction crashes (the step actor fails), or a stream that never finishes
+ * (the path cancels it).
  */
 import { z } from 'zod';
 import type { AnyEventObject, AnyMachineSnapshot, StateValue } from 'xstate';
@@ -22,6 +23,9 @@ import { ManualClock, quiesce } from './world.js';
 
 const catalog = catalogOf(turnMachine);
 
+/** A connection that drops mid-response: a network reset, which the default retry policy retries. */
+const connectionReset = () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+
 const spawnsStep = (microsteps: readonly Microstep[]) => microsteps.some((m) => m.transitions.some((t) => (t.target ?? []).some((n) => n.id === 'turn.stepping')));
 
 /** What each spawned step's model request returns, read from how the path ends that step. */
@@ -36,6 +40,7 @@ function responsesFor(plannedSteps: ReadonlyArray<{ event: AnyEventObject; micro
         const end = event.end as StepEnd;
         if (end === 'answered') responses.push({ text: 'Answer.' });
         else if (end === 'tool-calls') responses.push({ toolCalls: [{ toolName: 'work', input: {} }] });
+        else if (end === 'broke-off') responses.push({ toolCalls: [{ toolName: 'work', input: {} }], streamError: { error: connectionReset() } });
         else if (end === 'failed') responses.push({ error: new Error('invalid api key') });
       }
       open = false;
