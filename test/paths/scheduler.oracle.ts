@@ -16,7 +16,7 @@
  */
 import type { AnyEventObject } from 'xstate';
 import { batchCalls, concurrencyFor, requestFor, type CallKind, type SchedulerConfig } from './scheduler.model.js';
-import { RUNTIME_RULES, type OracleRules } from './toolCall.oracle.js';
+import { SPEC_RULES, type OracleRules } from './toolCall.oracle.js';
 
 export type BatchHappening =
   | { readonly kind: 'call-added'; readonly call: CallKind; readonly callId: string }
@@ -70,7 +70,7 @@ interface Call {
   aborted: boolean;
 }
 
-export function judgeBatch(config: SchedulerConfig, events: readonly AnyEventObject[], rules: OracleRules = RUNTIME_RULES): BatchVerdict {
+export function judgeBatch(config: SchedulerConfig, events: readonly AnyEventObject[], rules: OracleRules = SPEC_RULES): BatchVerdict {
   const limit = concurrencyFor(config.start);
   const calls: Call[] = [];
   const log: string[] = [];

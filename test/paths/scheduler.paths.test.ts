@@ -10,7 +10,6 @@ import { judgeBatch } from './scheduler.oracle.js';
 import { runSchedulerPath } from './scheduler.scenario.js';
 import { PathCoverage } from './pathCoverage.js';
 import { expectChecks } from './suite.js';
-import { RUNTIME_RULES, SPEC_RULES } from './toolCall.oracle.js';
 
 const { paths, deadEnds } = planSchedulerPaths();
 const coverage = new PathCoverage('scheduler');
@@ -37,19 +36,6 @@ describe('scheduler paths', () => {
     expect(names).toContain('[start=streaming] CALL.ADD(invalid) > CALL.ADD(safe) > INPUT.END(length)');
     const cut = paths.find((p) => p.name === '[start=streaming] CALL.ADD(invalid) > CALL.ADD(safe) > INPUT.END(length)')!;
     expect(judgeBatch(cut.config, cut.events).codes).toEqual(['TRUNCATED_CALL', 'TRUNCATED_CALL']);
-  });
-
-  // Known deviation kept visible (see `OracleRules` in toolCall.oracle.ts): a call whose body
-  // returns after the cancel keeps its value; by SPEC §3 it ends ABORTED. These pin that, judged by
-  // SPEC: they fail when the machine follows SPEC. Then judge with SPEC_RULES and remove these.
-  const deviating = paths
-    .filter((p) => JSON.stringify(judgeBatch(p.config, p.events, SPEC_RULES).codes) !== JSON.stringify(judgeBatch(p.config, p.events, RUNTIME_RULES).codes))
-    .sort((a, b) => a.events.length - b.events.length);
-  it.each(deviating.slice(0, 2).map((p) => [p.name, p] as const))('known deviation from SPEC §3 (ABORTED), the value is kept: %s', async (_name, path) => {
-    const run = await runSchedulerPath(path, SPEC_RULES);
-    const codes = run.checks.find((c) => c.what === 'SPEC: result codes in call order')!;
-    expect(codes.planned).toContain('ABORTED');
-    expect(codes.observed).toEqual(judgeBatch(path.config, path.events, RUNTIME_RULES).codes);
   });
 
   coverage.defineTest(paths.map((p) => p.name));

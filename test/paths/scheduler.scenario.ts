@@ -25,13 +25,13 @@ import {
 } from './scheduler.model.js';
 import { judgeBatch } from './scheduler.oracle.js';
 import type { PathCheck, PathRun } from './suite.js';
-import { RUNTIME_RULES, type OracleRules } from './toolCall.oracle.js';
+import { SPEC_RULES, type OracleRules } from './toolCall.oracle.js';
 import { deferred, ManualClock, quiesce, type Deferred } from './world.js';
 
 const catalog = catalogOf(schedulerMachine);
 
 /** Plays `path`; checks it against the machine's replay and against SPEC (`scheduler.oracle.ts`, judged with `rules`). */
-export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>, rules: OracleRules = RUNTIME_RULES): Promise<PathRun> {
+export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>, rules: OracleRules = SPEC_RULES): Promise<PathRun> {
   const recordedLog: string[] = [];
   const plan = replay(schedulerMachine, schedulerInput(path.config, scriptedSchedulerPipeline(), scriptedLog(recordedLog)), path.events, { fork: forkGate });
 

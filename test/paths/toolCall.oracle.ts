@@ -37,22 +37,19 @@ export function happeningOf(e: AnyEventObject): Happening {
 }
 
 /**
- * The one point where the runtime is known to read SPEC differently, kept as a switch so the path
- * tests can pin today's behaviour while `toolCall.paths.test.ts` keeps the SPEC reading visible.
+ * The one point where SPEC was once read differently by the runtime (fixed: the machine now settles
+ * such a body ABORTED), kept as a switch so a mutation back to `'kept'` is easy to judge.
  *
  * SPEC §3: on a cancel, started calls "end as `ABORTED` unless they had already produced a result";
  * §8.9: "A body that finished before the cancel keeps its result"; the source (§失败处理): "已开始的
  * 调用结算为 ABORTED". So a body that returns a value *after* the cancel (it ignored its signal,
- * and returned within the grace period) ends `ABORTED` (`'aborted'`). The runtime keeps that value
- * and runs post-execute on it (`'kept'`).
+ * and returned within the grace period) ends `ABORTED` (`'aborted'`), not with its value (`'kept'`).
  */
 export interface OracleRules {
   readonly bodyValueAfterCancel: 'aborted' | 'kept';
 }
 
 export const SPEC_RULES: OracleRules = { bodyValueAfterCancel: 'aborted' };
-/** SPEC, but for the known deviation above. */
-export const RUNTIME_RULES: OracleRules = { bodyValueAfterCancel: 'kept' };
 
 /** What the scenario's listeners say (their names and texts, `toolCall.scenario.ts`). */
 export const scenarioTexts = {
@@ -211,9 +208,4 @@ export function judgeToolCall(config: ToolCallConfig, events: readonly AnyEventO
     });
   }
   return settle('ok', '§2.5: accepted', { contentIncludes: t.bodyValue });
-}
-
-/** Whether the path is one where `RUNTIME_RULES` and `SPEC_RULES` disagree. */
-export function deviatesFromSpec(config: ToolCallConfig, events: readonly AnyEventObject[]): boolean {
-  return judgeToolCall(config, events, SPEC_RULES).code !== judgeToolCall(config, events, RUNTIME_RULES).code;
 }

@@ -11,7 +11,6 @@ import { uncovered } from './coverage.js';
 import { PathCoverage } from './pathCoverage.js';
 import { expectChecks } from './suite.js';
 import { planToolCallPaths } from './toolCall.model.js';
-import { deviatesFromSpec, judgeToolCall, RUNTIME_RULES, SPEC_RULES } from './toolCall.oracle.js';
 import { runToolCallPath, type ToolCallDriver } from './toolCall.scenario.js';
 
 /** toolCall with one more stage that no path reaches: what the coverage test must catch. */
@@ -49,18 +48,6 @@ describe('toolCall paths', () => {
       });
     });
   }
-
-  // Known deviation kept visible (see `OracleRules` in toolCall.oracle.ts): by SPEC §3/§8.9 and the
-  // source, a body that returns its value after the cancel ends ABORTED; the runtime keeps the value.
-  // These pin that, judged by SPEC: they fail when the machine follows SPEC. Then judge the path
-  // tests with SPEC_RULES and remove these.
-  const deviating = paths.filter((p) => deviatesFromSpec(p.config, p.events)).sort((a, b) => a.events.length - b.events.length);
-  it.each(deviating.slice(0, 3).map((p) => [p.name, p] as const))('known deviation from SPEC §3 (ABORTED), the value is kept: %s', async (_name, path) => {
-    const run = await runToolCallPath(path, 'turn', SPEC_RULES);
-    const code = run.checks.find((c) => c.what.startsWith('SPEC: result code'))!;
-    expect(code.planned).toBe('ABORTED');
-    expect(code.observed).toBe(judgeToolCall(path.config, path.events, RUNTIME_RULES).code);
-  });
 
   coverage.defineTest(drivers.flatMap(([driver]) => paths.map((p) => `${p.name} (${driver})`)));
 

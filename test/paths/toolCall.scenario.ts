@@ -18,7 +18,7 @@ import { Recorder, traceOf } from './observe.js';
 import type { PlannedPath } from './planner.js';
 import type { PathCheck, PathRun } from './suite.js';
 import { describeLogEvent, limits, resultCodeOf, toolCallInput, type ToolCallConfig } from './toolCall.model.js';
-import { judgeToolCall, RUNTIME_RULES, type OracleRules } from './toolCall.oracle.js';
+import { judgeToolCall, SPEC_RULES, type OracleRules } from './toolCall.oracle.js';
 import { fireNextTimer, ManualClock, Pending, quiesce, settleTurn } from './world.js';
 
 export type ToolCallDriver = 'turn' | 'runCall';
@@ -167,7 +167,7 @@ function callEvents(events: readonly LogEvent[]): { inner: string[]; envelope: s
  * Plays `path` with `driver`; returns what was observed next to what the machine model planned and
  * next to what SPEC requires (`toolCall.oracle.ts`, judged with `rules`).
  */
-export async function runToolCallPath(path: PlannedPath<ToolCallConfig>, driver: ToolCallDriver, rules: OracleRules = RUNTIME_RULES): Promise<PathRun> {
+export async function runToolCallPath(path: PlannedPath<ToolCallConfig>, driver: ToolCallDriver, rules: OracleRules = SPEC_RULES): Promise<PathRun> {
   const recorded: string[] = [];
   const plan = replay(toolCallMachine, toolCallInput(path.config, recorded), path.events);
   const { clock, rt, produce, asked } = world(path.config);
