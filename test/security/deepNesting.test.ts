@@ -72,18 +72,19 @@ describe('deep nesting in a tool call (issue 10.6)', () => {
 
   it('a resumed session (the JSONL log replayed into a new runtime) goes on', async () => {
     const path = join(await tempDir('dsh-deep-'), 'session.jsonl');
-    const clock = new ManualClock();
+    // The real clock: a JSONL log's fsync is real I/O, and fake time jumping past it would fire
+    // the per-call deadline while the body waits for its tool/call to be durable.
     {
-      const { log, sink } = await openJsonlSessionLog(path, { clock });
-      const rt = createRuntime({ tools: [echoTool()], clock, log });
-      const model = scriptedModel([{ toolCalls: [{ toolName: 'echo', input: deep }] }, { text: 'ok' }], { clock });
-      expect(await settle(clock, rt.startTurn({ model, input: 'go' }).done)).toMatchObject({ outcome: 'completed' });
+      const { log, sink } = await openJsonlSessionLog(path);
+      const rt = createRuntime({ tools: [echoTool()], log });
+      const model = scriptedModel([{ toolCalls: [{ toolName: 'echo', input: deep }] }, { text: 'ok' }]);
+      expect(await rt.startTurn({ model, input: 'go' }).done).toMatchObject({ outcome: 'completed' });
       await sink.close();
     }
-    const { log, sink } = await openJsonlSessionLog(path, { clock });
-    const rt = createRuntime({ tools: [echoTool()], clock, log });
-    const model = scriptedModel([{ toolCalls: [{ toolName: 'echo', input: { text: 'resumed' } }] }, { text: 'resumed fine' }], { clock });
-    const out = await settle(clock, rt.startTurn({ model, input: 'resume' }).done);
+    const { log, sink } = await openJsonlSessionLog(path);
+    const rt = createRuntime({ tools: [echoTool()], log });
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'echo', input: { text: 'resumed' } }] }, { text: 'resumed fine' }]);
+    const out = await rt.startTurn({ model, input: 'resume' }).done;
     await sink.close();
     expect(out).toMatchObject({ turnId: 'turn-2', outcome: 'completed', steps: 2 });
     expect(toolCallInputs(model.calls[0]!.prompt)).toEqual([deep]);
