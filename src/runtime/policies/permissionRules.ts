@@ -38,7 +38,8 @@ export interface PermissionRulesOptions {
   readonly root?: string;
 }
 
-const GLOB = { dot: true } as const;
+// POSIX globs everywhere (`windows: false` also keeps picomatch from probing `process` in a browser).
+const GLOB = { dot: true, windows: false } as const;
 
 /** A pre-execute listener applying `rules` in order (first match decides). */
 export function permissionRules(options: PermissionRulesOptions): PreExecuteListener {
