@@ -45,7 +45,7 @@ export function compileBashPattern(pattern: string): RE2JS {
 
 /** Quotes and backslashes out, blanks collapsed, leading assignments/wrappers and the command's directory dropped. */
 function simplify(segment: string): string {
-  const words = segment.replace(/\\(\r?\n)/g, '').replace(/['"\\]/g, '').split(/\s+/).filter((w) => w !== '');
+  const words = segment.replace(/['"\\]/g, '').split(/\s+/).filter((w) => w !== '');
   let i = 0;
   while (i < words.length && (ASSIGNMENT.test(words[i]!) || WRAPPERS.has(words[i]!) || (i > 0 && WRAPPERS.has(words[i - 1]!) && words[i]!.startsWith('-')))) i++;
   const rest = words.slice(i);
@@ -56,7 +56,8 @@ function simplify(segment: string): string {
 /** The spellings of a command a deny pattern is tried against (see the file comment). */
 export function commandSpellings(command: string): string[] {
   const out = new Set<string>([command]);
-  for (const part of command.split(SEPARATORS)) {
+  // A backslash-newline is a line continuation, not a separator: join first.
+  for (const part of command.replace(/\\\r?\n/g, '').split(SEPARATORS)) {
     const raw = part.trim();
     if (raw === '') continue;
     out.add(raw);
