@@ -157,3 +157,18 @@ describe('loadConfig', () => {
     expect(bash.ran).toEqual(['ls']);
   });
 });
+
+describe('public surface', () => {
+  it('dsh exports the browser-safe policies and typed hooks; dsh/node adds loadConfig', async () => {
+    const dsh = await import('../../src/index.js');
+    const node = await import('../../src/node.js');
+    for (const name of ['applyConfig', 'runtimeOptionsFromConfig', 'planMode', 'permissionRules', 'bashDenyGuard', 'normaliseToolPath', 'forTool', 'forToolResult', 'guardFor']) {
+      expect(typeof (dsh as Record<string, unknown>)[name], name).toBe('function');
+    }
+    expect('loadConfig' in dsh).toBe(false);
+    for (const name of ['loadConfig', 'parseConfig', 'mergeConfigs', 'ConfigError', 'applyConfig']) {
+      expect(typeof (node as Record<string, unknown>)[name], name).toBe('function');
+    }
+    expect(typeof node.DshConfigSchema.safeParse).toBe('function');
+  });
+});
