@@ -33,6 +33,12 @@ describe('config validation', () => {
     [{ mcpServers: { files: 3 } }, 'dsh.config.json: mcpServers.files: expected object, got number', 'mcpServers.files'],
     [{ mcpServers: { 'my server': {} } }, 'dsh.config.json: mcpServers["my server"]: invalid key: a server name is 1 to 64 of A-Z a-z 0-9 _ -', 'mcpServers["my server"]'],
     [[], 'dsh.config.json: (top level): expected object, got array', '(top level)'],
+    [
+      { permissions: [{ tool: 'read', path: '!secrets/**', decision: 'allow' }] },
+      'dsh.config.json: permissions[0].path: invalid glob "!secrets/**": negated globs are not supported (put a rule with the other decision first)',
+      'permissions[0].path',
+    ],
+    [{ bash: { deny: ['a\n(?=b)'] } }, 'dsh.config.json: bash.deny[0]: invalid RE2 pattern "a\\n(?=b)": error parsing regexp: invalid or unsupported Perl syntax: `(?=`', 'bash.deny[0]'],
   ])('%j → %s', (value, message, field) => {
     const e = errorOf(JSON.stringify(value));
     expect(e.message).toBe(message);
@@ -44,7 +50,8 @@ describe('config validation', () => {
     expect(errorOf('{"concurrency":"x","plan":"yes"}').message).toBe('dsh.config.json: plan: expected boolean, got string (and 1 more)');
   });
 
-  it('bad JSON is one line naming the file', () => {
+  it('bad JSON is one line naming the file, even when the parser quotes a line break', () => {
+    expect(errorOf('{"plan":\n true,,\n}').message).not.toContain('\n');
     const e = errorOf('{"plan": true,,}');
     expect(e.message).toMatch(/^dsh\.config\.json: not valid JSON: /);
     expect(e.field).toBeUndefined();

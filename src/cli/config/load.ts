@@ -61,12 +61,13 @@ export function parseConfig(text: string, shownAs: string): DshConfig {
   try {
     json = JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(shownAs, undefined, `${shownAs}: not valid JSON: ${(e as Error).message}`);
+    throw new ConfigError(shownAs, undefined, `${shownAs}: not valid JSON: ${(e as Error).message.replace(/\r?\n/g, '\\n')}`);
   }
   const r = DshConfigSchema.safeParse(json, { reportInput: true });
   if (r.success) return r.data;
   const [first, ...more] = r.error.issues;
-  const line = formatIssue(first!);
+  // One line, whatever the messages echo (a pattern, JSON.parse's excerpt of the file).
+  const line = formatIssue(first!).replace(/\r?\n/g, '\\n');
   const field = line.slice(0, line.indexOf(':'));
   throw new ConfigError(shownAs, field, `${shownAs}: ${line}${more.length > 0 ? ` (and ${more.length} more)` : ''}`);
 }

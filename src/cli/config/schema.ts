@@ -5,15 +5,25 @@
  */
 import { z } from 'zod';
 import { compileBashPattern } from '../../runtime/policies/bashDenyGuard.js';
+import { compileGlob } from '../../runtime/policies/pathGlob.js';
 import { McpServersSchema } from './mcpServers.js';
 
 const positiveInt = (max: number) => z.number().int().min(1).max(max);
 
+/** A glob of a permission rule, compiled here so a bad one fails at load time naming its field. */
+const GlobSchema = z.string().min(1).superRefine((g, ctx) => {
+  try {
+    compileGlob(g);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+  }
+});
+
 export const PermissionRuleSchema = z.strictObject({
   /** Glob over tool names (`write`, `*`, `mcp__github__*`). */
-  tool: z.string().min(1),
+  tool: GlobSchema,
   /** Glob over the `path` argument, relative to the workspace root. */
-  path: z.string().min(1).optional(),
+  path: GlobSchema.optional(),
   decision: z.enum(['allow', 'deny', 'ask']),
   /** Shown to the model (deny) or the approver (ask). */
   reason: z.string().min(1).optional(),

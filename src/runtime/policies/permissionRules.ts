@@ -5,7 +5,8 @@
  * The first rule that matches a call decides; no rule matching hands over with `next()`.
  * - `tool` is a glob over tool names (`write`, `*`, `mcp__github__*`).
  * - `path` (optional) is a glob over the call's `path` argument, relative to the workspace root,
- *   matched with picomatch (`dot: true`, so `**` covers dotfiles). The argument is normalised first
+ *   compiled to RE2 (pathGlob.ts: picomatch's syntax with `dot: true`, so `**` covers dotfiles,
+ *   matched in linear time: the path is the model's). The argument is normalised first
  *   (toolPath.ts): `./secrets/k`, `x/../secrets/k` and `<root>/secrets/k` all match `secrets/**`.
  *   A path that leaves the workspace (`../x`, `/etc/passwd`) matches every `deny` and `ask` rule
  *   that names a path and no `allow` rule, so no allow rule lets it skip a question.
@@ -15,9 +16,9 @@
  * are not resolved (the sandbox does that for the root only). Pair a `deny` on paths with
  * `ask`/`deny` for `bash`, which can reach any file.
  */
-import picomatch from 'picomatch';
 import type { PreExecuteDecision } from '../../protocol/index.js';
 import type { PreExecuteListener } from '../hooks.js';
+import { compileGlob } from './pathGlob.js';
 import { normaliseToolPath } from './toolPath.js';
 
 export type PermissionDecision = 'allow' | 'deny' | 'ask';
@@ -38,16 +39,13 @@ export interface PermissionRulesOptions {
   readonly root?: string;
 }
 
-// POSIX globs everywhere (`windows: false` also keeps picomatch from probing `process` in a browser).
-const GLOB = { dot: true, windows: false } as const;
-
 /** A pre-execute listener applying `rules` in order (first match decides). */
 export function permissionRules(options: PermissionRulesOptions): PreExecuteListener {
   const compiled = options.rules.map((rule, i) => ({
     rule,
     index: i,
-    tool: picomatch(rule.tool, GLOB),
-    path: rule.path === undefined ? undefined : picomatch(rule.path, GLOB),
+    tool: compileGlob(rule.tool),
+    path: rule.path === undefined ? undefined : compileGlob(rule.path),
   }));
   const root = options.root;
   return (call, next) => {
