@@ -4,3 +4,4 @@ export * from './adapters/spill/fsSpillStore.js';
 export * from './adapters/tools/index.js';
 export * from './adapters/log/index.js';
 export * from './adapters/model/providers.js';
+export * from './cli/config/index.js';

@@ -24,6 +24,11 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
   readonly isConcurrencySafe: (args: z.infer<I>) => boolean;
   /** Same args, same effect: the retry wrapper may run it again. Default false. */
   readonly idempotent: boolean;
+  /**
+   * Changes nothing outside the session (no file, process or network effect): plan mode lets only
+   * these run. Default false; declare it with `defineTool({ readOnly: true })`.
+   */
+  readonly readOnly: boolean;
   readonly execute: (args: z.infer<I>, exec: ExecContext) => Promise<O> | O;
   /**
    * Model-facing text for a value. Default: strings as they are, other values as JSON.
@@ -43,6 +48,8 @@ export interface ToolSpec<I extends z.ZodType, O> {
   output?: z.ZodType<O>;
   isConcurrencySafe?: (args: z.infer<I>) => boolean;
   idempotent?: boolean;
+  /** Changes nothing outside the session: plan mode lets only read-only tools run. Default false. */
+  readOnly?: boolean;
   execute: (args: z.infer<I>, exec: ExecContext) => Promise<O> | O;
   toContent?: (value: O) => string;
   toMetadata?: (value: O) => Record<string, unknown>;
@@ -66,6 +73,7 @@ export function defineTool<I extends z.ZodType, O = unknown>(spec: ToolSpec<I, O
     output: spec.output,
     isConcurrencySafe: spec.isConcurrencySafe ?? (() => false),
     idempotent: spec.idempotent ?? false,
+    readOnly: spec.readOnly === true,
     execute: spec.execute,
     toContent: spec.toContent ?? defaultContent,
     toMetadata: spec.toMetadata,

@@ -75,6 +75,7 @@ export function createGlobTool(ws: Workspace) {
     input: GlobInput,
     isConcurrencySafe: () => true,
     idempotent: true,
+    readOnly: true,
     async execute(args, exec): Promise<string> {
       const match = globMatcher(args.pattern, { dot: false });
       const realRoot = await ws.realRoot();

@@ -50,6 +50,7 @@ export function createGrepTool(ws: Workspace, options: { spillStore?: SpillStore
     input: GrepInput,
     isConcurrencySafe: () => true,
     idempotent: true,
+    readOnly: true,
     async execute(args, exec): Promise<string> {
       const re = compileLineMatcher(args.pattern, args.ignoreCase);
       const limit = args.maxResults ?? DEFAULT_GREP_MAX_RESULTS;

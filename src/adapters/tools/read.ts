@@ -60,6 +60,7 @@ export function createReadTool(ws: Workspace, options: { spillStore?: SpillStore
     output: ReadOutput,
     isConcurrencySafe: () => true,
     idempotent: true,
+    readOnly: true,
     toContent: readContent,
     async execute(args, exec): Promise<ReadOutput> {
       const offset = args.offset ?? 1;

@@ -1,0 +1,157 @@
+/**
+ * Finding, reading, merging and validating the config (Node):
+ * - the project file `dsh.config.json`: in the working directory, or in a parent up to the
+ *   repository root (the nearest directory holding `.git`); outside a repository only the working
+ *   directory is looked at, so a stray `/tmp/dsh.config.json` left by someone else is never read.
+ *   `file` names one explicitly instead. Its directory is the workspace root (else the working
+ *   directory).
+ * - the user file `$XDG_CONFIG_HOME/dsh/config.json` (`~/.config/dsh/config.json` when
+ *   XDG_CONFIG_HOME is unset, empty or relative).
+ * Each file is validated on its own, so an error names the file and the field, in one line:
+ *   `dsh.config.json: permissions[2].decision: expected "allow" | "deny" | "ask", got "maybe"`.
+ * Then the user file merges under the project's (mergeConfigs).
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { DshConfigSchema, type DshConfig } from './schema.js';
+import { formatIssue } from './formatIssue.js';
+
+export const PROJECT_CONFIG_FILE = 'dsh.config.json';
+export const USER_CONFIG_FILE = 'config.json';
+
+/** A config file that cannot be read, is not JSON or does not fit the schema. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    /** The file as shown in the message. */
+    readonly file: string,
+    /** `permissions[2].decision`, when a field is at fault. */
+    readonly field: string | undefined,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export interface LoadConfigOptions {
+  /** Where to start looking for `dsh.config.json` (default `process.cwd()`). */
+  cwd?: string;
+  /** Environment for XDG_CONFIG_HOME / HOME (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The project file to use instead of searching (`dsh run --config FILE`); it must exist. */
+  file?: string;
+  /** Read the user-level file (default true). */
+  user?: boolean;
+}
+
+export interface LoadedConfig {
+  /** The merged, validated config ({} when there is no file). */
+  config: DshConfig;
+  /** The workspace root: the directory of the project file found by searching, else `cwd`. */
+  root: string;
+  /** The files read, user file first. */
+  files: string[];
+}
+
+/** Validates one file's text. Throws a ConfigError naming `shownAs` and the field. */
+export function parseConfig(text: string, shownAs: string): DshConfig {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigError(shownAs, undefined, `${shownAs}: not valid JSON: ${(e as Error).message.replace(/\r?\n/g, '\\n')}`);
+  }
+  const r = DshConfigSchema.safeParse(json, { reportInput: true });
+  if (r.success) return r.data;
+  const [first, ...more] = r.error.issues;
+  // One line, whatever the messages echo (a pattern, JSON.parse's excerpt of the file).
+  const line = formatIssue(first!).replace(/\r?\n/g, '\\n');
+  const field = line.slice(0, line.indexOf(':'));
+  throw new ConfigError(shownAs, field, `${shownAs}: ${line}${more.length > 0 ? ` (and ${more.length} more)` : ''}`);
+}
+
+/**
+ * `project` over `user`: a setting in the project file wins; `timeouts` and `mcpServers` merge by
+ * key (a project server replaces the user's of the same name); permission rules are the
+ * project's, then the user's (the first match decides, so the project's come first); bash deny
+ * patterns are both files' (a project file cannot drop a user's deny pattern).
+ */
+export function mergeConfigs(user: DshConfig, project: DshConfig): DshConfig {
+  const out: DshConfig = { ...user, ...project };
+  if (user.timeouts || project.timeouts) out.timeouts = { ...user.timeouts, ...project.timeouts };
+  if (user.mcpServers || project.mcpServers) out.mcpServers = { ...user.mcpServers, ...project.mcpServers };
+  if (user.permissions || project.permissions) out.permissions = [...(project.permissions ?? []), ...(user.permissions ?? [])];
+  if (user.bash || project.bash) out.bash = { deny: [...new Set([...(user.bash?.deny ?? []), ...(project.bash?.deny ?? [])])] };
+  return out;
+}
+
+/** The user-level config file's path. */
+export function userConfigPath(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const xdg = env.XDG_CONFIG_HOME;
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.config');
+  return join(base, 'dsh', USER_CONFIG_FILE);
+}
+
+const exists = (p: string) => stat(p).then(() => true, () => false);
+
+/** The project file: in `cwd`, or a parent up to the nearest directory holding `.git`. */
+export async function findProjectConfig(cwd: string): Promise<string | undefined> {
+  const start = resolve(cwd);
+  for (let dir = start; ; dir = dirname(dir)) {
+    const candidate = join(dir, PROJECT_CONFIG_FILE);
+    if (await exists(candidate)) return candidate;
+    if (await exists(join(dir, '.git'))) return undefined;
+    if (dirname(dir) === dir) return undefined;
+    // Outside a repository, look nowhere but the working directory.
+    if (dir === start && !(await insideRepository(start))) return undefined;
+  }
+}
+
+async function insideRepository(dir: string): Promise<boolean> {
+  for (let d = dirname(dir); ; d = dirname(d)) {
+    if (await exists(join(d, '.git'))) return true;
+    if (dirname(d) === d) return false;
+  }
+}
+
+async function readConfigFile(path: string, shownAs: string, mustExist: boolean): Promise<DshConfig | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    if (!mustExist && code === 'ENOENT') return undefined;
+    throw new ConfigError(shownAs, undefined, `${shownAs}: cannot be read: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message}`, { cause: e });
+  }
+  return parseConfig(text, shownAs);
+}
+
+/** Finds, reads, validates and merges the user and project config files. */
+export async function loadConfig(options: LoadConfigOptions = {}): Promise<LoadedConfig> {
+  const cwd = resolve(options.cwd ?? process.cwd());
+  const env = options.env ?? process.env;
+  const files: string[] = [];
+  let user: DshConfig = {};
+  if (options.user !== false) {
+    const path = userConfigPath(env);
+    const c = await readConfigFile(path, path, false);
+    if (c) {
+      user = c;
+      files.push(path);
+    }
+  }
+  const projectPath = options.file !== undefined ? resolve(cwd, options.file) : await findProjectConfig(cwd);
+  let project: DshConfig = {};
+  if (projectPath) {
+    const rel = relative(cwd, projectPath);
+    const shownAs = rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : projectPath;
+    const c = await readConfigFile(projectPath, shownAs, true);
+    if (c) {
+      project = c;
+      files.push(projectPath);
+    }
+  }
+  return { config: mergeConfigs(user, project), root: projectPath && options.file === undefined ? dirname(projectPath) : cwd, files };
+}

@@ -1,0 +1,71 @@
+/**
+ * The schema of `dsh.config.json` (and of the user-level `$XDG_CONFIG_HOME/dsh/config.json`).
+ * Every object is strict, so a misspelt key is an error naming it rather than a setting silently
+ * ignored. Bash deny patterns are compiled here, so a pattern RE2 rejects fails at load time.
+ */
+import { z } from 'zod';
+import { compileBashPattern } from '../../runtime/policies/bashDenyGuard.js';
+import { compileGlob } from '../../runtime/policies/pathGlob.js';
+import { McpServersSchema } from './mcpServers.js';
+
+const positiveInt = (max: number) => z.number().int().min(1).max(max);
+
+/** A glob of a permission rule, compiled here so a bad one fails at load time naming its field. */
+const GlobSchema = z.string().min(1).superRefine((g, ctx) => {
+  try {
+    compileGlob(g);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+  }
+});
+
+export const PermissionRuleSchema = z.strictObject({
+  /** Glob over tool names (`write`, `*`, `mcp__github__*`). */
+  tool: GlobSchema,
+  /** Glob over the `path` argument, relative to the workspace root. */
+  path: GlobSchema.optional(),
+  decision: z.enum(['allow', 'deny', 'ask']),
+  /** Shown to the model (deny) or the approver (ask). */
+  reason: z.string().min(1).optional(),
+});
+
+const BashPatternSchema = z.string().min(1).superRefine((p, ctx) => {
+  try {
+    compileBashPattern(p);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: (e as Error).message });
+  }
+});
+
+export const TimeoutsSchema = z.strictObject({
+  /** A pre/post-execute listener that has not answered by then fails the call (HOOK_FAILED). */
+  hookMs: positiveInt(3_600_000).optional(),
+  /** An unanswered approval is APPROVAL_DENIED after this. */
+  approvalMs: positiveInt(86_400_000).optional(),
+  /** After a cancel, how long a started body may take to settle. */
+  abortGraceMs: positiveInt(600_000).optional(),
+  /** `bash` deadline when a call gives none. */
+  bashMs: positiveInt(86_400_000).optional(),
+});
+
+export const DshConfigSchema = z.strictObject({
+  /** A JSON-schema reference for editors; ignored. */
+  $schema: z.string().optional(),
+  /** The default model, `provider:model-id` (e.g. `anthropic:claude-sonnet-4-5`). */
+  model: z.string().min(1).optional(),
+  /** Plan mode: only read-only tools run. */
+  plan: z.boolean().optional(),
+  /** First matching rule decides. */
+  permissions: z.array(PermissionRuleSchema).optional(),
+  bash: z.strictObject({ deny: z.array(BashPatternSchema).optional() }).optional(),
+  /** Most concurrency-safe calls of one step running at once. */
+  concurrency: positiveInt(256).optional(),
+  /** Results larger than this many UTF-8 bytes are spilled. */
+  maxInlineBytes: z.number().int().min(256).max(64 * 1024 * 1024).optional(),
+  timeouts: TimeoutsSchema.optional(),
+  /** MCP servers by name (entry schema: see mcpServers.ts). */
+  mcpServers: McpServersSchema.optional(),
+});
+
+export type DshConfig = z.infer<typeof DshConfigSchema>;
+export type PermissionRuleConfig = z.infer<typeof PermissionRuleSchema>;

@@ -1,0 +1,80 @@
+/**
+ * The policies of a `dsh.config.json` (plan mode, permission rules, bash deny patterns) installed
+ * on a runtime, and the runtime options it sets. Browser-safe: the config arrives already loaded
+ * and validated (`loadConfig` in `dsh/node` does that); any object of this shape works.
+ */
+import type { PipelineLimits } from '../../../machines/callPipeline.js';
+import type { Runtime, RuntimeOptions } from '../createRuntime.js';
+import { bashDenyGuard } from './bashDenyGuard.js';
+import { permissionRules, type PermissionRule } from './permissionRules.js';
+import { planMode } from './planMode.js';
+
+/** The part of a config that `applyConfig` and `runtimeOptionsFromConfig` read. */
+export interface PolicyConfig {
+  /** Plan mode on (only read-only tools run). */
+  readonly plan?: boolean;
+  readonly permissions?: readonly PermissionRule[];
+  readonly bash?: { readonly deny?: readonly string[] };
+  readonly concurrency?: number;
+  readonly maxInlineBytes?: number;
+  readonly timeouts?: { readonly hookMs?: number; readonly approvalMs?: number; readonly abortGraceMs?: number };
+}
+
+export interface ApplyConfigOptions {
+  /** Plan mode on whatever the config says (`dsh run --plan`). `false` does not turn a config's plan mode off. */
+  readonly plan?: boolean;
+  /** The workspace root (absolute): absolute path arguments under it match relative globs. */
+  readonly root?: string;
+}
+
+/** The names the policies are registered under. */
+export const POLICY_NAMES = { planMode: 'dsh:plan-mode', permissions: 'dsh:permissions', bashDeny: 'dsh:bash-deny' } as const;
+
+/**
+ * Installs the config's policies on `rt`: plan mode (when on) and the permission rules as
+ * pre-execute listeners, ordered before every other pre-execute listener (plan mode first: a
+ * permission `allow` must not carry a `write` past it); the bash deny patterns as a guard.
+ * This sets the pre-execute order (`rt.hooks.order`): call it before ordering your own listeners.
+ * Returns a function that removes the listeners it installed; the bash deny guard stays, because
+ * guards are append-only (nothing later may undo a guard's deny, SPEC §2.2).
+ */
+export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: PolicyConfig, options: ApplyConfigOptions = {}): () => void {
+  const removers: Array<() => void> = [];
+  const first: string[] = [];
+  if (options.plan === true || config.plan === true) {
+    const readOnly = (name: string) => rt.tools.list().some((t) => t.name === name && t.readOnly);
+    removers.push(
+      rt.hooks.on('tools/pre-execute', POLICY_NAMES.planMode, planMode({
+        isReadOnly: readOnly,
+        readOnlyTools: () => rt.tools.list().filter((t) => t.readOnly).map((t) => t.name),
+      })),
+    );
+    first.push(POLICY_NAMES.planMode);
+  }
+  if (config.permissions && config.permissions.length > 0) {
+    removers.push(rt.hooks.on('tools/pre-execute', POLICY_NAMES.permissions, permissionRules({ rules: config.permissions, root: options.root })));
+    first.push(POLICY_NAMES.permissions);
+  }
+  if (first.length > 0) rt.hooks.order('tools/pre-execute', first);
+  const deny = config.bash?.deny ?? [];
+  if (deny.length > 0) rt.tools.guard(bashDenyGuard({ patterns: deny }), POLICY_NAMES.bashDeny);
+  return () => {
+    for (const r of removers.reverse()) r();
+  };
+}
+
+/** The `createRuntime` options a config sets (concurrency, `maxInlineBytes`, hook/approval/abort timeouts). */
+export function runtimeOptionsFromConfig(config: PolicyConfig): Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits'> {
+  const out: { concurrency?: number; maxInlineBytes?: number; limits?: Partial<PipelineLimits> } = {};
+  if (config.concurrency !== undefined) out.concurrency = config.concurrency;
+  if (config.maxInlineBytes !== undefined) out.maxInlineBytes = config.maxInlineBytes;
+  const t = config.timeouts;
+  if (t) {
+    const limits: { -readonly [K in keyof PipelineLimits]?: number } = {};
+    if (t.hookMs !== undefined) limits.hookTimeoutMs = t.hookMs;
+    if (t.approvalMs !== undefined) limits.approvalTimeoutMs = t.approvalMs;
+    if (t.abortGraceMs !== undefined) limits.abortGraceMs = t.abortGraceMs;
+    if (Object.keys(limits).length > 0) out.limits = limits;
+  }
+  return out;
+}

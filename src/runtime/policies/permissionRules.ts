@@ -1,0 +1,81 @@
+/**
+ * Permission rules (`allow` / `deny` / `ask` per tool and path glob) as one pre-execute listener
+ * (SPEC §2.1: the permission gate lives in the reorderable pre-execute layer).
+ *
+ * The first rule that matches a call decides; no rule matching hands over with `next()`.
+ * - `tool` is a glob over tool names (`write`, `*`, `mcp__github__*`).
+ * - `path` (optional) is a glob over the call's `path` argument, relative to the workspace root,
+ *   compiled to RE2 (pathGlob.ts: picomatch's syntax with `dot: true`, so `**` covers dotfiles,
+ *   matched in linear time: the path is the model's). The argument is normalised first
+ *   (toolPath.ts): `./secrets/k`, `x/../secrets/k` and `<root>/secrets/k` all match `secrets/**`.
+ *   A path that leaves the workspace (`../x`, `/etc/passwd`) matches every `deny` and `ask` rule
+ *   that names a path and no `allow` rule, so no allow rule lets it skip a question.
+ * Limits (documented in the README): only an argument named `path` is looked at; a rule with a
+ * `path` does not match a call without one (`bash`, `grep` over the whole root, `read` by locator),
+ * and `grep`/`glob` over a parent directory (`path: "."`) is not matched by `secrets/**`; symlinks
+ * are not resolved (the sandbox does that for the root only). Pair a `deny` on paths with
+ * `ask`/`deny` for `bash`, which can reach any file.
+ */
+import type { PreExecuteDecision } from '../../protocol/index.js';
+import type { PreExecuteListener } from '../hooks.js';
+import { compileGlob } from './pathGlob.js';
+import { normaliseToolPath } from './toolPath.js';
+
+export type PermissionDecision = 'allow' | 'deny' | 'ask';
+
+export interface PermissionRule {
+  /** Glob over tool names. */
+  readonly tool: string;
+  /** Glob over the `path` argument, relative to the workspace root. Absent: every call of the tool. */
+  readonly path?: string;
+  readonly decision: PermissionDecision;
+  /** Shown to the model (deny) or the approver (ask). */
+  readonly reason?: string;
+}
+
+export interface PermissionRulesOptions {
+  readonly rules: readonly PermissionRule[];
+  /** The workspace root (absolute); absolute path arguments under it are made relative. */
+  readonly root?: string;
+}
+
+/** A pre-execute listener applying `rules` in order (first match decides). */
+export function permissionRules(options: PermissionRulesOptions): PreExecuteListener {
+  const compiled = options.rules.map((rule, i) => ({
+    rule,
+    index: i,
+    tool: compileGlob(rule.tool),
+    path: rule.path === undefined ? undefined : compileGlob(rule.path),
+  }));
+  const root = options.root;
+  return (call, next) => {
+    const args = call.args as { path?: unknown } | null | undefined;
+    const raw = args !== null && typeof args === 'object' ? args.path : undefined;
+    const where = raw === undefined ? undefined : normaliseToolPath(raw, root);
+    for (const c of compiled) {
+      if (!c.tool(call.toolName)) continue;
+      if (c.path) {
+        if (!where) continue;
+        if (where.inside ? !c.path(where.rel) : c.rule.decision === 'allow') continue;
+      }
+      return decide(c.rule, c.index, call.toolName, where);
+    }
+    return next();
+  };
+}
+
+function decide(
+  rule: PermissionRule,
+  index: number,
+  toolName: string,
+  where: ReturnType<typeof normaliseToolPath> | undefined,
+): PreExecuteDecision {
+  if (rule.decision === 'allow') return { kind: 'allow' };
+  const target = where === undefined ? '' : where.inside ? ` on "${where.rel}"` : ' on a path outside the workspace';
+  const what = `permission rule ${index} (tool "${rule.tool}"${rule.path === undefined ? '' : `, path "${rule.path}"`})`;
+  if (rule.decision === 'ask') return { kind: 'ask', reason: rule.reason ?? `${what} asks before ${toolName}${target}` };
+  return {
+    kind: 'deny',
+    reason: rule.reason ?? `${what} denies ${toolName}${target}; this is the user's configuration, so do not retry it another way: use another path or tool, or ask the user`,
+  };
+}

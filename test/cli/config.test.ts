@@ -1,0 +1,181 @@
+/** dsh.config.json: found, read, validated (errors name the file and field), merged over the user file. */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, mergeConfigs, parseConfig } from '../../src/cli/config/index.js';
+import { createRuntime } from '../../src/runtime/createRuntime.js';
+import { applyConfig, runtimeOptionsFromConfig } from '../../src/runtime/policies/applyConfig.js';
+import { tempDir } from '../adapters/workspaceFixture.js';
+import { call, fakeBash, recordingApproval } from '../runtime/policies/fixtures.js';
+
+function errorOf(text: string): ConfigError {
+  try {
+    parseConfig(text, 'dsh.config.json');
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return e as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('config validation', () => {
+  it.each([
+    [
+      { permissions: [{ tool: 'a', decision: 'allow' }, { tool: 'b', decision: 'deny' }, { tool: 'c', decision: 'maybe' }] },
+      'dsh.config.json: permissions[2].decision: expected "allow" | "deny" | "ask", got "maybe"',
+      'permissions[2].decision',
+    ],
+    [{ concurrency: 'many' }, 'dsh.config.json: concurrency: expected number, got string', 'concurrency'],
+    [{ concurrency: 0 }, 'dsh.config.json: concurrency: expected a number >= 1, got 0', 'concurrency'],
+    [{ timeouts: { hookMs: 1, bashSecs: 3 } }, 'dsh.config.json: timeouts.bashSecs: unknown key', 'timeouts.bashSecs'],
+    [{ permisions: [] }, 'dsh.config.json: permisions: unknown key', 'permisions'],
+    [{ bash: { deny: ['ok', '(?=x)'] } }, 'dsh.config.json: bash.deny[1]: invalid RE2 pattern "(?=x)": error parsing regexp: invalid or unsupported Perl syntax: `(?=`', 'bash.deny[1]'],
+    [{ mcpServers: { files: 3 } }, 'dsh.config.json: mcpServers.files: expected object, got number', 'mcpServers.files'],
+    [{ mcpServers: { 'my server': {} } }, 'dsh.config.json: mcpServers["my server"]: invalid key: a server name is 1 to 64 of A-Z a-z 0-9 _ -', 'mcpServers["my server"]'],
+    [[], 'dsh.config.json: (top level): expected object, got array', '(top level)'],
+    [
+      { permissions: [{ tool: 'read', path: '!secrets/**', decision: 'allow' }] },
+      'dsh.config.json: permissions[0].path: invalid glob "!secrets/**": negated globs are not supported (put a rule with the other decision first)',
+      'permissions[0].path',
+    ],
+    [{ bash: { deny: ['a\n(?=b)'] } }, 'dsh.config.json: bash.deny[0]: invalid RE2 pattern "a\\n(?=b)": error parsing regexp: invalid or unsupported Perl syntax: `(?=`', 'bash.deny[0]'],
+  ])('%j → %s', (value, message, field) => {
+    const e = errorOf(JSON.stringify(value));
+    expect(e.message).toBe(message);
+    expect(e.field).toBe(field);
+    expect(e.message).not.toContain('\n');
+  });
+
+  it('several problems: the first (in schema order) is named, the rest counted', () => {
+    expect(errorOf('{"concurrency":"x","plan":"yes"}').message).toBe('dsh.config.json: plan: expected boolean, got string (and 1 more)');
+  });
+
+  it('bad JSON is one line naming the file, even when the parser quotes a line break', () => {
+    expect(errorOf('{"plan":\n true,,\n}').message).not.toContain('\n');
+    const e = errorOf('{"plan": true,,}');
+    expect(e.message).toMatch(/^dsh\.config\.json: not valid JSON: /);
+    expect(e.field).toBeUndefined();
+  });
+
+  it('mcpServers entries are kept as they are (loose until the MCP adapter plugs its schema in)', () => {
+    const c = parseConfig(JSON.stringify({ mcpServers: { files: { command: 'npx', args: ['x'], anything: { deep: 1 } } } }), 'f');
+    expect(c.mcpServers).toEqual({ files: { command: 'npx', args: ['x'], anything: { deep: 1 } } });
+  });
+});
+
+describe('loadConfig', () => {
+  async function world() {
+    const dir = await tempDir();
+    const xdg = join(dir, 'xdg');
+    const repo = join(dir, 'repo');
+    await mkdir(join(xdg, 'dsh'), { recursive: true });
+    await mkdir(join(repo, '.git'), { recursive: true });
+    await mkdir(join(repo, 'src', 'deep'), { recursive: true });
+    return { dir, xdg, repo, env: { XDG_CONFIG_HOME: xdg, HOME: join(dir, 'home') } };
+  }
+
+  it('the user file merges under the project file', async () => {
+    const { xdg, repo, env } = await world();
+    await writeFile(
+      join(xdg, 'dsh', 'config.json'),
+      JSON.stringify({
+        model: 'anthropic:claude-haiku-4-5',
+        concurrency: 2,
+        timeouts: { hookMs: 1000, approvalMs: 5000 },
+        permissions: [{ tool: 'bash', decision: 'ask' }],
+        bash: { deny: ['^sudo'] },
+        mcpServers: { a: { command: 'user-a' }, b: { command: 'user-b' } },
+      }),
+    );
+    await writeFile(
+      join(repo, 'dsh.config.json'),
+      JSON.stringify({
+        model: 'openai:gpt-5',
+        plan: true,
+        timeouts: { hookMs: 2000 },
+        permissions: [{ tool: 'write', path: 'vendor/**', decision: 'deny' }],
+        bash: { deny: ['^git push'] },
+        mcpServers: { b: { command: 'project-b' } },
+      }),
+    );
+    const loaded = await loadConfig({ cwd: join(repo, 'src', 'deep'), env });
+    expect(loaded.root).toBe(repo);
+    expect(loaded.files).toEqual([join(xdg, 'dsh', 'config.json'), join(repo, 'dsh.config.json')]);
+    expect(loaded.config).toEqual({
+      model: 'openai:gpt-5',
+      concurrency: 2,
+      plan: true,
+      timeouts: { hookMs: 2000, approvalMs: 5000 },
+      permissions: [
+        { tool: 'write', path: 'vendor/**', decision: 'deny' },
+        { tool: 'bash', decision: 'ask' },
+      ],
+      bash: { deny: ['^sudo', '^git push'] },
+      mcpServers: { a: { command: 'user-a' }, b: { command: 'project-b' } },
+    });
+    expect(runtimeOptionsFromConfig(loaded.config)).toEqual({ concurrency: 2, limits: { hookTimeoutMs: 2000, approvalTimeoutMs: 5000 } });
+  });
+
+  it('an error in the user file names that file; one in the project file names it relative to cwd', async () => {
+    const { xdg, repo, env } = await world();
+    await writeFile(join(xdg, 'dsh', 'config.json'), '{"maxInlineBytes": -1}');
+    await expect(loadConfig({ cwd: repo, env })).rejects.toThrow(`${join(xdg, 'dsh', 'config.json')}: maxInlineBytes: expected a number >= 256, got -1`);
+    await writeFile(join(xdg, 'dsh', 'config.json'), '{}');
+    await writeFile(join(repo, 'dsh.config.json'), '{"permissions":[{"tool":"x","decision":"allow","paht":"a"}]}');
+    await expect(loadConfig({ cwd: repo, env })).rejects.toThrow(/^dsh\.config\.json: permissions\[0\]\.paht: unknown key$/);
+  });
+
+  it('no files: an empty config rooted at cwd; outside a repository no parent is searched', async () => {
+    const { dir, env } = await world();
+    await writeFile(join(dir, 'dsh.config.json'), '{"plan": true}');
+    const cwd = join(dir, 'elsewhere');
+    await mkdir(cwd);
+    expect(await loadConfig({ cwd, env })).toEqual({ config: {}, root: cwd, files: [] });
+  });
+
+  it('XDG_CONFIG_HOME unset: ~/.config/dsh/config.json; an explicit file must exist', async () => {
+    const { dir, repo } = await world();
+    const home = join(dir, 'home');
+    await mkdir(join(home, '.config', 'dsh'), { recursive: true });
+    await writeFile(join(home, '.config', 'dsh', 'config.json'), '{"concurrency": 3}');
+    expect((await loadConfig({ cwd: repo, env: { HOME: home, XDG_CONFIG_HOME: 'relative/ignored' } })).config).toEqual({ concurrency: 3 });
+    await expect(loadConfig({ cwd: repo, env: { HOME: home }, file: 'missing.json' })).rejects.toThrow(/missing\.json: cannot be read: no such file$/);
+  });
+
+  it('mergeConfigs: a project cannot drop a user deny pattern', () => {
+    expect(mergeConfigs({ bash: { deny: ['a'] } }, { bash: { deny: [] } }).bash).toEqual({ deny: ['a'] });
+  });
+
+  it('end to end: a loaded config denies by bash pattern (GUARD_DENIED) and asks by rule', async () => {
+    const { repo, env } = await world();
+    await writeFile(
+      join(repo, 'dsh.config.json'),
+      JSON.stringify({ permissions: [{ tool: 'bash', decision: 'ask', reason: 'runs a command' }], bash: { deny: ['^rm\\s'] } }),
+    );
+    const { config, root } = await loadConfig({ cwd: repo, env });
+    const bash = fakeBash();
+    const { service, asked } = recordingApproval('allowed-once');
+    const rt = createRuntime({ tools: [bash.tool], approval: service, ...runtimeOptionsFromConfig(config) });
+    applyConfig(rt, config, { root });
+    expect((await call(rt, 'bash', { command: 'ls' })).isError).toBe(false);
+    expect(asked.map((a) => a.reason)).toEqual(['runs a command']);
+    const denied = await call(rt, 'bash', { command: 'cd x && rm -r y' });
+    expect(denied.error?.code).toBe('GUARD_DENIED');
+    expect(bash.ran).toEqual(['ls']);
+  });
+});
+
+describe('public surface', () => {
+  it('dsh exports the browser-safe policies and typed hooks; dsh/node adds loadConfig', async () => {
+    const dsh = await import('../../src/index.js');
+    const node = await import('../../src/node.js');
+    for (const name of ['applyConfig', 'runtimeOptionsFromConfig', 'planMode', 'permissionRules', 'bashDenyGuard', 'normaliseToolPath', 'forTool', 'forToolResult', 'guardFor']) {
+      expect(typeof (dsh as Record<string, unknown>)[name], name).toBe('function');
+    }
+    expect('loadConfig' in dsh).toBe(false);
+    for (const name of ['loadConfig', 'parseConfig', 'mergeConfigs', 'ConfigError', 'applyConfig']) {
+      expect(typeof (node as Record<string, unknown>)[name], name).toBe('function');
+    }
+    expect(typeof node.DshConfigSchema.safeParse).toBe('function');
+  });
+});

@@ -1,0 +1,81 @@
+/** Bash deny patterns as a guard: GUARD_DENIED, tried against the usual respellings of a command. */
+import { describe, expect, it } from 'vitest';
+import { createRuntime } from '../../../src/runtime/createRuntime.js';
+import { applyConfig } from '../../../src/runtime/policies/applyConfig.js';
+import { bashDenyGuard, commandSpellings } from '../../../src/runtime/policies/bashDenyGuard.js';
+import { call, fakeBash } from './fixtures.js';
+
+function setup(deny: string[]) {
+  const bash = fakeBash();
+  const rt = createRuntime({ tools: [bash.tool] });
+  applyConfig(rt, { bash: { deny } });
+  return { rt, bash };
+}
+
+describe('bash deny guard', () => {
+  it('a matching command is GUARD_DENIED with the pattern and an actionable reason; the body never runs', async () => {
+    const { rt, bash } = setup(['^rm\\s+-[a-zA-Z]*r', '^git push']);
+    const r = await call(rt, 'bash', { command: 'rm -rf build' });
+    expect(r.error?.code).toBe('GUARD_DENIED');
+    expect(r.content).toContain('deny pattern /^rm\\s+-[a-zA-Z]*r/');
+    expect(r.content).toContain('Do not rerun it in another spelling');
+    expect(bash.ran).toEqual([]);
+    expect((await call(rt, 'bash', { command: 'ls -la' })).isError).toBe(false);
+    expect((await call(rt, 'bash', { command: 'echo rm -rf is dangerous' })).isError).toBe(false);
+    expect(bash.ran).toEqual(['ls -la', 'echo rm -rf is dangerous']);
+  });
+
+  it.each([
+    'true; rm -rf build',
+    'ls && rm -rf build',
+    'ls || rm -rf build',
+    'ls | rm -rf build',
+    'echo $(rm -rf build)',
+    'echo `rm -rf build`',
+    '(rm -rf build)',
+    '{ rm -rf build; }',
+    'ls\nrm -rf build',
+    "r''m -rf build",
+    '"rm" -rf build',
+    '\\rm -rf build',
+    'rm     -rf build',
+    'rm\t-rf build',
+    '/bin/rm -rf build',
+    './rm -rf build',
+    'sudo rm -rf build',
+    'env FOO=1 /usr/bin/rm -rf build',
+    'X=1 rm -rf build',
+    'nohup rm -rf build &',
+    'command rm -rf build',
+    'rm \\\n -rf build',
+  ])('catches the respelling %j', async (command) => {
+    const { rt, bash } = setup(['^rm -[a-zA-Z]*r']);
+    const r = await call(rt, 'bash', { command });
+    expect(r.error?.code, JSON.stringify(commandSpellings(command))).toBe('GUARD_DENIED');
+    expect(bash.ran).toEqual([]);
+  });
+
+  it.each(['x=rm; $x -rf build', 'eval "$(echo cm0gLXJmIGJ1aWxk | base64 -d)"', "printf 'r\\x6d -rf build' | sh", '/bin/r? -rf build'])(
+    'documented limit: shell expansion hides %j from a text pattern',
+    async (command) => {
+      const { rt, bash } = setup(['^rm -[a-zA-Z]*r']);
+      expect((await call(rt, 'bash', { command })).isError).toBe(false);
+      expect(bash.ran).toEqual([command]);
+    },
+  );
+
+  it('matching is linear: a pattern that backtracks catastrophically in RegExp answers at once in RE2', () => {
+    const guard = bashDenyGuard({ patterns: ['^(a+)+$'] });
+    const command = `${'a'.repeat(50_000)}!`;
+    // JavaScript's RegExp would run for longer than the universe; the bound only catches a hang.
+    const t = Date.now();
+    expect(guard({ callId: 'c', toolName: 'bash', args: { command }, rawInput: {}, index: 0, executionMode: 'exclusive', idempotent: false })).toBeUndefined();
+    expect(Date.now() - t).toBeLessThan(60_000);
+  });
+
+  it('only the named tool is checked, and an invalid pattern is refused when the guard is made', () => {
+    const guard = bashDenyGuard({ patterns: ['rm'] });
+    expect(guard({ callId: 'c', toolName: 'read', args: { command: 'rm' }, rawInput: {}, index: 0, executionMode: 'parallel', idempotent: true })).toBeUndefined();
+    expect(() => bashDenyGuard({ patterns: ['(?=x)'] })).toThrow(/invalid RE2 pattern "\(\?=x\)"/);
+  });
+});
