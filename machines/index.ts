@@ -5,3 +5,4 @@ export * from './scheduler.js';
 export * from './step.js';
 export * from './toolCall.js';
 export * from './turn.js';
+export * from './modelCallOptions.js';

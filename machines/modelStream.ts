@@ -2,19 +2,34 @@
  * Reads one streamed model response (`LanguageModelV3.doStream`) and reports it to the parent step
  * as events. Stopping the actor (the step leaving `requesting`) aborts the request.
  */
-import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Prompt, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import type {
+  LanguageModelV3,
+  LanguageModelV3FunctionTool,
+  LanguageModelV3Prompt,
+  LanguageModelV3StreamPart,
+  LanguageModelV3Usage,
+  SharedV3ProviderMetadata,
+  SharedV3Warning,
+} from '@ai-sdk/provider';
 import { fromCallback } from 'xstate';
+import type { ModelCallOptions } from './modelCallOptions.js';
+import { ToolInputTracker } from './toolInputTracker.js';
 
 export interface ModelStreamInput {
   readonly model: LanguageModelV3;
   readonly prompt: LanguageModelV3Prompt;
   readonly tools: readonly LanguageModelV3FunctionTool[];
+  /** Output-token limit, sampling, tool choice, provider options, headers. */
+  readonly callOptions?: ModelCallOptions;
 }
 
 export type ModelStreamEvent =
   | { type: 'MODEL.TEXT'; kind: 'text' | 'reasoning'; delta: string }
+  /** A reasoning block closed; its provider metadata (e.g. Anthropic's signature) must be replayed with it. */
+  | { type: 'MODEL.REASONING_END'; providerMetadata?: SharedV3ProviderMetadata }
   | { type: 'MODEL.TOOL_CALL'; callId: string; toolName: string; input: string }
-  | { type: 'MODEL.FINISH'; finishReason: string }
+  | { type: 'MODEL.WARNINGS'; warnings: readonly SharedV3Warning[] }
+  | { type: 'MODEL.FINISH'; finishReason: string; usage?: LanguageModelV3Usage }
   | { type: 'MODEL.ERROR'; error: unknown };
 
 /** The unified finish reason, whether the provider sent a v3 object or a bare string. */
@@ -42,11 +57,17 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
     let finished = false;
     try {
       const { stream } = await input.model.doStream({
+        ...input.callOptions,
         prompt: input.prompt,
         tools: input.tools.length ? [...input.tools] : undefined,
         abortSignal: controller.signal,
       });
       const reader = stream.getReader();
+      // Calls are dispatched as soon as their input is complete, not when the provider gets round
+      // to its `tool-call` part (OpenAI Chat sends those only when the stream closes).
+      const calls = new ToolInputTracker((call) => send({ type: 'MODEL.TOOL_CALL', ...call }));
+      // Provider metadata of open reasoning blocks, by block id (Anthropic sends the signature in a delta).
+      const reasoningMeta = new Map<string, SharedV3ProviderMetadata | undefined>();
       try {
         for (;;) {
           const { done, value: part } = await reader.read();
@@ -55,22 +76,45 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
             case 'text-delta':
               if (part.delta) send({ type: 'MODEL.TEXT', kind: 'text', delta: part.delta });
               break;
+            case 'reasoning-start':
+              reasoningMeta.set(part.id, part.providerMetadata);
+              break;
             case 'reasoning-delta':
+              if (part.providerMetadata) reasoningMeta.set(part.id, mergeMetadata(reasoningMeta.get(part.id), part.providerMetadata));
               if (part.delta) send({ type: 'MODEL.TEXT', kind: 'reasoning', delta: part.delta });
               break;
+            case 'reasoning-end': {
+              const meta = mergeMetadata(reasoningMeta.get(part.id), part.providerMetadata);
+              reasoningMeta.delete(part.id);
+              send(meta ? { type: 'MODEL.REASONING_END', providerMetadata: meta } : { type: 'MODEL.REASONING_END' });
+              break;
+            }
+            case 'stream-start':
+              if (part.warnings.length) send({ type: 'MODEL.WARNINGS', warnings: part.warnings });
+              break;
+            case 'tool-input-start':
+              calls.start(part.id, part.toolName);
+              break;
+            case 'tool-input-delta':
+              calls.delta(part.id, part.delta);
+              break;
+            case 'tool-input-end':
+              calls.end(part.id);
+              break;
             case 'tool-call':
-              send({ type: 'MODEL.TOOL_CALL', callId: part.toolCallId, toolName: part.toolName, input: part.input });
+              calls.call(part.toolCallId, part.toolName, part.input);
               break;
             case 'finish':
               finished = completed = true;
-              send({ type: 'MODEL.FINISH', finishReason: finishReasonOf(part) });
+              calls.flush();
+              send({ type: 'MODEL.FINISH', finishReason: finishReasonOf(part), ...(part.usage ? { usage: part.usage } : {}) });
               break;
             case 'error':
               finished = true;
               send({ type: 'MODEL.ERROR', error: part.error });
               break;
             default:
-              break; // metadata, sources, tool-input deltas: the complete tool-call part is what counts
+              break; // response metadata, sources, raw chunks
           }
           if (finished) break;
         }
@@ -84,8 +128,17 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
   })();
   return () => {
     stopped = true;
+    // (a call whose input was complete has been reported; half-streamed inputs are dropped)
     // Aborting costs an event dispatch (tens of µs on Node 20), once per step: skipped when the
     // response has already finished (providers send the finish part once the body is consumed).
     if (!completed) controller.abort(STOPPED);
   };
 });
+
+function mergeMetadata(a: SharedV3ProviderMetadata | undefined, b: SharedV3ProviderMetadata | undefined): SharedV3ProviderMetadata | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  const out: SharedV3ProviderMetadata = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = { ...(out[k] ?? {}), ...v };
+  return out;
+}

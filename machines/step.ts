@@ -6,8 +6,10 @@
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { assign, enqueueActions, sendTo, setup } from 'xstate';
-import type { RequestErrorKind } from '../src/protocol/index.js';
+import type { RequestErrorKind, TokenUsage } from '../src/protocol/index.js';
 import type { CallPipeline } from './callPipeline.js';
+import type { ModelCallOptions } from './modelCallOptions.js';
+import { logModelWarnings, logReasoningEnd, stepUsageAfter } from './modelReport.js';
 import { modelStreamLogic, type ModelStreamEvent } from './modelStream.js';
 import { schedulerMachine, type LogPort, type SchedulerOutput } from './scheduler.js';
 
@@ -35,6 +37,8 @@ export interface StepDeps {
   compact(): boolean;
   /** Longest run of streamed text held before an `llm/stream` event is written (default 8192 chars). */
   readonly coalesceChars?: number;
+  /** Passed to every request: output-token limit, sampling, tool choice, provider options, headers. */
+  readonly callOptions?: ModelCallOptions;
 }
 
 export interface StepInput {
@@ -67,6 +71,10 @@ export interface StepContext {
   readonly error: string | undefined;
   readonly decision: RequestErrorDecision | undefined;
   readonly results: SchedulerOutput['results'];
+  /** Tokens reported by this step's requests so far. */
+  readonly usage?: TokenUsage;
+  /** The response broke off after some calls arrived (retryable): calls not started get this reason. */
+  readonly droppedMidResponse?: string;
 }
 
 export type StepEvent = ModelStreamEvent | { type: 'CANCEL'; reason?: string } | { type: 'xstate.done.actor.scheduler'; output: SchedulerOutput };
@@ -122,8 +130,15 @@ export const stepMachine = setup({
     closeInput: sendTo('scheduler', ({ context }) => ({
       type: 'INPUT.END' as const,
       finishReason: context.finishReason,
-      error: context.error,
+      error: context.error ?? context.droppedMidResponse,
     })),
+    logWarnings: ({ context, event }) => {
+      if (event.type === 'MODEL.WARNINGS') logModelWarnings(context.deps.log, context.turnId, context.stepIndex, event.warnings);
+    },
+    closeReasoning: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'MODEL.REASONING_END') return;
+      if (logReasoningEnd(context.deps.log, context.turnId, context.stepIndex, context.buffer, event.providerMetadata)) enqueue.assign({ buffer: undefined });
+    }),
     recordRequestError: ({ context }) => {
       const d = context.decision!;
       context.deps.log.append({
@@ -142,6 +157,9 @@ export const stepMachine = setup({
   guards: {
     callsArrived: ({ context }) => context.toolCalls > 0,
     retry: ({ context }) => context.decision?.action === 'retry',
+    /** The response broke off after calls arrived, and the policy would retry it: keep the calls, go on. */
+    continueAfterCalls: ({ context, event }) =>
+      context.toolCalls > 0 && event.type === 'MODEL.ERROR' && context.deps.onRequestError(event.error, context.attempt, context.compactions).action === 'retry',
     compact: ({ context }) => context.decision?.action === 'compact',
     startsCancelled: ({ context }) => context.cancelled,
   },
@@ -191,16 +209,36 @@ export const stepMachine = setup({
       invoke: {
         id: 'model',
         src: 'modelStream',
-        input: ({ context }) => ({ model: context.deps.model, prompt: context.deps.prompt(), tools: context.deps.tools }),
+        input: ({ context }) => ({ model: context.deps.model, prompt: context.deps.prompt(), tools: context.deps.tools, callOptions: context.deps.callOptions }),
       },
       on: {
         'MODEL.TEXT': { actions: 'bufferText' },
+        'MODEL.REASONING_END': { actions: 'closeReasoning' },
+        'MODEL.WARNINGS': { actions: 'logWarnings' },
         'MODEL.TOOL_CALL': { actions: 'forwardCall' },
         'MODEL.FINISH': {
           target: 'awaitingTools',
-          actions: ['flush', assign({ finishReason: ({ event }) => event.finishReason })],
+          actions: ['flush', assign({ finishReason: ({ event }) => event.finishReason, usage: ({ context, event }) => stepUsageAfter(context.usage, event.usage) })],
         },
         'MODEL.ERROR': [
+          {
+            // The connection broke after calls arrived: what completed is kept (its results reach the
+            // model), calls not started get ABORTED_BEFORE_DISPATCH, and the turn goes on with a new
+            // request (a new step, so maxSteps bounds it).
+            guard: 'continueAfterCalls',
+            target: 'awaitingTools',
+            actions: [
+              'flush',
+              assign({
+                decision: ({ context, event }) => {
+                  const d = context.deps.onRequestError(event.error, context.attempt, context.compactions);
+                  return { ...d, action: 'retry' as const, delayMs: 0, message: `${d.message} (the response broke off after ${context.toolCalls} call(s); they are kept and a new request follows)` };
+                },
+              }),
+              'recordRequestError',
+              assign({ finishReason: 'error', droppedMidResponse: ({ context }) => `the model's response broke off: ${context.decision!.message}` }),
+            ],
+          },
           {
             // Part of the response is already acted on: no retry in place; close what arrived.
             guard: 'callsArrived',
@@ -277,6 +315,7 @@ export const stepMachine = setup({
           stepIndex: context.stepIndex,
           finishReason: context.cancelled ? 'cancelled' : context.finishReason,
           toolCalls: context.toolCalls,
+          ...(context.usage ? { usage: context.usage } : {}),
         }),
       always: 'done',
     },

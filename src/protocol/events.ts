@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ErrorCodeSchema } from './errorCodes.js';
 import { ApprovalAnswerSchema } from './decisions.js';
 import { ToolResultSchema } from './results.js';
+import { TokenUsageSchema } from './usage.js';
 
 const base = { seq: z.number().int().positive(), time: z.number() };
 /** Where an event happened: absent for a call run on its own, outside any turn. */
@@ -26,6 +27,11 @@ export const LlmStreamEvent = z.object({
   stepIndex: z.number().int().nonnegative(),
   kind: z.enum(['text', 'reasoning']),
   text: z.string(),
+  /**
+   * On the last event of a reasoning block that closed with provider metadata (Anthropic's thinking
+   * signature, redacted data): the block is replayed to the model with it. Absent in older logs.
+   */
+  providerMetadata: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
 });
 export const ToolCallEvent = z.object({
   ...base,
@@ -55,6 +61,8 @@ export const StepEndEvent = z.object({
   stepIndex: z.number().int().nonnegative(),
   finishReason: z.string(),
   toolCalls: z.number().int().nonnegative(),
+  /** Tokens the provider reported for this step's requests (absent when it reported none, and in older logs). */
+  usage: TokenUsageSchema.optional(),
 });
 export const TurnEndEvent = z.object({
   ...base,

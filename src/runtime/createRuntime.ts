@@ -12,6 +12,7 @@ import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName, t
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
 import { compactAndMeasure, defaultCompactor, type Compactor } from './compaction.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
+import type { ModelCallOptions } from '../../machines/modelCallOptions.js';
 import { createTurnRunner, type CompactFn } from './turns.js';
 import { createMemorySpillStore } from './memorySpillStore.js';
 import { DEFAULT_MAX_INLINE_BYTES, DEFAULT_SPILL_SAVE_TIMEOUT_MS, mayExceed, spillPolicy } from './policies/spill.js';
@@ -49,6 +50,8 @@ export interface RuntimeOptions {
   compact?: CompactFn;
   /** Turn ids (default `turn-1`, `turn-2`, …). */
   newTurnId?: () => string;
+  /** Per-request settings for every turn's model requests (a turn's own `callOptions` win). */
+  callOptions?: ModelCallOptions;
 }
 
 export const defaultLimits: PipelineLimits = { hookTimeoutMs: 30_000, approvalTimeoutMs: 300_000, abortGraceMs: 2_000 };
@@ -145,6 +148,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
       options.compact ??
       (({ log: l, turnId, system }) => compactAndMeasure(l, options.compactor ?? defaultCompactor, { turnId, system }).shrank),
     newTurnId: options.newTurnId ?? (() => `turn-${++turns}`),
+    callOptions: options.callOptions,
   });
 
   return {

@@ -20,10 +20,16 @@ const OVERFLOW_TEXT = /context_length_exceeded|prompt is too long|maximum contex
 const RETRYABLE_STATUS = (s: number) => s === 408 || s === 409 || s === 429 || s >= 500;
 // Transport failures that never produced an HTTP status (what `fetch` rejects with on Node).
 const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+// Error types a provider sends inside a stream that already answered HTTP 200 (Anthropic's
+// `event: error`, OpenAI's `{"error": …}` chunk): no status, so the type is the evidence.
+const RETRYABLE_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'server_error', 'timeout_error']);
 
 interface ErrorFacts {
   names: string[];
   codes: string[];
+  types: string[];
+  /** Every distinct message down the cause chain, outermost first. */
+  messages: string[];
   texts: string[];
   status: number | undefined;
   isRetryable: boolean | undefined;
@@ -34,7 +40,7 @@ interface ErrorFacts {
 // Providers and wrappers nest the useful error: `cause` (fetch, APICallError), `lastError` (the AI
 // SDK's RetryError). Walk a few levels and keep the first status/header/flag found.
 function collectFacts(error: unknown): ErrorFacts {
-  const facts: ErrorFacts = { names: [], codes: [], texts: [], status: undefined, isRetryable: undefined, headers: undefined, message: undefined };
+  const facts: ErrorFacts = { names: [], codes: [], types: [], messages: [], texts: [], status: undefined, isRetryable: undefined, headers: undefined, message: undefined };
   const seen = new Set<unknown>();
   let current: unknown = error;
   for (let depth = 0; depth < 6 && current !== undefined && current !== null && !seen.has(current); depth++) {
@@ -47,9 +53,11 @@ function collectFacts(error: unknown): ErrorFacts {
     const e = current as Record<string, unknown>;
     if (typeof e.name === 'string') facts.names.push(e.name);
     if (typeof e.code === 'string') facts.codes.push(e.code);
+    if (typeof e.type === 'string') facts.types.push(e.type);
     if (typeof e.message === 'string') {
       facts.texts.push(e.message);
       facts.message ??= e.message;
+      if (e.message && !facts.messages.includes(e.message)) facts.messages.push(e.message);
     }
     if (typeof e.responseBody === 'string') facts.texts.push(e.responseBody);
     if (e.data !== undefined) facts.texts.push(safeJson(e.data));
@@ -58,7 +66,8 @@ function collectFacts(error: unknown): ErrorFacts {
     facts.status ??= status;
     if (typeof e.isRetryable === 'boolean') facts.isRetryable ??= e.isRetryable;
     if (e.responseHeaders && typeof e.responseHeaders === 'object') facts.headers ??= e.responseHeaders as Record<string, string>;
-    current = e.cause ?? e.lastError;
+    // `{ type: 'error', error: { type, message } }`: the provider's error body as a value.
+    current = e.cause ?? e.lastError ?? (typeof e.error === 'object' && e.error !== null && facts.types.length && !e.message ? e.error : undefined);
   }
   return facts;
 }
@@ -95,7 +104,7 @@ function retryAfterOf(headers: Record<string, string> | undefined, now: number |
 export function classifyRequestError(error: unknown, options: { signal?: AbortSignal; now?: number } = {}): RequestErrorInfo {
   const facts = collectFacts(error);
   const base = {
-    message: facts.message ?? (safeJson(error) || String(error)),
+    message: describeFacts(facts) ?? (safeJson(error) || safeString(error)),
     ...(facts.status !== undefined ? { status: facts.status } : {}),
   };
   if (options.signal?.aborted || facts.names.includes('AbortError')) return { kind: 'aborted', ...base };
@@ -108,12 +117,36 @@ export function classifyRequestError(error: unknown, options: { signal?: AbortSi
     (facts.status !== undefined && RETRYABLE_STATUS(facts.status)) ||
     facts.isRetryable === true ||
     facts.names.includes('TimeoutError') ||
-    facts.codes.some((c) => NETWORK_CODES.has(c));
+    facts.codes.some((c) => NETWORK_CODES.has(c)) ||
+    facts.types.some((t) => RETRYABLE_TYPES.has(t));
   if (retryable) {
     const retryAfterMs = retryAfterOf(facts.headers, options.now);
     return { kind: 'retryable', ...base, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   }
+  if (facts.status === 404 || facts.texts.some((t) => /model_not_found|not_found_error/.test(t))) {
+    return { kind: 'fatal', ...base, message: `model not found: ${base.message} (check the model name given to --model)` };
+  }
   return { kind: 'fatal', ...base };
+}
+
+/**
+ * The whole cause chain in one line, so the real cause is not hidden behind a wrapper's message:
+ * "Failed to process successful response: terminated: other side closed (UND_ERR_SOCKET)".
+ */
+function describeFacts(facts: ErrorFacts): string | undefined {
+  if (!facts.messages.length && !facts.types.length) return facts.message;
+  const chain = facts.messages.join(': ');
+  const tags = [...new Set([...facts.types, ...facts.codes])].filter((t) => !chain.includes(t));
+  const text = tags.length ? `${chain}${chain ? ' ' : ''}(${tags.join(', ')})` : chain;
+  return text.replace(/\s*[\r\n]+\s*/g, ' ').slice(0, 2000);
+}
+
+function safeString(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return 'an error that cannot be described';
+  }
 }
 
 /** What the step knows when it asks the policy. */

@@ -6,6 +6,7 @@ import type { LanguageModelV3, LanguageModelV3FunctionTool } from '@ai-sdk/provi
 import { z } from 'zod';
 import { createActor, toPromise, type ActorRefFrom, type InspectionEvent } from 'xstate';
 import type { CallPipeline } from '../../machines/callPipeline.js';
+import { mergeModelCallOptions, type ModelCallOptions } from '../../machines/modelCallOptions.js';
 import type { RequestErrorDecision, StepDeps } from '../../machines/step.js';
 import { turnMachine, type TurnOutput } from '../../machines/turn.js';
 import type { Clock } from './clock.js';
@@ -13,6 +14,7 @@ import type { AnyTool } from './defineTool.js';
 import type { SessionLog } from './log/sessionLog.js';
 import { closeOpenWork } from './openWork.js';
 import { projectPrompt } from './projection/prompt.js';
+import { turnAnswer, type TurnAnswer } from './projection/turnAnswer.js';
 import { classifyRequestError, createRequestRetryPolicy, type RequestRetryPolicy } from './requestErrors.js';
 
 export interface TurnOptions {
@@ -27,14 +29,19 @@ export interface TurnOptions {
   signal?: AbortSignal;
   /** XState inspection events of the turn and every child (steps, scheduler, calls): for UIs. */
   inspect?: (event: InspectionEvent) => void;
+  /** Per-request settings (max output tokens, temperature, tool choice, provider options, headers), over the runtime's. */
+  callOptions?: ModelCallOptions;
 }
+
+/** How a turn ended, with the model's final answer text and the tokens it used. */
+export type TurnResult = TurnOutput & TurnAnswer;
 
 export interface TurnHandle {
   readonly turnId: string;
   /** The running turn actor: subscribe for snapshots; children are the step, scheduler and calls. */
   readonly actor: ActorRefFrom<typeof turnMachine>;
   /** Settles after `turn/end` is in the log. Never rejects for tool or model failures. */
-  readonly done: Promise<TurnOutput>;
+  readonly done: Promise<TurnResult>;
   cancel(reason?: string): void;
 }
 
@@ -50,6 +57,8 @@ export interface TurnRunnerDeps {
   retryPolicy?: RequestRetryPolicy;
   compact: CompactFn;
   newTurnId: () => string;
+  /** Default per-request settings for every turn. */
+  callOptions?: ModelCallOptions;
 }
 
 const schemaCache = new WeakMap<AnyTool, LanguageModelV3FunctionTool>();
@@ -96,6 +105,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       model: options.model,
       tools: deps.tools().map(toFunctionTool),
       concurrency: deps.concurrency,
+      callOptions: mergeModelCallOptions(deps.callOptions, options.callOptions),
       prompt: () => projectPrompt(deps.log.events(), { system: options.system, turnId }),
       onRequestError(error, attempt, compactions): RequestErrorDecision {
         const info = classifyRequestError(error, { signal: options.signal, now: deps.clock.now() });
@@ -122,7 +132,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       clock: deps.clock,
       inspect: options.inspect,
     });
-    const done = toPromise(actor);
+    const done = toPromise(actor).then((out): TurnResult => ({ ...out, ...turnAnswer(deps.log.events(), out.turnId) }));
     const cancel = (reason?: string) => {
       if (actor.getSnapshot().status === 'active') actor.send({ type: 'CANCEL', reason });
     };

@@ -42,7 +42,7 @@ describe('classifyRequestError', () => {
     const noStatus = new APICallError({ message: 'socket hang up', url: 'x', requestBodyValues: {}, isRetryable: true });
     expect(classifyRequestError(noStatus).kind).toBe('retryable');
     const wrapped = new Error('stream failed', { cause: rateLimitError(2) });
-    expect(classifyRequestError(wrapped)).toMatchObject({ kind: 'retryable', status: 429, retryAfterMs: 2_000, message: 'stream failed' });
+    expect(classifyRequestError(wrapped)).toMatchObject({ kind: 'retryable', status: 429, retryAfterMs: 2_000, message: 'stream failed: Rate limit reached for requests' });
     const reset = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
     expect(classifyRequestError(reset).kind).toBe('retryable');
   });
@@ -183,5 +183,28 @@ describe('RequestRetryPolicy', () => {
       ),
       { numRuns: 1_000 },
     );
+  });
+});
+
+describe('classifyRequestError: what real providers send', () => {
+  it("in-stream errors under HTTP 200 (Anthropic's event: error, OpenAI's error chunk) are retryable by type", () => {
+    for (const type of ['overloaded_error', 'api_error', 'rate_limit_error']) {
+      expect(classifyRequestError({ type, message: 'Overloaded' })).toEqual({ kind: 'retryable', message: `Overloaded (${type})` });
+    }
+    expect(classifyRequestError({ message: 'The server had an error', type: 'server_error', code: null }).kind).toBe('retryable');
+    expect(classifyRequestError({ type: 'invalid_request_error', message: 'bad' })).toEqual({ kind: 'fatal', message: 'bad (invalid_request_error)' });
+    // The same body wrapped as `{type: 'error', error: {...}}`.
+    expect(classifyRequestError({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }).kind).toBe('retryable');
+  });
+
+  it('the real cause is not hidden behind "Failed to process successful response"', () => {
+    const socket = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+    const terminated = new TypeError('terminated', { cause: socket });
+    const wrapped = new APICallError({ message: 'Failed to process successful response', url: 'x', requestBodyValues: {}, statusCode: 200, cause: terminated });
+    expect(classifyRequestError(wrapped)).toEqual({
+      kind: 'retryable',
+      status: 200,
+      message: 'Failed to process successful response: terminated: other side closed (UND_ERR_SOCKET)',
+    });
   });
 });

@@ -1,1 +1,2 @@
 export * from './prompt.js';
+export * from './turnAnswer.js';

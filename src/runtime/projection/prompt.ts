@@ -6,11 +6,13 @@
 import type {
   LanguageModelV3Message,
   LanguageModelV3Prompt,
+  LanguageModelV3ReasoningPart,
   LanguageModelV3TextPart,
   LanguageModelV3ToolCallPart,
   LanguageModelV3ToolResultPart,
 } from '@ai-sdk/provider';
 import type { LogEvent, LogEventOf } from '../../protocol/index.js';
+import { ReasoningReplay } from './reasoningReplay.js';
 
 export interface ProjectPromptOptions {
   /** Sent first as the system message. */
@@ -45,6 +47,8 @@ function groupThousands(n: number): string {
 interface StepView {
   /** Text of the current attempt; a failed attempt's partial text is dropped (see below). */
   text: string;
+  /** Signed reasoning blocks of the current attempt, replayed before the text. */
+  reasoning: ReasoningReplay;
   calls: LogEventOf<'tool/call'>[];
   /** Results by the `seq` of the `tool/call` they answer. */
   results: Map<number, { event: LogEventOf<'tool/result'>; locator: string | undefined }>;
@@ -77,7 +81,7 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
     const index = stepIndex ?? (turn.steps.size ? Math.max(...turn.steps.keys()) : 0);
     let step = turn.steps.get(index);
     if (!step) {
-      step = { text: '', calls: [], results: new Map() };
+      step = { text: '', reasoning: new ReasoningReplay(), calls: [], results: new Map() };
       turn.steps.set(index, step);
     }
     return step;
@@ -92,14 +96,16 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
         stepOf(event.turnId, event.stepIndex);
         break;
       case 'llm/stream':
-        // Reasoning is not replayed: without the provider's signature most APIs reject or drop it.
+        // Reasoning is replayed only with the provider's signature (see reasoningReplay.ts).
         if (event.kind === 'text') stepOf(event.turnId, event.stepIndex).text += event.text;
+        else stepOf(event.turnId, event.stepIndex).reasoning.add(event);
         break;
       case 'agent/request-error':
         // The response that failed never reached the model's history: its partial text is discarded
         // so the retried request does not carry half an answer. Its tool calls (if streaming
         // dispatch started any) stay, because they ran and have results.
         stepOf(event.turnId, event.stepIndex).text = '';
+        stepOf(event.turnId, event.stepIndex).reasoning.reset();
         break;
       case 'tool/call':
         if (event.turnId !== undefined) stepOf(event.turnId, event.stepIndex).calls.push(event);
@@ -130,7 +136,7 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
       const step = turn.steps.get(index)!;
       // Model order, not completion order: the pairs the model sees are deterministic.
       const calls = [...step.calls].sort((a, b) => a.index - b.index || a.seq - b.seq);
-      const assistant: (LanguageModelV3TextPart | LanguageModelV3ToolCallPart)[] = [];
+      const assistant: (LanguageModelV3ReasoningPart | LanguageModelV3TextPart | LanguageModelV3ToolCallPart)[] = [...step.reasoning.parts()];
       if (step.text) assistant.push({ type: 'text', text: step.text });
       for (const call of calls) assistant.push({ type: 'tool-call', toolCallId: call.callId, toolName: call.toolName, input: parseInput(call.input) });
       if (assistant.length) prompt.push({ role: 'assistant', content: assistant });
