@@ -51,7 +51,7 @@ ${RUN_EXIT_HELP}`,
   options: { ...RUN_OPTIONS, demo: { type: 'boolean' } },
   positionals: { min: 0, max: 1, name: 'PROMPT' },
   async run({ values, positionals }, io) {
-    const [{ runSession }, { newSessionFile }] = await Promise.all([import('../run/runSession.js'), import('../run/sessionFiles.js')]);
+    const [{ runSession, modelFactory }, { newSessionFile }] = await Promise.all([import('../run/runSession.js'), import('../run/sessionFiles.js')]);
     const demo = values.demo === true;
     const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY) && values.json !== true;
     let prompt = positionals[0];
@@ -69,14 +69,15 @@ ${RUN_EXIT_HELP}`,
       }
     }
     if (prompt === undefined && !tty) throw new UsageError('missing PROMPT (without a terminal there is no REPL)', runCommand);
+    // The model first: a bad spec or a missing key fails before a session file is made.
+    const models = await modelFactory(values.model as string | undefined, { cwd, baseUrl: values['base-url'] as string | undefined, env: process.env });
     const { id, file } = newSessionFile(cwd);
     return runSession({
       id,
       file,
       cwd,
       ...(prompt !== undefined ? { prompt } : {}),
-      model: values.model as string | undefined,
-      baseUrl: values['base-url'] as string | undefined,
+      models,
       json: values.json === true,
       allow,
       io,

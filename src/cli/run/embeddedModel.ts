@@ -105,7 +105,7 @@ export function embeddedModel(options: EmbeddedModelOptions): ScriptedModel {
       if (change) parts.push(change.ok ? `the change went through (${firstLine(change.text)})` : `the change was not made (${firstLine(change.text)})`);
       const bash = r.get('bash');
       if (bash) parts.push(bash.ok ? 'the command ran' : `the command did not run (${firstLine(bash.text)})`);
-      return { text: say(`Done. ${parts.join('; ')}. (This was the embedded scripted model: pass --model provider:model for a real one.)`) };
+      return { text: say(`Done: ${parts.join('; ')}. (This was the embedded scripted model: pass --model provider:model for a real one.)`) };
     },
   ];
   const delay = options.textDelayMs ?? 15;

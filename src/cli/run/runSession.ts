@@ -35,6 +35,8 @@ export interface RunSessionOptions {
   /** `provider:model`, `scripted:FILE.json`, or undefined/`embedded` for the embedded default. */
   model?: string;
   baseUrl?: string;
+  /** The model factory already made from `model` (so a bad spec fails before the session file exists). */
+  models?: () => LanguageModelV3;
   json?: boolean;
   allow?: readonly string[];
   /** Resuming: close what the log left open first. */
@@ -79,7 +81,7 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
   const stdin = o.stdin ?? process.stdin;
   const stdout = o.stdout ?? process.stdout;
   const interactive = !o.json && Boolean(stdin.isTTY && stdout.isTTY);
-  const model = await modelFactory(o.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env });
+  const model = o.models ?? (await modelFactory(o.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env }));
 
   const { log, sink, torn } = await onFile(o.file, () => openJsonlSessionLog(o.file)).catch((e: unknown) => {
     if (e instanceof JsonlLogError) throw new Error(`${e.message} (dsh repair ${o.file} can cut the log there, after a backup)`, { cause: e });

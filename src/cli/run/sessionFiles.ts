@@ -3,7 +3,7 @@
  * Ids sort by start time (`20261130-094455-1a2b`), so a listing in name order is chronological.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 
 export const SESSIONS_DIR = join('.dsh', 'sessions');
@@ -26,6 +26,9 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 /** The log file of a new session (creates the directory). */
 export function newSessionFile(cwd: string, id = newSessionId()): { id: string; file: string } {
   mkdirSync(sessionsDir(cwd), { recursive: true, mode: 0o700 });
+  // Keeps the logs out of git, and out of the built-in grep and glob (they honour .gitignore).
+  const ignore = join(cwd, '.dsh', '.gitignore');
+  if (!existsSync(ignore)) writeFileSync(ignore, '*\n');
   return { id, file: join(sessionsDir(cwd), `${id}.jsonl`) };
 }
 

@@ -44,9 +44,11 @@ export interface RunViewState {
   approval?: PendingApproval;
   /** A line under the rows (e.g. "cancelling…"). */
   status?: string;
+  /** Calls of earlier steps (already in `stable`): late snapshots of theirs are ignored. */
+  frozen: readonly string[];
 }
 
-export const initialRunView = (): RunViewState => ({ stable: [], text: '', streamed: false, calls: [] });
+export const initialRunView = (): RunViewState => ({ stable: [], text: '', streamed: false, calls: [], frozen: [] });
 
 /** What the view is fed. */
 export type RunViewInput =
@@ -131,7 +133,14 @@ function firstLineOf(s: string): string {
 
 /** Moves the running step's text and rows into the stable lines (a step ended). */
 function freeze(state: RunViewState, width: number, now: number): RunViewState {
-  return { ...state, stable: [...state.stable, ...liveLines({ ...state, approval: undefined, status: undefined }, now, width, 0)], text: '', streamed: false, calls: [] };
+  return {
+    ...state,
+    stable: [...state.stable, ...liveLines({ ...state, approval: undefined, status: undefined }, now, width, 0)],
+    text: '',
+    streamed: false,
+    calls: [],
+    frozen: [...state.frozen.slice(-500), ...state.calls.map((c) => c.callId)],
+  };
 }
 
 /** Feeds one input to the view. Pure. */
@@ -146,6 +155,7 @@ export function reduceRunView(state: RunViewState, input: RunViewInput, width = 
     case 'note':
       return { ...state, stable: [...state.stable, ...wrap(input.line, width)] };
     case 'stage': {
+      if (state.frozen.includes(input.callId)) return state;
       const i = state.calls.findIndex((c) => c.callId === input.callId);
       if (i >= 0) {
         const c = state.calls[i]!;
@@ -211,14 +221,23 @@ function elapsed(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
 }
 
-/** Splits a line to lines of at most `width` characters (code points). */
+/** Splits a line to lines of at most `width` characters (code points), at a space when there is one in the second half. */
 export function wrap(line: string, width: number): string[] {
   const w = Math.max(10, width);
   const out: string[] = [];
   for (const raw of line.split('\n')) {
-    const cps = Array.from(raw);
+    let cps = Array.from(raw);
     if (cps.length === 0) out.push('');
-    for (let i = 0; i < cps.length; i += w) out.push(cps.slice(i, i + w).join(''));
+    while (cps.length > 0) {
+      if (cps.length <= w) {
+        out.push(cps.join(''));
+        break;
+      }
+      const space = cps.lastIndexOf(' ', w);
+      const cut = space >= w / 2 ? space : w;
+      out.push(cps.slice(0, cut).join(''));
+      cps = cps.slice(space >= w / 2 ? cut + 1 : cut);
+    }
   }
   return out;
 }
