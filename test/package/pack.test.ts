@@ -119,7 +119,7 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
 
   it('npx dsh: --help, --version, the tour, a usage error (2) and a file error (1, one line)', async () => {
     const help = ok(await run('npx', ['--offline', 'dsh', '--help'], app), 'npx dsh --help');
-    expect(help.out).toMatch(/^usage:\n {2}dsh \[tour\] \[--log FILE\]/);
+    expect(help.out).toMatch(/^usage:\n {2}dsh run \[PROMPT\]/);
     expect(ok(await run('npx', ['--offline', 'dsh', '--version'], app), 'npx dsh --version').out).toBe(`${pkg.version}\n`);
     const bin = join(app, 'node_modules', '.bin', 'dsh');
     const log = join(work, 'session.jsonl');
@@ -133,6 +133,18 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     const missing = await run(bin, ['log', join(work, 'missing.jsonl')], app);
     expect(missing.code).toBe(1);
     expect(missing.err).toBe(`dsh log: ${join(work, 'missing.jsonl')}: no such file or directory\n`);
+  }, HANG);
+
+  it('npx dsh run "…" in the app: the embedded model, no key, no network, no terminal; the session log validates; dsh sessions lists it', async () => {
+    const r = ok(await run('npx', ['--offline', 'dsh', 'run', 'look around'], app, cleanEnv({ OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' })), 'npx dsh run');
+    expect(r.out).toMatch(/turn\/end turn-1: completed after 4 steps/);
+    expect(r.out).toMatch(/tool\/result call-1-0 ✓/);
+    const file = /session log: (\S+)/.exec(r.out)?.[1];
+    expect(file && file.startsWith(join(app, '.dsh', 'sessions'))).toBe(true);
+    const printed = ok(await run(join(app, 'node_modules', '.bin', 'dsh'), ['log', file!, '--full'], app), 'dsh log --full');
+    expect(printed.out).toMatch(/turn\/end turn-1: completed after 4 steps/);
+    const list = ok(await run(join(app, 'node_modules', '.bin', 'dsh'), ['sessions'], app), 'dsh sessions');
+    expect(list.out).toMatch(/ 1 +completed$/m);
   }, HANG);
 
   it('import("dsh"), "dsh/node" and "dsh/machines" work from plain Node', async () => {
