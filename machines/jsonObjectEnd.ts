@@ -3,7 +3,11 @@
  * outside strings. A tool call's input is an object, so once it closes nothing the provider still
  * sends can belong to it. Linear in the input, whatever the model sends.
  */
+/** Beyond these the text is left to the provider's own end of input (and the pipeline's arg limits). */
+export const EARLY_END_LIMITS = { maxChars: 1 << 20, maxDepth: 64 } as const;
+
 export class JsonObjectEnd {
+  private chars = 0;
   private depth = 0;
   private started = false;
   private inString = false;
@@ -14,6 +18,8 @@ export class JsonObjectEnd {
 
   /** Feeds one delta; returns true once the object has closed (and nothing but whitespace followed). */
   feed(delta: string): boolean {
+    this.chars += delta.length;
+    if (this.chars > EARLY_END_LIMITS.maxChars) this.invalid = true;
     for (let i = 0; i < delta.length && !this.invalid; i++) {
       const c = delta.charCodeAt(i);
       if (this.complete) {
@@ -37,7 +43,9 @@ export class JsonObjectEnd {
         continue;
       }
       if (c === 0x22) this.inString = true;
-      else if (c === 0x7b || c === 0x5b) this.depth++;
+      else if (c === 0x7b || c === 0x5b) {
+        if (++this.depth > EARLY_END_LIMITS.maxDepth) this.invalid = true;
+      }
       else if (c === 0x7d || c === 0x5d) {
         this.depth--;
         if (this.depth === 0) this.complete = true;

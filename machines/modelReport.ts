@@ -20,27 +20,24 @@ function describeWarning(w: SharedV3Warning): string {
 }
 
 /**
- * Closes a reasoning block: its buffered text is logged with the block's provider metadata (an
- * empty text when the block had none, as redacted thinking does). Returns true when the buffer was
- * written. Without metadata the block is left to the normal coalescing.
+ * Closes a reasoning block: the buffered reasoning plus its last `delta` is logged with the block's
+ * provider metadata (an empty text when the block had none, as redacted thinking does). Buffered
+ * plain text, if any, is logged first. The caller clears the buffer.
  */
 export function logReasoningEnd(
   log: LogPort,
   turnId: string,
   stepIndex: number,
   buffer: { kind: 'text' | 'reasoning'; text: string } | undefined,
-  providerMetadata: SharedV3ProviderMetadata | undefined,
-): boolean {
-  if (!providerMetadata) return false;
-  let flushed = false;
-  let text = '';
+  delta: string,
+  providerMetadata: SharedV3ProviderMetadata,
+): void {
+  let text = delta;
   if (buffer && buffer.text) {
-    if (buffer.kind === 'reasoning') text = buffer.text;
+    if (buffer.kind === 'reasoning') text = buffer.text + delta;
     else log.append({ type: 'llm/stream', turnId, stepIndex, kind: buffer.kind, text: buffer.text });
-    flushed = true;
   }
   log.append({ type: 'llm/stream', turnId, stepIndex, kind: 'reasoning', text, providerMetadata: jsonSafe(providerMetadata) as Record<string, Record<string, unknown>> });
-  return flushed;
 }
 
 /** The step's usage after one more finished request. */

@@ -21,14 +21,17 @@ export interface ModelStreamInput {
   readonly tools: readonly LanguageModelV3FunctionTool[];
   /** Output-token limit, sampling, tool choice, provider options, headers. */
   readonly callOptions?: ModelCallOptions;
+  /** Told the provider's warnings for this request as they arrive (the step logs them). */
+  readonly onWarnings?: (warnings: readonly SharedV3Warning[]) => void;
 }
 
 export type ModelStreamEvent =
-  | { type: 'MODEL.TEXT'; kind: 'text' | 'reasoning'; delta: string }
-  /** A reasoning block closed; its provider metadata (e.g. Anthropic's signature) must be replayed with it. */
-  | { type: 'MODEL.REASONING_END'; providerMetadata?: SharedV3ProviderMetadata }
+  /**
+   * Streamed text or reasoning. `providerMetadata` (reasoning only) closes the block: the block's
+   * metadata (e.g. Anthropic's thinking signature) that must be replayed with it.
+   */
+  | { type: 'MODEL.TEXT'; kind: 'text' | 'reasoning'; delta: string; providerMetadata?: SharedV3ProviderMetadata }
   | { type: 'MODEL.TOOL_CALL'; callId: string; toolName: string; input: string }
-  | { type: 'MODEL.WARNINGS'; warnings: readonly SharedV3Warning[] }
   | { type: 'MODEL.FINISH'; finishReason: string; usage?: LanguageModelV3Usage }
   | { type: 'MODEL.ERROR'; error: unknown };
 
@@ -86,11 +89,11 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
             case 'reasoning-end': {
               const meta = mergeMetadata(reasoningMeta.get(part.id), part.providerMetadata);
               reasoningMeta.delete(part.id);
-              send(meta ? { type: 'MODEL.REASONING_END', providerMetadata: meta } : { type: 'MODEL.REASONING_END' });
+              if (meta) send({ type: 'MODEL.TEXT', kind: 'reasoning', delta: '', providerMetadata: meta });
               break;
             }
             case 'stream-start':
-              if (part.warnings.length) send({ type: 'MODEL.WARNINGS', warnings: part.warnings });
+              if (part.warnings.length && !stopped) input.onWarnings?.(part.warnings);
               break;
             case 'tool-input-start':
               calls.start(part.id, part.toolName);

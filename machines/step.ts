@@ -99,6 +99,12 @@ export const stepMachine = setup({
     bufferText: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'MODEL.TEXT') return;
       const b = context.buffer;
+      if (event.providerMetadata) {
+        // A reasoning block closed: logged now, with its metadata, so it can be replayed as a block.
+        logReasoningEnd(context.deps.log, context.turnId, context.stepIndex, b, event.delta, event.providerMetadata);
+        enqueue.assign({ buffer: undefined });
+        return;
+      }
       const limit = context.deps.coalesceChars ?? 8192;
       if (b && b.kind !== event.kind) {
         context.deps.log.append({ type: 'llm/stream', turnId: context.turnId, stepIndex: context.stepIndex, kind: b.kind, text: b.text });
@@ -132,13 +138,6 @@ export const stepMachine = setup({
       finishReason: context.finishReason,
       error: context.error ?? context.droppedMidResponse,
     })),
-    logWarnings: ({ context, event }) => {
-      if (event.type === 'MODEL.WARNINGS') logModelWarnings(context.deps.log, context.turnId, context.stepIndex, event.warnings);
-    },
-    closeReasoning: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'MODEL.REASONING_END') return;
-      if (logReasoningEnd(context.deps.log, context.turnId, context.stepIndex, context.buffer, event.providerMetadata)) enqueue.assign({ buffer: undefined });
-    }),
     recordRequestError: ({ context }) => {
       const d = context.decision!;
       context.deps.log.append({
@@ -209,12 +208,16 @@ export const stepMachine = setup({
       invoke: {
         id: 'model',
         src: 'modelStream',
-        input: ({ context }) => ({ model: context.deps.model, prompt: context.deps.prompt(), tools: context.deps.tools, callOptions: context.deps.callOptions }),
+        input: ({ context }) => ({
+          model: context.deps.model,
+          prompt: context.deps.prompt(),
+          tools: context.deps.tools,
+          callOptions: context.deps.callOptions,
+          onWarnings: (warnings: Parameters<typeof logModelWarnings>[3]) => logModelWarnings(context.deps.log, context.turnId, context.stepIndex, warnings),
+        }),
       },
       on: {
         'MODEL.TEXT': { actions: 'bufferText' },
-        'MODEL.REASONING_END': { actions: 'closeReasoning' },
-        'MODEL.WARNINGS': { actions: 'logWarnings' },
         'MODEL.TOOL_CALL': { actions: 'forwardCall' },
         'MODEL.FINISH': {
           target: 'awaitingTools',

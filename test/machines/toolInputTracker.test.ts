@@ -71,4 +71,21 @@ describe('ToolInputTracker', () => {
     expect(feed('{}', 'x')).toBe(false);
     expect(feed('{"a":1')).toBe(false);
   });
+
+  it('hostile inputs (too deep, too long) are never parsed early: they wait for the provider and the pipeline limits', () => {
+    const { t, out } = tracker();
+    const deep = `{"a":${'['.repeat(100)}${']'.repeat(100)}}`;
+    t.start('deep', 'read');
+    t.delta('deep', deep);
+    const long = `{"a":"${'x'.repeat((1 << 20) + 10)}"}`;
+    t.start('long', 'read');
+    t.delta('long', long);
+    expect(out).toEqual([]);
+    t.end('deep');
+    t.end('long');
+    expect(out.map((c) => [c.callId, c.input.length])).toEqual([
+      ['deep', deep.length],
+      ['long', long.length],
+    ]);
+  });
 });
