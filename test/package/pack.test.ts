@@ -112,8 +112,11 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     expect(top).toEqual(expect.arrayContaining(['dsh', 'zod', 'xstate']));
     expect(top).not.toContain('tsx');
     expect(existsSync(join(app, 'node_modules', 'dsh', 'node_modules'))).toBe(false);
-    const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'dsh', 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; dependencies: Record<string, string> };
-    expect(Object.keys(manifest.peerDependencies).sort()).toEqual(['xstate', 'zod']);
+    const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'dsh', 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>; dependencies: Record<string, string> };
+    // zod and xstate are required peers; the model provider packages are optional ones (resolveModel loads them on demand).
+    const providers = ['@ai-sdk/anthropic', '@ai-sdk/openai', '@ai-sdk/openai-compatible'];
+    expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...providers, 'xstate', 'zod']);
+    expect(Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, m]) => m.optional).map(([k]) => k).sort()).toEqual(providers);
     expect(manifest.dependencies).not.toHaveProperty('zod');
   });
 
