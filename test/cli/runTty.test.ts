@@ -25,6 +25,42 @@ describe.skipIf(!hasTmux)('dsh run on a terminal', () => {
     writeFileSync(join(dir, 'README.md'), '# app\n');
     const cmd = `${dshArgv('run', 'look around').map(q).join(' ')}; echo "exit=$?"; sleep 600`;
     tmux('new-session', '-d', '-s', 'dsh', '-x', '120', '-y', '50', '-c', dir, cmd);
+    await runOneTurn();
+    tmux('kill-session', '-t', 'dsh');
+  }, 180_000);
+
+  it('without PROMPT: a REPL, turn after turn in one session; Ctrl-C at a question cancels that turn only; /exit leaves (0)', async () => {
+    const repl = mkdtempSync(join(tmpdir(), 'dsh-repl-'));
+    writeFileSync(join(repl, 'README.md'), '# app\n');
+    const cmd = `${dshArgv('run', '--allow', 'edit').map(q).join(' ')}; echo "exit=$?"; sleep 600`;
+    tmux('new-session', '-d', '-s', 'repl', '-x', '120', '-y', '60', '-c', repl, cmd);
+    const shot = () => tmux('capture-pane', '-p', '-t', 'repl');
+    const see = (re: RegExp, what: string) => waitFor(() => re.test(shot()) && shot(), what, 90_000);
+    await see(/^dsh>\s*$/m, 'the prompt');
+    tmux('send-keys', '-t', 'repl', 'first look', 'Enter');
+    await see(/bash ls -1 \| head -n 20  awaiting approval/, 'the bash question');
+    tmux('send-keys', '-t', 'repl', 'n');
+    await see(/turn completed[\s\S]*^dsh>\s*$/m, 'the first turn done, the prompt again');
+    tmux('send-keys', '-t', 'repl', 'second look', 'Enter');
+    await see(/› second look[\s\S]*bash ls -1 \| head -n 20  awaiting approval/, 'the second bash question');
+    tmux('send-keys', '-t', 'repl', 'C-c');
+    await see(/turn cancelled[\s\S]*^dsh>\s*$/m, 'the second turn cancelled, the prompt again');
+    tmux('send-keys', '-t', 'repl', '/exit', 'Enter');
+    await see(/exit=0/, 'exit 0');
+    const [name] = readdirSync(join(repl, '.dsh', 'sessions'));
+    const { events } = await readJsonlLog(join(repl, '.dsh', 'sessions', name!));
+    expect(events.filter((e) => e.type === 'turn/end').map((e) => [(e as { turnId: string }).turnId, (e as { outcome: string }).outcome])).toEqual([
+      ['turn-1', 'completed'],
+      ['turn-2', 'cancelled'],
+    ]);
+    const calls = events.filter((e) => e.type === 'tool/call').map((e) => e.seq);
+    expect(events.flatMap((e) => (e.type === 'tool/result' ? e.sourceEventSeqs : [])).sort((a, b) => a - b)).toEqual(calls);
+    rmSync(repl, { recursive: true, force: true });
+  }, 180_000);
+});
+
+async function runOneTurn() {
+  {
     const frames: string[] = [];
     const see = (re: RegExp, what: string) =>
       waitFor(() => {
@@ -54,5 +90,5 @@ describe.skipIf(!hasTmux)('dsh run on a terminal', () => {
     const { events } = await readJsonlLog(join(dir, '.dsh', 'sessions', name!));
     expect(events.filter((e) => e.type === 'tool/approval-answer').map((e) => (e as { answer: string }).answer)).toEqual(['allowed-once', 'denied']);
     expect(existsSync(join(dir, '.dsh', '.gitignore'))).toBe(true);
-  }, 180_000);
-});
+  }
+}

@@ -24,8 +24,8 @@ elapsed time; the model's text as it streams) and one-keystroke approvals (y onc
 n deny). Without one: one plain line per event, and every ask is denied with a line naming the
 --allow that pre-approves it. Ctrl-C cancels the turn; a second Ctrl-C exits.
 
-Exit: 0 the (last) turn completed, 1 it failed or ran out of steps, or a file/model error,
-2 bad usage, 130 cancelled (Ctrl-C).`;
+Exit: 0 the turn completed (the REPL: left with /exit, Ctrl-D or Ctrl-C at its prompt), 1 it
+failed or ran out of steps, or a file/model error, 2 bad usage, 130 cancelled (Ctrl-C).`;
 
 /** Splits `--allow a,b --allow c`. */
 export function allowList(value: string | boolean | string[] | undefined): string[] {

@@ -5,7 +5,7 @@
  *
  * Ctrl-C cancels the running turn (its calls are aborted and logged, the turn ends `cancelled`);
  * a second Ctrl-C exits at once (130). Exit: 0 the last turn completed, 1 it failed or ran out of
- * steps, 130 cancelled.
+ * steps, 130 cancelled; the REPL exits 0 on /exit, Ctrl-D or Ctrl-C at its prompt.
  */
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -154,7 +154,11 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     else {
       for (;;) {
         const line = await question(stdin, stdout, 'dsh> ');
-        if (line === undefined || line.trim() === '/exit') break;
+        if (line === undefined || line.trim() === '/exit') {
+          // Leaving the REPL is a normal end, whatever the last turn did.
+          code = 0;
+          break;
+        }
         if (line.trim()) await runTurn(line);
       }
     }
