@@ -86,6 +86,13 @@ describe('dsh run (no terminal)', () => {
     const replay = await dsh(dir, ['log', file!]);
     expect(replay.code, replay.err).toBe(0);
     expect(replay.out).toMatch(/turn\/end turn-1: completed after 4 steps/);
+    // Resumed by its file from elsewhere, it works in the demo copy again (its README is read there).
+    const resumed = await dsh(dir, ['resume', file!, 'again']);
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(resumed.out).toMatch(/tool\/result t2-call-1-0 ✓ "# greeter \(reviewed by dsh\)/);
+    const { events } = await readJsonlLog(file!);
+    const ids = events.flatMap((e) => (e.type === 'tool/call' ? [e.callId] : []));
+    expect(new Set(ids).size).toBe(ids.length);
   }, HANG);
 
   it('bad usage exits 2; an unknown provider or a missing key is one line, exit 1, before any session is made', async () => {

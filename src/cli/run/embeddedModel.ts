@@ -112,7 +112,12 @@ export function embeddedModel(options: EmbeddedModelOptions): ScriptedModel {
   return scriptedModel(
     steps.map((step) => (req: ScriptedRequest) => {
       options.onRequest?.(req.index);
-      return step(req);
+      const response = step(req);
+      // Call ids stay unique in the session (a provider may reject a repeated one on resume):
+      // turn n > 1 prefixes them with `t<n>-`.
+      const turn = req.prompt.filter((m) => m.role === 'user').length;
+      if (turn <= 1 || !response.toolCalls) return response;
+      return { ...response, toolCalls: response.toolCalls.map((c, i) => ({ ...c, toolCallId: `t${turn}-call-${req.index + 1}-${i}` })) };
     }),
     { modelId: 'dsh-embedded', chunkDelayMs: (part) => (part.type === 'text-delta' ? delay : 0) },
   );

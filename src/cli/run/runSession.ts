@@ -167,7 +167,7 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     unsubscribe();
     await onFile(o.file, () => sink.close());
   }
-  info(`session log: ${o.file}  (dsh log ${o.file}; dsh resume ${o.id})`);
+  info(`session log: ${o.file}  (dsh log ${o.file}; dsh resume ${o.file})`);
   return code;
 }
 

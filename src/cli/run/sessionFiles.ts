@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 
 export const SESSIONS_DIR = join('.dsh', 'sessions');
 
@@ -52,4 +52,11 @@ export function listSessionIds(cwd: string): string[] {
     throw e;
   }
   return names.filter((n) => n.endsWith('.jsonl')).map((n) => n.slice(0, -'.jsonl'.length)).sort();
+}
+
+/** The directory a session works in: `<dir>` for `<dir>/.dsh/sessions/<id>.jsonl`, else `fallback`. */
+export function sessionWorkDir(file: string, fallback: string): string {
+  const sessions = dirname(resolve(file));
+  if (basename(sessions) === 'sessions' && basename(dirname(sessions)) === '.dsh') return dirname(dirname(sessions));
+  return fallback;
 }
