@@ -12,7 +12,7 @@ import { runW1 } from './workloads/w1.js';
 import { runW2, runW3, runW5 } from './workloads/timing.js';
 import { runW4 } from './workloads/w4.js';
 import { runW6 } from './workloads/w6.js';
-import { runW8 } from './workloads/w8.js';
+import { runColdStart } from './workloads/coldStart.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = import.meta.url.endsWith('.js');
@@ -62,7 +62,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     w5: null,
     w6: null,
     w7: { spillMiB: 100, peakRssOverInput: null, ms: null, logBytesPerSpill: null, pageReadMs: null },
-    w8: null,
+    coldStart: null,
   };
   const notes: Notes = { mode: compiled ? 'compiled (tsc transpile, bench/.build)' : 'tsx (sources, esbuild keepNames)' };
 
@@ -111,16 +111,16 @@ export async function main(argv: readonly string[]): Promise<void> {
       notes.w7 = { notMeasured: r.reason };
     }
   }
-  if (want('w8')) {
-    log('W8 cold start of the built `dsh --version`');
+  if (want('coldStart')) {
+    log('cold start of the built `dsh --version`, and of `dsh run` to its first model request');
     // Compiled: the bench's own build of the CLI (the same tsc output as dist/); with --tsx: dist/.
     const bin = compiled ? join(here, '..', 'src', 'cli', 'bin.js') : join(root, 'dist', 'src', 'cli', 'bin.js');
-    const r = runW8({ quick, bin, binLabel: compiled ? 'bench/.build/src/cli/bin.js' : 'dist/src/cli/bin.js' });
+    const r = runColdStart({ quick, bin, binLabel: compiled ? 'bench/.build/src/cli/bin.js' : 'dist/src/cli/bin.js' });
     if ('result' in r) {
-      results.w8 = r.result;
-      notes.w8 = r.detail;
+      results.coldStart = r.result;
+      notes.coldStart = r.detail;
     } else {
-      notes.w8 = r;
+      notes.coldStart = r;
     }
   }
   notes.seconds = (Date.now() - started) / 1000;

@@ -1,28 +1,35 @@
 /**
  * The `dsh` command: global flags, then dispatch to one command per file under commands/.
+ *   dsh run [PROMPT]          an agent in the current directory (commands/run.ts)
+ *   dsh sessions | resume | log | repair   sessions on disk (commands/*.ts)
  *   dsh [tour] [--log FILE]   the pipeline tour (commands/tour.ts)
- *   dsh log FILE              print a JSONL session log (commands/log.ts)
  *   dsh -h | --help | --version | help [COMMAND] | COMMAND --help
  * Exit codes: 0 done, 1 failed (a file error or corrupt log: one line on stderr, the stack only
- * with DSH_DEBUG=1), 2 bad usage (unknown command, flag or extra argument: the usage on stderr).
+ * with DSH_DEBUG=1), 2 bad usage (unknown command, flag or extra argument: the usage on stderr),
+ * 130 a run cancelled with Ctrl-C.
  * The heavy modules (the runtime, the log adapter) are loaded by the command that runs, so
  * `--version` and `--help` start fast. The process entry is bin.ts.
  */
 import { commandUsage, parseCommandArgs, UsageError, type CliIo, type Command } from './command.js';
 import { logCommand } from './commands/log.js';
+import { repairCommand } from './commands/repair.js';
+import { resumeCommand } from './commands/resume.js';
+import { runCommand } from './commands/run.js';
+import { sessionsCommand } from './commands/sessions.js';
 import { tourCommand } from './commands/tour.js';
 import { describeError } from './describeError.js';
 import { packageVersion } from './version.js';
 
-export const COMMANDS: readonly Command[] = [tourCommand, logCommand];
+export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, tourCommand];
 
 export const USAGE = `usage:
-${COMMANDS.map((c) => `  ${c.synopsis.padEnd(26)}${c.summary}`).join('\n')}
+${COMMANDS.map((c) => `  ${c.synopsis}\n      ${c.summary}`).join('\n')}
   dsh COMMAND --help        help on a command
   dsh -h, --help            this text
   dsh --version             the version
 
-Exit codes: 0 done, 1 failed (one line on stderr; DSH_DEBUG=1 adds the stack), 2 bad usage.`;
+Exit codes: 0 done, 1 failed (one line on stderr; DSH_DEBUG=1 adds the stack), 2 bad usage,
+130 a run cancelled with Ctrl-C.`;
 
 /** Runs the command; resolves with the process exit code. Never rejects. */
 export async function main(

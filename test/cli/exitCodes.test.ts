@@ -39,8 +39,9 @@ describe('dsh help and version', () => {
       const r = await dsh([flag]);
       expect(r.code).toBe(0);
       expect(r.err).toBe('');
-      expect(r.out).toMatch(/^usage:\n {2}dsh \[tour\] \[--log FILE\]/);
-      expect(r.out).toContain('dsh log FILE');
+      expect(r.out).toMatch(/^usage:\n {2}dsh run \[PROMPT\]/);
+      for (const c of ['dsh sessions', 'dsh resume ID|FILE [PROMPT]', 'dsh log ID|FILE', 'dsh repair ID|FILE', 'dsh [tour] [--log FILE]']) expect(r.out).toContain(c);
+      expect(r.out).toMatch(/130 a run cancelled with Ctrl-C/);
       expect(r.out).toContain('--version');
     }
   }, HANG);
@@ -55,7 +56,7 @@ describe('dsh help and version', () => {
       const r = await dsh(argv);
       expect(r.code, argv.join(' ')).toBe(0);
       expect(r.err).toBe('');
-      expect(r.out).toMatch(argv.includes('tour') ? /^usage: dsh \[tour\] \[--log FILE\]\n/ : /^usage: dsh log FILE\n/);
+      expect(r.out).toMatch(argv.includes('tour') ? /^usage: dsh \[tour\] \[--log FILE\]\n/ : /^usage: dsh log ID\|FILE \[--json\] \[--full\]\n/);
       expect(r.out).toMatch(/Exit: 0 /);
     }
   }, HANG);
@@ -67,7 +68,10 @@ describe('dsh usage errors: exit 2, the message and the usage on stderr, nothing
     [['--bogus'], /^dsh tour: Unknown option '--bogus'$/],
     [['log', '--bogus', 'x.jsonl'], /^dsh log: Unknown option '--bogus'$/],
     [['tour', 'extra'], /^dsh tour: unexpected argument: extra$/],
-    [['log'], /^dsh log: missing FILE/],
+    [['log'], /^dsh log: missing ID\|FILE/],
+    [['run'], /^dsh run: missing PROMPT \(without a terminal there is no REPL\)$/],
+    [['resume'], /^dsh resume: missing ID/],
+    [['run', 'x', '--allow'], /^dsh run: Option '--allow <value>' argument missing$/],
     [['log', 'a.jsonl', 'b.jsonl'], /^dsh log: unexpected argument: b\.jsonl$/],
     [['--log'], /^dsh tour: Option '--log <value>' argument missing$/],
     [['--version', 'now'], /^dsh: unexpected argument: now$/],

@@ -1,12 +1,10 @@
 /** The session log as readable text, one line per event: a pure projection for terminals and docs. */
 import type { LogEvent } from '../../protocol/index.js';
 
-const clip = (s: string, max = 100) => {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length > max ? `${one.slice(0, max - 1)}…` : one;
-};
-
-const inputText = (input: unknown) => clip(typeof input === 'string' ? input : safeJson(input), 60);
+export interface LogTextOptions {
+  /** Full texts (messages, model text, results, inputs), not cut to a preview. Default false. */
+  full?: boolean;
+}
 
 // A view never throws: a value JSON cannot carry (cyclic, nested too deep) is shown as a marker.
 function safeJson(value: unknown): string {
@@ -18,20 +16,28 @@ function safeJson(value: unknown): string {
 }
 
 /** One line describing an event (without its seq). */
-export function describeEvent(e: LogEvent): string {
+export function describeEvent(e: LogEvent, options: LogTextOptions = {}): string {
+  // In full mode nothing is cut; newlines are shown as \\n (quoted texts: JSON escapes), so an event stays one line.
+  const clip = (s: string, max = 100) => {
+    if (options.full) return s.replace(/\r?\n/g, '\\n');
+    const one = s.replace(/\s+/g, ' ').trim();
+    return one.length > max ? `${one.slice(0, max - 1)}…` : one;
+  };
+  const quoted = (s: string, max: number) => JSON.stringify(options.full ? s : clip(s, max));
+  const inputText = (input: unknown) => clip(typeof input === 'string' ? input : safeJson(input), 60);
   switch (e.type) {
     case 'turn/start':
       return `turn/start ${e.turnId}: ${clip(e.input)}`;
     case 'step/start':
       return `  step/start #${e.stepIndex}`;
     case 'llm/stream':
-      return `    llm/stream (${e.kind}) ${JSON.stringify(clip(e.text, 80))}`;
+      return `    llm/stream (${e.kind}) ${quoted(e.text, 80)}`;
     case 'tool/call':
       return `    tool/call ${e.callId} ${e.toolName}(${inputText(e.input)}) [${e.executionMode}]`;
     case 'tool/result': {
       const r = e.result;
       const status = r.isError ? `✗ ${r.error?.code}` : '✓';
-      return `    tool/result ${e.callId} ${status} ${JSON.stringify(clip(r.content, 80))} ← #${e.sourceEventSeqs.join(',')}`;
+      return `    tool/result ${e.callId} ${status} ${quoted(r.content, 80)} ← #${e.sourceEventSeqs.join(',')}`;
     }
     case 'step/end':
       return `  step/end #${e.stepIndex} (${e.finishReason}, ${e.toolCalls} tool call${e.toolCalls === 1 ? '' : 's'})`;
@@ -55,10 +61,10 @@ export function describeEvent(e: LogEvent): string {
 }
 
 /** `seq` padded, then the event's line. */
-export function formatEvent(e: LogEvent): string {
-  return `${String(e.seq).padStart(4)} ${describeEvent(e)}`;
+export function formatEvent(e: LogEvent, options: LogTextOptions = {}): string {
+  return `${String(e.seq).padStart(4)} ${describeEvent(e, options)}`;
 }
 
-export function formatLog(events: readonly LogEvent[]): string {
-  return events.map(formatEvent).join('\n');
+export function formatLog(events: readonly LogEvent[], options: LogTextOptions = {}): string {
+  return events.map((e) => formatEvent(e, options)).join('\n');
 }

@@ -1,0 +1,87 @@
+/** `dsh run [PROMPT]`: an agent in the current directory with the built-in tools. */
+import type { Command } from '../command.js';
+import { UsageError } from '../command.js';
+
+export const RUN_OPTIONS = {
+  model: { type: 'string' },
+  'base-url': { type: 'string' },
+  json: { type: 'boolean' },
+  allow: { type: 'string', multiple: true },
+} as const;
+
+export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MODEL, anthropic:MODEL (key from OPENAI_API_KEY /
+                    ANTHROPIC_API_KEY), openai-compatible:MODEL with --base-url; scripted:FILE.json
+                    replays a JSON array of scripted responses. Default: the embedded scripted
+                    model (no key, no network): it reads and greps in parallel, proposes an edit
+                    (asks), runs a command (asks) and answers.
+  --base-url URL    the provider's server (required for openai-compatible)
+  --allow TOOL      pre-approve a tool that asks (write, edit, bash); repeat or comma-separate
+  --json            stream the session log's events as NDJSON on stdout (no questions: asks are denied)
+  -h, --help        this text`;
+
+export const RUN_EXIT_HELP = `On a terminal: a live view (one row per tool call with its pipeline stage, a spinner and the
+elapsed time; the model's text as it streams) and one-keystroke approvals (y once, a always,
+n deny). Without one: one plain line per event, and every ask is denied with a line naming the
+--allow that pre-approves it. Ctrl-C cancels the turn; a second Ctrl-C exits.
+
+Exit: 0 the turn completed (the REPL: left with /exit, Ctrl-D or Ctrl-C at its prompt), 1 it
+failed or ran out of steps, or a file/model error, 2 bad usage, 130 cancelled (Ctrl-C).`;
+
+/** Splits `--allow a,b --allow c`. */
+export function allowList(value: string | boolean | string[] | undefined): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+}
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'run an agent in the current directory (embedded model by default)',
+  synopsis: 'dsh run [PROMPT] [--model SPEC] [--allow TOOL] [--json] [--demo]',
+  details: `Runs PROMPT as one turn of a new session in the current directory, with the built-in tools
+(read, grep, glob, write, edit, bash) confined to it. Without PROMPT on a terminal: a REPL, one
+turn after another in the same session (/exit or Ctrl-D ends it). The session is logged to
+.dsh/sessions/<id>.jsonl (dsh sessions, dsh log, dsh resume).
+
+${RUN_FLAGS_HELP}
+  --demo            work in a fresh throwaway copy of an example project (in the temp directory),
+                    on the embedded model, with a default prompt; without a terminal, edit, write
+                    and bash are pre-approved (it is a throwaway copy). What \`npm start\` runs.
+
+${RUN_EXIT_HELP}`,
+  options: { ...RUN_OPTIONS, demo: { type: 'boolean' } },
+  positionals: { min: 0, max: 1, name: 'PROMPT' },
+  async run({ values, positionals }, io) {
+    const [{ runSession, modelFactory }, { newSessionFile }] = await Promise.all([import('../run/runSession.js'), import('../run/sessionFiles.js')]);
+    const demo = values.demo === true;
+    const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY) && values.json !== true;
+    let prompt = positionals[0];
+    let cwd = process.cwd();
+    const allow = allowList(values.allow as string[] | undefined);
+    if (demo) {
+      if (values.model !== undefined) throw new UsageError('--demo runs the embedded model: drop --model', runCommand);
+      const { createDemoWorkspace } = await import('../run/demoWorkspace.js');
+      cwd = createDemoWorkspace();
+      prompt ??= 'Have a look at this project and mark its README as reviewed.';
+      io.out(`dsh demo: a throwaway copy of the example project in ${cwd}`);
+      if (!tty) {
+        allow.push('edit', 'write', 'bash');
+        io.out('dsh demo: no terminal to ask, so edit, write and bash are pre-approved (as with --allow edit,write,bash)');
+      }
+    }
+    if (prompt === undefined && !tty) throw new UsageError('missing PROMPT (without a terminal there is no REPL)', runCommand);
+    // The model first: a bad spec or a missing key fails before a session file is made.
+    const models = await modelFactory(values.model as string | undefined, { cwd, baseUrl: values['base-url'] as string | undefined, env: process.env });
+    const { id, file } = newSessionFile(cwd);
+    return runSession({
+      id,
+      file,
+      cwd,
+      ...(prompt !== undefined ? { prompt } : {}),
+      models,
+      json: values.json === true,
+      allow,
+      io,
+      env: process.env,
+    });
+  },
+};

@@ -1,0 +1,189 @@
+/**
+ * `dsh run` / `dsh resume`: opens (or creates) the session's JSONL log, picks the model, the
+ * output (live view on a TTY, one plain line per event without one, NDJSON with --json) and the
+ * approval service, then runs one turn (PROMPT) or a REPL of turns (a TTY without PROMPT).
+ *
+ * Ctrl-C cancels the running turn (its calls are aborted and logged, the turn ends `cancelled`);
+ * a second Ctrl-C exits at once (130). Exit: 0 the last turn completed, 1 it failed or ran out of
+ * steps, 130 cancelled; the REPL exits 0 on /exit, Ctrl-D or Ctrl-C at its prompt.
+ */
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import type { InspectionEvent } from 'xstate';
+import { JsonlLogError, openJsonlSessionLog } from '../../adapters/log/jsonlLog.js';
+import { resolveModel } from '../../adapters/model/providers.js';
+import { scriptedModel, type ScriptedResponse } from '../../adapters/model/scriptedModel.js';
+import type { LogEvent } from '../../protocol/index.js';
+import { closeOpenWork } from '../../runtime/openWork.js';
+import { formatEvent } from '../../runtime/views/logText.js';
+import type { CliIo } from '../command.js';
+import { onFile } from '../describeError.js';
+import { createTerminalRenderer, type TerminalRenderer } from '../view/terminalRenderer.js';
+import { fromInspection } from '../view/runView.js';
+import { createAgentSession, type RunSetup } from './agentSession.js';
+import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
+import { embeddedModel } from './embeddedModel.js';
+
+export const EXIT_CANCELLED = 130;
+
+export interface RunSessionOptions {
+  id: string;
+  file: string;
+  cwd: string;
+  prompt?: string;
+  /** `provider:model`, `scripted:FILE.json`, or undefined/`embedded` for the embedded default. */
+  model?: string;
+  baseUrl?: string;
+  /** The model factory already made from `model` (so a bad spec fails before the session file exists). */
+  models?: () => LanguageModelV3;
+  json?: boolean;
+  allow?: readonly string[];
+  /** Resuming: close what the log left open first. */
+  resume?: boolean;
+  io: CliIo;
+  env: Readonly<Record<string, string | undefined>>;
+  stdin?: NodeJS.ReadStream;
+  stdout?: NodeJS.WriteStream;
+  /** The configuration seam: see RunSetup.installPolicies. */
+  installPolicies?: RunSetup['installPolicies'];
+}
+
+/** The model for each turn from `--model`. */
+export async function modelFactory(spec: string | undefined, o: { cwd: string; baseUrl?: string; env: Readonly<Record<string, string | undefined>> }): Promise<() => LanguageModelV3> {
+  if (spec === undefined || spec === 'embedded') {
+    const probe = o.env.DSH_BENCH_EXIT_AT_FIRST_REQUEST;
+    return () =>
+      embeddedModel({
+        cwd: o.cwd,
+        ...(probe
+          ? {
+              onRequest: () => {
+                process.stderr.write(`first model request at ${performance.now().toFixed(1)} ms\n`);
+                process.exit(0);
+              },
+            }
+          : {}),
+      });
+  }
+  if (spec.startsWith('scripted:')) {
+    const file = spec.slice('scripted:'.length);
+    const steps = await onFile(file, async () => JSON.parse(readFileSync(file, 'utf8')) as unknown);
+    if (!Array.isArray(steps)) throw new Error(`${file}: a scripted model is a JSON array of responses`);
+    const model = scriptedModel(steps as ScriptedResponse[], { modelId: `scripted:${file}` });
+    return () => model;
+  }
+  const model = await resolveModel(spec, { ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}), env: o.env });
+  return () => model;
+}
+
+export async function runSession(o: RunSessionOptions): Promise<number> {
+  const stdin = o.stdin ?? process.stdin;
+  const stdout = o.stdout ?? process.stdout;
+  const interactive = !o.json && Boolean(stdin.isTTY && stdout.isTTY);
+  const model = o.models ?? (await modelFactory(o.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env }));
+
+  const { log, sink, torn } = await onFile(o.file, () => openJsonlSessionLog(o.file)).catch((e: unknown) => {
+    if (e instanceof JsonlLogError) throw new Error(`${e.message} (dsh repair ${o.file} can cut the log there, after a backup)`, { cause: e });
+    throw e;
+  });
+  const info = o.json ? o.io.err : o.io.out;
+  if (torn) o.io.err(`dsh: ${torn.message}`);
+  if (o.resume) {
+    const closed = closeOpenWork(log, 'the session stopped before this finished (closed on resume)');
+    if (closed.calls + closed.steps + closed.turns > 0) {
+      o.io.err(`dsh: resumed an interrupted session: ${closed.calls} call(s) marked INTERRUPTED, ${closed.steps} step(s) and ${closed.turns} turn(s) closed`);
+    }
+  }
+
+  let renderer: TerminalRenderer | undefined;
+  let current: { cancel(reason?: string): void } | undefined;
+  let interrupts = 0;
+  const interrupt = () => {
+    interrupts++;
+    if (interrupts > 1 || !current) {
+      renderer?.stop();
+      o.io.err(`dsh: interrupted; the session log is ${o.file}`);
+      process.exit(EXIT_CANCELLED);
+    }
+    renderer?.feed({ kind: 'status', status: 'cancelling the turn… (Ctrl-C again to quit)' });
+    if (!renderer) o.io.err('dsh: cancelling the turn (Ctrl-C again to quit)');
+    current.cancel('cancelled by Ctrl-C');
+  };
+
+  const approval = interactive
+    ? keystrokeApproval({ input: stdin, show: (a) => renderer?.feed({ kind: 'approval', approval: a }), onInterrupt: interrupt })
+    : deniedWithoutTerminal(o.io.err);
+  const session = createAgentSession({
+    cwd: o.cwd,
+    log,
+    model,
+    approval,
+    ...(o.allow ? { allow: o.allow } : {}),
+    ...(o.installPolicies ? { installPolicies: o.installPolicies } : {}),
+  });
+
+  const print = (e: LogEvent) => (o.json ? o.io.out(JSON.stringify(e)) : o.io.out(formatEvent(e, { full: true })));
+  const unsubscribe = log.subscribe((e) => (renderer ? renderer.feed({ kind: 'event', event: e, now: Date.now() }) : print(e)));
+  process.on('SIGINT', interrupt);
+
+  info(`session ${o.id}: ${o.file}`);
+  let code = 0;
+  const runTurn = async (input: string) => {
+    interrupts = 0;
+    if (interactive) renderer = createTerminalRenderer(stdout);
+    const inspect = renderer
+      ? (ev: InspectionEvent) => {
+          const input = fromInspection(ev, Date.now());
+          if (input) renderer!.feed(input);
+        }
+      : undefined;
+    const handle = session.startTurn(input, inspect ? { inspect } : {});
+    current = handle;
+    try {
+      const r = await handle.done;
+      code = r.outcome === 'completed' ? 0 : r.outcome === 'cancelled' ? EXIT_CANCELLED : 1;
+    } finally {
+      current = undefined;
+      renderer?.stop();
+      renderer = undefined;
+    }
+  };
+  try {
+    if (o.prompt !== undefined) await runTurn(o.prompt);
+    else {
+      for (;;) {
+        const line = await question(stdin, stdout, 'dsh> ');
+        if (line === undefined || line.trim() === '/exit') {
+          // Leaving the REPL is a normal end, whatever the last turn did.
+          code = 0;
+          break;
+        }
+        if (line.trim()) await runTurn(line);
+      }
+    }
+  } finally {
+    process.off('SIGINT', interrupt);
+    unsubscribe();
+    await onFile(o.file, () => sink.close());
+  }
+  info(`session log: ${o.file}  (dsh log ${o.file}; dsh resume ${o.file})`);
+  return code;
+}
+
+/** One line from the terminal; undefined at EOF or Ctrl-C. */
+function question(input: NodeJS.ReadStream, output: NodeJS.WriteStream, prompt: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const rl = createInterface({ input, output, terminal: true });
+    let answered = false;
+    rl.on('SIGINT', () => rl.close());
+    rl.on('close', () => {
+      if (!answered) resolve(undefined);
+    });
+    rl.question(prompt, (line) => {
+      answered = true;
+      rl.close();
+      resolve(line);
+    });
+  });
+}

@@ -1,0 +1,272 @@
+/**
+ * The live terminal view of `dsh run`, as a pure projection: a state fed by log events, XState
+ * inspection events of the turn (each call's stage, the model's text deltas) and the approval
+ * prompt, and a function from that state to lines. No terminal here: the renderer
+ * (terminalRenderer.ts) draws the lines; tests read them directly.
+ *
+ * Lines are split in two: `stable` lines never change once shown (earlier steps, notes), `live`
+ * lines are redrawn (the running step's text and one row per tool call: stage, spinner, elapsed
+ * time). Every line is wrapped to the width, so the renderer can count them.
+ */
+import type { InspectionEvent } from 'xstate';
+import type { LogEvent } from '../../protocol/index.js';
+
+export interface CallRow {
+  callId: string;
+  toolName: string;
+  /** The arguments, as one short line. */
+  args: string;
+  /** The call's pipeline stage (a state of machines/toolCall.ts, readable), or `done`. */
+  stage: string;
+  /** ms (wall clock) when the call was seen; when it settled. */
+  startedAt: number;
+  endedAt?: number;
+  error?: { code: string; message: string };
+  /** The result's first line, when it succeeded. */
+  summary?: string;
+}
+
+export interface PendingApproval {
+  callId: string;
+  toolName: string;
+  args: string;
+  reason?: string;
+}
+
+export interface RunViewState {
+  /** Lines that are final. */
+  stable: string[];
+  /** The running step's streamed text. */
+  text: string;
+  /** Whether `text` came from deltas (then the step's `llm/stream` events are not added again). */
+  streamed: boolean;
+  calls: CallRow[];
+  approval?: PendingApproval;
+  /** A line under the rows (e.g. "cancelling…"). */
+  status?: string;
+  /** Calls of earlier steps (already in `stable`): late snapshots of theirs are ignored. */
+  frozen: readonly string[];
+}
+
+export const initialRunView = (): RunViewState => ({ stable: [], text: '', streamed: false, calls: [], frozen: [] });
+
+/** What the view is fed. */
+export type RunViewInput =
+  | { kind: 'event'; event: LogEvent; now: number }
+  | { kind: 'stage'; callId: string; toolName: string; input: unknown; stage: string; now: number }
+  | { kind: 'text'; delta: string }
+  | { kind: 'approval'; approval: PendingApproval | undefined }
+  | { kind: 'status'; status: string | undefined }
+  | { kind: 'note'; line: string };
+
+const STAGES: Record<string, string> = {
+  validating: 'validating',
+  preExecute: 'pre-execute',
+  awaitingApproval: 'awaiting approval',
+  guard: 'guard',
+  executing: 'running',
+  'executing.running': 'running',
+  'executing.aborting': 'aborting',
+  postExecute: 'post-execute',
+  finalizing: 'finalizing',
+  settled: 'settled',
+};
+
+/** A toolCall machine state value as a readable stage (`{ executing: 'aborting' }` → `aborting`). */
+export function stageOf(value: unknown): string {
+  const path: string[] = [];
+  let v = value;
+  while (v && typeof v === 'object') {
+    const [k, inner] = Object.entries(v as Record<string, unknown>)[0] ?? [];
+    if (k === undefined) break;
+    path.push(k);
+    v = inner;
+  }
+  if (typeof v === 'string') path.push(v);
+  const full = path.join('.');
+  return STAGES[full] ?? STAGES[path[0] ?? ''] ?? full;
+}
+
+const oneLine = (s: string, max: number) => {
+  const t = s.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+};
+
+/** The arguments as a short line: a path, pattern or command when there is one, else the JSON. */
+export function argsText(input: unknown): string {
+  let v: unknown = input;
+  if (typeof input === 'string') {
+    try {
+      v = JSON.parse(input) as unknown;
+    } catch {
+      return oneLine(input, 60);
+    }
+  }
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    for (const k of ['command', 'path', 'pattern', 'locator']) if (typeof o[k] === 'string') return oneLine(o[k] as string, 60);
+  }
+  return oneLine(JSON.stringify(v) ?? '', 60);
+}
+
+/**
+ * The calls whose machines these inspection events describe: `@xstate.snapshot` of a toolCall
+ * actor (its context carries the request) → the call's current stage. Model text deltas too.
+ */
+export function fromInspection(e: InspectionEvent, now: number): RunViewInput | undefined {
+  if (e.type === '@xstate.snapshot') {
+    const snap = e.snapshot as { machine?: { id?: string }; value?: unknown; context?: { request?: { callId?: unknown; toolName?: unknown; input?: unknown } } };
+    const req = snap.context?.request;
+    if (snap.machine?.id !== 'toolCall' || typeof req?.callId !== 'string') return undefined;
+    return { kind: 'stage', callId: req.callId, toolName: String(req.toolName), input: req.input, stage: stageOf(snap.value), now };
+  }
+  if (e.type === '@xstate.event') {
+    const ev = e.event as { type?: string; kind?: string; delta?: unknown };
+    if (ev.type === 'MODEL.TEXT' && ev.kind === 'text' && typeof ev.delta === 'string') return { kind: 'text', delta: ev.delta };
+  }
+  return undefined;
+}
+
+function firstLineOf(s: string): string {
+  return oneLine(s.split('\n').find((l) => l.trim()) ?? '', 70);
+}
+
+/** Moves the running step's text and rows into the stable lines (a step ended). */
+function freeze(state: RunViewState, width: number, now: number): RunViewState {
+  return {
+    ...state,
+    stable: [...state.stable, ...liveLines({ ...state, approval: undefined, status: undefined }, now, width, 0)],
+    text: '',
+    streamed: false,
+    calls: [],
+    frozen: [...state.frozen.slice(-500), ...state.calls.map((c) => c.callId)],
+  };
+}
+
+/** Feeds one input to the view. Pure. */
+export function reduceRunView(state: RunViewState, input: RunViewInput, width = 80): RunViewState {
+  switch (input.kind) {
+    case 'text':
+      return { ...state, text: state.text + input.delta, streamed: true };
+    case 'approval':
+      return { ...state, approval: input.approval };
+    case 'status':
+      return { ...state, status: input.status };
+    case 'note':
+      return { ...state, stable: [...state.stable, ...wrap(input.line, width)] };
+    case 'stage': {
+      if (state.frozen.includes(input.callId)) return state;
+      const i = state.calls.findIndex((c) => c.callId === input.callId);
+      if (i >= 0) {
+        const c = state.calls[i]!;
+        if (c.endedAt !== undefined || input.stage === 'settled') return state;
+        return { ...state, calls: state.calls.map((r, j) => (j === i ? { ...r, stage: input.stage } : r)) };
+      }
+      const row: CallRow = { callId: input.callId, toolName: input.toolName, args: argsText(input.input), stage: input.stage, startedAt: input.now };
+      return { ...state, calls: [...state.calls, row] };
+    }
+    case 'event':
+      return onEvent(state, input.event, input.now, width);
+  }
+}
+
+function onEvent(state: RunViewState, e: LogEvent, now: number, width: number): RunViewState {
+  const note = (line: string) => ({ ...state, stable: [...state.stable, ...wrap(line, width)] });
+  switch (e.type) {
+    case 'turn/start':
+      return note(`› ${e.input}`);
+    case 'llm/stream':
+      if (e.kind !== 'text' || state.streamed) return state;
+      return { ...state, text: state.text + e.text };
+    case 'tool/call': {
+      if (state.calls.some((c) => c.callId === e.callId)) return state;
+      return { ...state, calls: [...state.calls, { callId: e.callId, toolName: e.toolName, args: argsText(e.input), stage: 'queued', startedAt: now }] };
+    }
+    case 'tool/result': {
+      const r = e.result;
+      const known = state.calls.some((c) => c.callId === e.callId);
+      const base: CallRow = known
+        ? state.calls.find((c) => c.callId === e.callId)!
+        : { callId: e.callId, toolName: e.toolName, args: '', stage: 'done', startedAt: now };
+      const row: CallRow = {
+        ...base,
+        stage: 'done',
+        endedAt: now,
+        ...(r.isError ? { error: { code: r.error?.code ?? 'ERROR', message: r.error?.message ?? r.content } } : { summary: firstLineOf(r.content) }),
+      };
+      return { ...state, calls: known ? state.calls.map((c) => (c.callId === e.callId ? row : c)) : [...state.calls, row] };
+    }
+    case 'step/end':
+      return freeze(state, width, now);
+    case 'turn/end': {
+      const s = state.calls.length || state.text ? freeze(state, width, now) : state;
+      return { ...s, status: undefined, stable: [...s.stable, ...wrap(`turn ${e.outcome}${e.error ? `: ${e.error}` : ''}`, width)] };
+    }
+    case 'agent/request-error':
+      return note(`! model request failed (${e.kind}${e.status ? ` ${e.status}` : ''}), ${e.action}${e.delayMs !== undefined ? ` in ${e.delayMs} ms` : ''}: ${e.message}`);
+    case 'warning':
+      return note(`! ${e.code}: ${e.message}`);
+    case 'hook/failed':
+      return note(`! ${e.hook} "${e.listener}" failed (${e.failed}): ${e.message}`);
+    case 'context/compacted':
+      return note(`· context compacted: ${e.beforeChars} → ${e.afterChars} chars`);
+    default:
+      return state;
+  }
+}
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+function elapsed(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
+}
+
+/** Splits a line to lines of at most `width` characters (code points), at a space when there is one in the second half. */
+export function wrap(line: string, width: number): string[] {
+  const w = Math.max(10, width);
+  const out: string[] = [];
+  for (const raw of line.split('\n')) {
+    let cps = Array.from(raw);
+    if (cps.length === 0) out.push('');
+    while (cps.length > 0) {
+      if (cps.length <= w) {
+        out.push(cps.join(''));
+        break;
+      }
+      const space = cps.lastIndexOf(' ', w);
+      const cut = space >= w / 2 ? space : w;
+      out.push(cps.slice(0, cut).join(''));
+      cps = cps.slice(space >= w / 2 ? cut + 1 : cut);
+    }
+  }
+  return out;
+}
+
+/** One call's row(s): mark, tool, arguments, stage, elapsed; an error in full under it. */
+export function callLines(c: CallRow, now: number, width: number, frame: number): string[] {
+  const mark = c.endedAt === undefined ? SPINNER[frame % SPINNER.length]! : c.error ? '✗' : '✓';
+  const time = elapsed((c.endedAt ?? now) - c.startedAt);
+  const what = `${c.toolName}${c.args ? ` ${c.args}` : ''}`;
+  const stage = c.endedAt === undefined ? c.stage : c.error ? c.error.code : 'done';
+  const lines = wrap(`${mark} ${what}  ${stage}  ${time}`, width);
+  if (c.error) lines.push(...wrap(`    ${c.error.code}: ${c.error.message}`, width));
+  return lines;
+}
+
+function liveLines(state: RunViewState, now: number, width: number, frame: number): string[] {
+  const lines: string[] = [];
+  if (state.text) lines.push(...wrap(state.text.trimEnd(), width));
+  for (const c of state.calls) lines.push(...callLines(c, now, width, frame));
+  if (state.approval) {
+    const a = state.approval;
+    lines.push(...wrap(`? allow ${a.toolName} ${a.args}${a.reason ? ` (${a.reason})` : ''}`, width));
+    lines.push(...wrap('  [y] allow once  [a] allow always  [n] deny', width));
+  }
+  if (state.status) lines.push(...wrap(state.status, width));
+  return lines;
+}
+
+/** The view as lines: `stable` (final) and `live` (redrawn each frame). Pure. */
+export function renderRunView(state: RunViewState, options: { now: number; width: number; frame?: number }): { stable: string[]; live: string[] } {
+  return { stable: state.stable, live: liveLines(state, options.now, options.width, options.frame ?? 0) };
+}

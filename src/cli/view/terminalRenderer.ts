@@ -1,0 +1,52 @@
+/**
+ * Draws the run view on a TTY: stable lines are written once; the live lines are erased and
+ * redrawn on every change and on a spinner tick (every 100 ms while anything is live).
+ */
+import { initialRunView, reduceRunView, renderRunView, type RunViewInput, type RunViewState } from './runView.js';
+
+export interface TerminalRenderer {
+  feed(input: RunViewInput): void;
+  /** Draws the last frame and stops the ticker. */
+  stop(): void;
+}
+
+export function createTerminalRenderer(stream: NodeJS.WriteStream, options: { tickMs?: number } = {}): TerminalRenderer {
+  let state: RunViewState = initialRunView();
+  let printedStable = 0;
+  let liveCount = 0;
+  let frame = 0;
+  let scheduled = false;
+  const width = () => Math.max(20, (stream.columns || 80) - 1);
+
+  function draw() {
+    scheduled = false;
+    const { stable, live } = renderRunView(state, { now: Date.now(), width: width(), frame });
+    let out = liveCount > 0 ? `\x1b[${liveCount}F\x1b[J` : '';
+    for (const line of stable.slice(printedStable)) out += `${line}\n`;
+    printedStable = stable.length;
+    for (const line of live) out += `${line}\n`;
+    liveCount = live.length;
+    stream.write(out);
+  }
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(draw);
+  };
+  const ticker = setInterval(() => {
+    frame++;
+    if (state.calls.some((c) => c.endedAt === undefined) || state.approval) schedule();
+  }, options.tickMs ?? 100);
+  ticker.unref();
+
+  return {
+    feed(input) {
+      state = reduceRunView(state, input, width());
+      schedule();
+    },
+    stop() {
+      clearInterval(ticker);
+      draw();
+    },
+  };
+}

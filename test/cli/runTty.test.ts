@@ -1,0 +1,94 @@
+// `dsh run` on a real terminal (a tmux pane): the live view shows a call's row change stage, and
+// an approval is answered with one keystroke. Needs tmux (.ci/run installs it).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readJsonlLog } from '../../src/adapters/log/jsonlLog.js';
+import { dshArgv, waitFor } from './spawnDsh.js';
+
+const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+const socket = `dsh-test-${process.pid}`;
+const dir = mkdtempSync(join(tmpdir(), 'dsh-tty-'));
+afterAll(() => {
+  spawnSync('tmux', ['-L', socket, 'kill-server']);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+const screen = () => tmux('capture-pane', '-p', '-t', 'dsh');
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+describe.skipIf(!hasTmux)('dsh run on a terminal', () => {
+  it('a row changes stage (awaiting approval → done), y approves the edit, n denies the command; the log validates', async () => {
+    writeFileSync(join(dir, 'README.md'), '# app\n');
+    const cmd = `${dshArgv('run', 'look around').map(q).join(' ')}; echo "exit=$?"; sleep 600`;
+    tmux('new-session', '-d', '-s', 'dsh', '-x', '120', '-y', '50', '-c', dir, cmd);
+    await runOneTurn();
+    tmux('kill-session', '-t', 'dsh');
+  }, 180_000);
+
+  it('without PROMPT: a REPL, turn after turn in one session; Ctrl-C at a question cancels that turn only; /exit leaves (0)', async () => {
+    const repl = mkdtempSync(join(tmpdir(), 'dsh-repl-'));
+    writeFileSync(join(repl, 'README.md'), '# app\n');
+    const cmd = `${dshArgv('run', '--allow', 'edit').map(q).join(' ')}; echo "exit=$?"; sleep 600`;
+    tmux('new-session', '-d', '-s', 'repl', '-x', '120', '-y', '60', '-c', repl, cmd);
+    const shot = () => tmux('capture-pane', '-p', '-t', 'repl');
+    const see = (re: RegExp, what: string) => waitFor(() => re.test(shot()) && shot(), what, 90_000);
+    await see(/^dsh>\s*$/m, 'the prompt');
+    tmux('send-keys', '-t', 'repl', 'first look', 'Enter');
+    await see(/bash ls -1 \| head -n 20  awaiting approval/, 'the bash question');
+    tmux('send-keys', '-t', 'repl', 'n');
+    await see(/turn completed[\s\S]*^dsh>\s*$/m, 'the first turn done, the prompt again');
+    tmux('send-keys', '-t', 'repl', 'second look', 'Enter');
+    await see(/› second look[\s\S]*bash ls -1 \| head -n 20  awaiting approval/, 'the second bash question');
+    tmux('send-keys', '-t', 'repl', 'C-c');
+    await see(/turn cancelled[\s\S]*^dsh>\s*$/m, 'the second turn cancelled, the prompt again');
+    tmux('send-keys', '-t', 'repl', '/exit', 'Enter');
+    await see(/exit=0/, 'exit 0');
+    const [name] = readdirSync(join(repl, '.dsh', 'sessions'));
+    const { events } = await readJsonlLog(join(repl, '.dsh', 'sessions', name!));
+    expect(events.filter((e) => e.type === 'turn/end').map((e) => [(e as { turnId: string }).turnId, (e as { outcome: string }).outcome])).toEqual([
+      ['turn-1', 'completed'],
+      ['turn-2', 'cancelled'],
+    ]);
+    const calls = events.filter((e) => e.type === 'tool/call').map((e) => e.seq);
+    expect(events.flatMap((e) => (e.type === 'tool/result' ? e.sourceEventSeqs : [])).sort((a, b) => a - b)).toEqual(calls);
+    rmSync(repl, { recursive: true, force: true });
+  }, 180_000);
+});
+
+async function runOneTurn() {
+  {
+    const frames: string[] = [];
+    const see = (re: RegExp, what: string) =>
+      waitFor(() => {
+        const s = screen();
+        frames.push(s);
+        return re.test(s) && s;
+      }, what, 90_000);
+    await see(/^⠋|^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] edit README\.md  awaiting approval  \d/m, 'the edit row awaiting approval');
+    await see(/\[y\] allow once  \[a\] allow always  \[n\] deny/, 'the question');
+    tmux('send-keys', '-t', 'dsh', 'y');
+    await see(/^✓ edit README\.md  done  /m, 'the edit row done');
+    await see(/^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] bash ls -1 \| head -n 20  awaiting approval/m, 'the bash row awaiting approval');
+    tmux('send-keys', '-t', 'dsh', 'n');
+    await see(/^✗ bash ls -1 \| head -n 20  APPROVAL_DENIED/m, 'the bash row denied');
+    const last = await see(/exit=0/, 'the exit');
+    expect(last).toMatch(/turn completed/);
+    expect(last).toMatch(/Done: .*the change went through/s);
+    // The stages the edit row showed, in order, across frames.
+    const stages = frames.flatMap((f) => /^. edit README\.md  (\S+(?: \S+)?)  /m.exec(f)?.[1] ?? []).filter((s, i, a) => s !== a[i - 1]);
+    // (A frame may or may not catch the short stages in between; the order is fixed.)
+    expect(stages[0]).toBe('awaiting approval');
+    expect(stages.at(-1)).toBe('done');
+    const order = ['awaiting approval', 'guard', 'running', 'post-execute', 'finalizing', 'done'];
+    expect(stages.map((s) => order.indexOf(s))).toEqual(stages.map((s) => order.indexOf(s)).sort((a, b) => a - b));
+    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe('# app (reviewed by dsh)\n');
+    const [name] = readdirSync(join(dir, '.dsh', 'sessions'));
+    const { events } = await readJsonlLog(join(dir, '.dsh', 'sessions', name!));
+    expect(events.filter((e) => e.type === 'tool/approval-answer').map((e) => (e as { answer: string }).answer)).toEqual(['allowed-once', 'denied']);
+    expect(existsSync(join(dir, '.dsh', '.gitignore'))).toBe(true);
+  }
+}

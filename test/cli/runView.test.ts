@@ -1,0 +1,88 @@
+// The live view of `dsh run` as a pure projection (no terminal): fed by a real turn's log and
+// XState inspection events, and by hand-made inputs for the edge cases.
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { scriptedModel } from '../../src/adapters/model/scriptedModel.js';
+import { createRuntime, defineTool } from '../../src/index.js';
+import { fromInspection, initialRunView, reduceRunView, renderRunView, stageOf, wrap, type RunViewInput, type RunViewState } from '../../src/cli/view/runView.js';
+
+const feed = (inputs: RunViewInput[], width = 80, state: RunViewState = initialRunView()) => inputs.reduce((s, i) => reduceRunView(s, i, width), state);
+
+describe('run view projection', () => {
+  it("follows a real turn: each call's row goes through the toolCall machine's stages, the text streams in deltas", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow = defineTool({ name: 'slow', description: 'waits', input: z.object({}), isConcurrencySafe: () => true, execute: async () => (await gate, 'ok') });
+    const rt = createRuntime({ tools: [slow], approval: { request: async () => 'allowed-once' } });
+    rt.hooks.on('tools/pre-execute', 'ask', () => ({ kind: 'ask', reason: 'check' }));
+    let state = initialRunView();
+    const seen = new Map<string, string[]>();
+    const texts: string[] = [];
+    rt.log.subscribe((event) => (state = reduceRunView(state, { kind: 'event', event, now: 0 })));
+    const model = scriptedModel([{ text: ['Let ', 'me ', 'wait.'], toolCalls: [{ toolName: 'slow', input: {} }] }, { text: 'done' }]);
+    const handle = rt.startTurn({
+      model,
+      input: 'go',
+      inspect: (e) => {
+        const input = fromInspection(e, 0);
+        if (!input) return;
+        if (input.kind === 'text') texts.push(input.delta);
+        if (input.kind === 'stage') {
+          const stages = seen.get(input.callId) ?? [];
+          if (stages.at(-1) !== input.stage) stages.push(input.stage);
+          seen.set(input.callId, stages);
+        }
+        state = reduceRunView(state, input);
+        if (input.kind === 'stage' && input.stage === 'running') {
+          // While the body runs, the row shows it.
+          expect(renderRunView(state, { now: 1500, width: 80 }).live.join('\n')).toMatch(/^. slow \{\}  running  1\.5s$/m);
+          release();
+        }
+      },
+    });
+    const out = await handle.done;
+    expect(out.outcome).toBe('completed');
+    expect(texts).toEqual(['Let ', 'me ', 'wait.', 'done']);
+    expect(seen.get('call-1-0')).toEqual(['awaiting approval', 'running', 'settled']);
+    const { stable, live } = renderRunView(state, { now: 0, width: 80 });
+    expect(live).toEqual([]);
+    expect(stable).toEqual(['› go', 'Let me wait.', '✓ slow {}  done  0.0s', 'done', 'turn completed']);
+  });
+
+  it('shows an error by code and message in full (wrapped, never cut), the approval question, and ignores late snapshots of finished steps', () => {
+    const long = 'x'.repeat(150);
+    let s = feed([
+      { kind: 'stage', callId: 'c1', toolName: 'bash', input: '{"command":"make"}', stage: 'pre-execute', now: 0 },
+      { kind: 'approval', approval: { callId: 'c1', toolName: 'bash', args: 'make', reason: 'runs a command' } },
+    ], 60);
+    let view = renderRunView(s, { now: 2000, width: 60 }).live;
+    expect(view[0]).toMatch(/^⠋ bash make  pre-execute  2\.0s$/);
+    expect(view).toContain('? allow bash make (runs a command)');
+    expect(view).toContain('  [y] allow once  [a] allow always  [n] deny');
+    s = feed([
+      { kind: 'approval', approval: undefined },
+      { kind: 'stage', callId: 'c1', toolName: 'bash', input: {}, stage: 'running', now: 2100 },
+      {
+        kind: 'event',
+        now: 3000,
+        event: { seq: 3, time: 0, type: 'tool/result', callId: 'c1', toolName: 'bash', sourceEventSeqs: [1], result: { callId: 'c1', toolName: 'bash', isError: true, content: long, error: { name: 'ToolFailedError', code: 'TOOL_FAILED', message: long } } as never },
+      },
+    ], 60, s);
+    view = renderRunView(s, { now: 9999, width: 60 }).live;
+    expect(view[0]).toBe('✗ bash make  TOOL_FAILED  3.0s');
+    expect(view.slice(1).join('').replace(/ /g, '')).toBe(`TOOL_FAILED:${long}`);
+    expect(view.every((l) => l.length <= 60)).toBe(true);
+    s = feed([{ kind: 'event', now: 3000, event: { seq: 4, time: 0, type: 'step/end', turnId: 't', stepIndex: 0, finishReason: 'tool-calls', toolCalls: 1 } }], 60, s);
+    expect(renderRunView(s, { now: 0, width: 60 }).live).toEqual([]);
+    s = feed([{ kind: 'stage', callId: 'c1', toolName: 'bash', input: {}, stage: 'settled', now: 3100 }], 60, s);
+    expect(renderRunView(s, { now: 0, width: 60 }).live).toEqual([]);
+  });
+
+  it('stage names and wrapping', () => {
+    expect(stageOf({ executing: 'aborting' })).toBe('aborting');
+    expect(stageOf('awaitingApproval')).toBe('awaiting approval');
+    expect(stageOf({ preExecute: 'pending' })).toBe('pre-execute');
+    expect(wrap('aaaa bbbb cccc dddd', 10)).toEqual(['aaaa bbbb', 'cccc dddd']);
+    expect(wrap('z'.repeat(25), 10)).toEqual(['z'.repeat(10), 'z'.repeat(10), 'z'.repeat(5)]);
+  });
+});
