@@ -78,7 +78,7 @@ function where(context: ToolCallContext) {
 }
 
 /** How a stage ends the call: its settlement, and the listener failure to log first when one failed closed. */
-interface Verdict {
+export interface Verdict {
   readonly settlement: Settlement;
   readonly failure?: ListenerFailure;
 }
