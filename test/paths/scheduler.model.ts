@@ -4,8 +4,8 @@
  * and an event generator that speaks the scheduler's protocol: calls arrive (`CALL.ADD`: a safe
  * call, an exclusive one, one with invalid arguments, one repeating an earlier callId) until the
  * input ends (`INPUT.END`: normally, cut off by the token limit, or with a model error), the
- * caller may cancel at any time, and a running call may finish at any time, or crash (its actor
- * fails: a broken port). A child that is
+ * caller may cancel at any time, and a running call may finish at any time (with its body's value,
+ * or `ABORTED` when it finishes after the cancel), or crash (its actor fails: a broken port). A child that is
  * already final when spawned (invalid arguments) reports first: its done event is the only
  * event offered, as in an actor, where it arrives before anything sent afterwards.
  */
@@ -13,7 +13,7 @@ import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from
 import type { CallPipeline } from '../../machines/callPipeline.js';
 import { CommitGate } from '../../machines/commitGate.js';
 import { schedulerMachine, type LogPort, type SchedulerContext, type SchedulerInput } from '../../machines/scheduler.js';
-import { ErrorCode, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../../src/protocol/index.js';
+import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../../src/protocol/index.js';
 import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from './planner.js';
 
 export type CallKind = 'safe' | 'exclusive' | 'invalid' | 'duplicate';
@@ -120,7 +120,16 @@ export function forkGate(s: AnyMachineSnapshot): AnyMachineSnapshot {
 
 const ctx = (s: AnyMachineSnapshot) => s.context as SchedulerContext;
 
-const doneResult = (r: ToolCallRequest): ToolResult => ({ callId: r.callId, toolName: r.toolName, isError: false, content: 'done', metadata: {} });
+/**
+ * What a call actor outputs when its body settles. A body that returns after the caller's cancel
+ * (it ignored its signal) settles its call ABORTED and its value is discarded (SPEC §3, §8.9; the
+ * toolCall machine's `executing.aborting: EXECUTED → finalizing`); before the cancel it keeps its value.
+ */
+export function doneResult(r: ToolCallRequest, cancelled: boolean): ToolResult {
+  if (!cancelled) return { callId: r.callId, toolName: r.toolName, isError: false, content: 'done', metadata: {} };
+  const message = 'cancelled; the tool body returned after the cancel and its result was discarded';
+  return { callId: r.callId, toolName: r.toolName, isError: true, error: { name: errorNameFor(ErrorCode.ABORTED), code: ErrorCode.ABORTED, message }, content: '', metadata: {} };
+}
 
 /** Children already final (spawned with invalid arguments) whose done event has not arrived yet. */
 export function finishedChildren(s: AnyMachineSnapshot): AnyEventObject[] {
@@ -157,8 +166,10 @@ export function schedulerEvents(s: AnyMachineSnapshot): AnyEventObject[] {
   if (!c.cancelled) events.push({ type: 'CANCEL', reason: 'user pressed stop' });
   for (const e of c.gate.entries) {
     if (e.status !== 'running') continue;
-    events.push({ type: `xstate.done.actor.call-${e.index}`, actorId: `call-${e.index}`, output: doneResult(e.request) });
-    // The call actor itself fails (a broken port): the scheduler still answers the call.
+    // Nothing starts after a cancel, so a call running while the scheduler is cancelled was running
+    // at the cancel: its body's value, arriving now, is discarded and the call ends ABORTED.
+    events.push({ type: `xstate.done.actor.call-${e.index}`, actorId: `call-${e.index}`, output: doneResult(e.request, c.cancelled) });
+    // The call actor itself fails (a broken port), before or after a cancel: the scheduler still answers the call.
     events.push({ type: `xstate.error.actor.call-${e.index}`, actorId: `call-${e.index}`, error: new Error('port exploded') });
   }
   return events.filter((e) => listens(s, e.type));

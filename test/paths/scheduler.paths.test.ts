@@ -38,5 +38,19 @@ describe('scheduler paths', () => {
     expect(judgeBatch(cut.config, cut.events).codes).toEqual(['TRUNCATED_CALL', 'TRUNCATED_CALL']);
   });
 
+  // SPEC §3/§8.9: a body that returns after the cancel settles its call ABORTED (the model's done
+  // event carries ABORTED, the oracle plans it); a call actor may still crash after the cancel
+  // (`cancelling: error *`), and gets TOOL_FAILED. Both must stay planned.
+  it('plans a call that finishes after the cancel (ABORTED) and one that crashes after it (TOOL_FAILED)', () => {
+    const name = '[start=batch] CANCEL > done(call-0) > done(call-1)';
+    const late = paths.find((p) => p.name === name);
+    expect(late, name).toBeDefined();
+    expect(judgeBatch(late!.config, late!.events).codes).toEqual(['ABORTED', 'ABORTED', 'ABORTED_BEFORE_DISPATCH']);
+    expect(late!.events.filter((e) => e.type.startsWith('xstate.done.actor.')).map((e) => e.output.error?.code)).toEqual(['ABORTED', 'ABORTED']);
+    const crashed = paths.filter((p) => /CANCEL > (.* > )?crashed\(call-\d\)/.test(p.name));
+    expect(crashed.length).toBeGreaterThan(0);
+    for (const p of crashed) expect(judgeBatch(p.config, p.events).codes).toContain('TOOL_FAILED');
+  });
+
   coverage.defineTest(paths.map((p) => p.name));
 });

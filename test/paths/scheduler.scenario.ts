@@ -54,13 +54,15 @@ export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>, rules
     ],
   });
   const recorder = new Recorder();
-  // The runtime's pipeline, with one fault for the paths that crash a call: the port throws while the
-  // call actor finalizes its body's result, so the actor fails (only a broken port can do that).
+  // The runtime's pipeline, with one fault for the paths that crash a call: the port throws once,
+  // the first time it finalizes that call, which is the call actor finalizing its body's outcome
+  // (a value, or ABORTED after a cancel), so the actor fails (only a broken port can do that). The
+  // scheduler's own finalize of the TOOL_FAILED it then gives the call comes second and succeeds.
   const crashing = new Set<string>();
   const port: CallPipeline = {
     ...rt.pipeline,
     finalize: (request, call, settlement, marks) => {
-      if (settlement.ok && crashing.has(request.callId)) throw new Error('port exploded');
+      if (crashing.delete(request.callId)) throw new Error('port exploded');
       return rt.pipeline.finalize(request, call, settlement, marks);
     },
   };
