@@ -192,17 +192,17 @@ describe('sessions on disk', () => {
     const file = sessionFile(dir, id!);
     const good = readFileSync(file, 'utf8');
     const lines = good.trimEnd().split('\n');
-    // Corrupt a line in the middle.
+    // Corrupt a line in the middle (a line without a checksum after checksummed ones).
     const bad = [...lines.slice(0, 5), '{"seq": 6, "type": "tool/call", "oops"', ...lines.slice(6)].join('\n') + '\n';
     writeFileSync(file, bad);
     const log = await dsh(dir, ['log', id!]);
     expect(log.code).toBe(1);
     expect(log.err.trim().split('\n')).toHaveLength(1);
-    expect(log.err).toContain(`${file}:6: INVALID_JSON`);
+    expect(log.err).toContain(`${file}:6: MISSING_CHECKSUM`);
     const resume = await dsh(dir, ['resume', id!, 'x']);
     expect(resume.code).toBe(1);
-    expect(resume.err).toMatch(/:6: INVALID_JSON.*dsh repair/);
-    expect((await dsh(dir, ['sessions'])).out).toMatch(new RegExp(`${id}.*corrupt: .*:6: INVALID_JSON`));
+    expect(resume.err).toMatch(/:6: MISSING_CHECKSUM.*dsh repair/);
+    expect((await dsh(dir, ['sessions'])).out).toMatch(new RegExp(`${id}.*corrupt: .*:6: MISSING_CHECKSUM`));
 
     const refused = await dsh(dir, ['repair', id!]);
     expect(refused.code).toBe(1);
