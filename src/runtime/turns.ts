@@ -134,9 +134,13 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
           // XState leaves a crashed actor's children running: cancel the step's scheduler so its calls
           // stop (bodies aborted, pending approvals withdrawn, nothing new dispatched) now that their
           // results can no longer reach the model. What they still log is routed (stepRoutedLog.ts).
+          // Sent once the turn's own action has run: an event processed inside another actor's custom
+          // action makes XState warn about (and mistrust) the built-in actions it runs.
           const step = actor.getSnapshot().children.step as AnyActorRef | undefined;
           const scheduler = step?.getSnapshot().children?.scheduler as AnyActorRef | undefined;
-          if (scheduler?.getSnapshot().status === 'active') scheduler.send({ type: 'CANCEL', reason: 'the step running this call crashed' });
+          queueMicrotask(() => {
+            if (scheduler?.getSnapshot().status === 'active') scheduler.send({ type: 'CANCEL', reason: 'the step running this call crashed' });
+          });
         },
       },
       clock: deps.clock,
