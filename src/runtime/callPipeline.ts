@@ -41,6 +41,7 @@ import type { GuardRegistry, HookRegistry } from './hooks.js';
 import type { SessionLog } from './log/sessionLog.js';
 import { toErrorInfo, ToolError } from './toolError.js';
 import { isMetricsWrapper } from './wrappers/metrics.js';
+import { isToolOutput } from './toolOutput.js';
 
 /** Asks a person (or a policy service) whether a call may run. */
 export interface ApprovalService {
@@ -410,18 +411,22 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
       return run(0, base).then(wellFormedOutcome);
     },
 
-    draftFromValue(p: PreparedCall, value: unknown): Settlement {
+    draftFromValue(p: PreparedCall, returned: unknown): Settlement {
       const tool = toolOf(p);
+      // A body that already split its result (see toolOutput.ts) brings its own content and parts.
+      const own = isToolOutput(returned) ? returned : undefined;
+      const value = own ? own.value : returned;
       const checked = validateOutput(tool, value);
       if (!checked.ok) return { ok: false, error: info(ErrorCode.INVALID_OUTPUT, checked.message) };
       let content: string;
       try {
-        content = contentOf(tool, checked.value);
+        content = own ? own.content : contentOf(tool, checked.value);
       } catch (e) {
         return { ok: false, error: info(ErrorCode.TOOL_FAILED, `toContent of "${tool.name}" failed: ${message(e)}`) };
       }
       try {
-        return { ok: true, draft: { value: checked.value, content, metadata: metadataOf(tool, checked.value) } };
+        const parts = own?.parts ? { parts: own.parts } : {};
+        return { ok: true, draft: { value: checked.value, content, metadata: metadataOf(tool, checked.value), ...parts } };
       } catch (e) {
         return { ok: false, error: info(ErrorCode.TOOL_FAILED, `toMetadata of "${tool.name}" failed: ${message(e)}`) };
       }
@@ -438,16 +443,17 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
           return { kind: 'failed', hook: 'tools/post-execute', listener: name, message: `returned an invalid decision ${describeDecision(d)}` };
         }
         if (d.kind === 'block') return { kind: 'blocked', feedback: d.feedback, listener: name };
-        let { value, content, metadata } = draft;
+        let { value, content, metadata, parts } = draft;
         if ('value' in d && d.value !== undefined) {
           const checked = validateOutput(tool, d.value);
           if (!checked.ok) return { kind: 'invalid-output', message: `post-execute listener "${name}" replaced the value: ${checked.message}` };
           value = checked.value;
           content = contentOf(tool, value);
+          parts = undefined; // they came with the replaced value
         }
         if (d.content !== undefined) content = d.content;
         if (d.metadata) metadata = { ...metadata, ...d.metadata };
-        draft = deepFreeze({ value, content, metadata });
+        draft = deepFreeze({ value, content, metadata, ...(parts ? { parts } : {}) });
         return undefined;
       };
       const step = (i: number): SyncOrAsync<PostExecuteOutcome> => {
@@ -516,6 +522,7 @@ export function createCallPipeline(deps: CallPipelineDeps): CallPipeline {
           };
         } else {
           result = { callId: request.callId, toolName, isError: false, content, value: settlement.draft.value, metadata: { ...settlement.draft.metadata } };
+          if (settlement.draft.parts?.length) result.parts = [...settlement.draft.parts];
         }
       } else {
         result = {

@@ -47,6 +47,10 @@ export interface TurnRunnerDeps {
   clock: Clock;
   concurrency: number;
   tools: () => readonly AnyTool[];
+  /** Runs before each model request, when no call of this turn is in flight: registry changes land here. */
+  beforeStep?: () => void;
+  /** Told when a turn starts and when it has ended. */
+  onTurnActive?: (delta: 1 | -1) => void;
   retryPolicy?: RequestRetryPolicy;
   compact: CompactFn;
   newTurnId: () => string;
@@ -62,7 +66,7 @@ export function toFunctionTool(tool: AnyTool): LanguageModelV3FunctionTool {
       type: 'function',
       name: tool.name,
       description: tool.description,
-      inputSchema: z.toJSONSchema(tool.input, { unrepresentable: 'any' }) as LanguageModelV3FunctionTool['inputSchema'],
+      inputSchema: (tool.inputJsonSchema ?? z.toJSONSchema(tool.input, { unrepresentable: 'any' })) as LanguageModelV3FunctionTool['inputSchema'],
     };
     schemaCache.set(tool, def);
   }
@@ -94,7 +98,12 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       pipeline: deps.pipeline,
       log: stepLog,
       model: options.model,
-      tools: deps.tools().map(toFunctionTool),
+      // Read at each model request (a getter): a step sees the tools as they are when it starts,
+      // and changes queued during a batch (an MCP server's listChanged) land between steps.
+      get tools() {
+        deps.beforeStep?.();
+        return deps.tools().map(toFunctionTool);
+      },
       concurrency: deps.concurrency,
       prompt: () => projectPrompt(deps.log.events(), { system: options.system, turnId }),
       onRequestError(error, attempt, compactions): RequestErrorDecision {
@@ -122,7 +131,12 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       clock: deps.clock,
       inspect: options.inspect,
     });
+    deps.onTurnActive?.(1);
     const done = toPromise(actor);
+    void done.then(
+      () => deps.onTurnActive?.(-1),
+      () => deps.onTurnActive?.(-1),
+    );
     const cancel = (reason?: string) => {
       if (actor.getSnapshot().status === 'active') actor.send({ type: 'CANCEL', reason });
     };
