@@ -3,3 +3,4 @@ export * from './index.js';
 export * from './adapters/spill/fsSpillStore.js';
 export * from './adapters/tools/index.js';
 export * from './adapters/log/index.js';
+export * from './adapters/mcp/index.js';

@@ -20,3 +20,4 @@ export * from './spillStore.js';
 export * from './openWork.js';
 export * from './spillLines.js';
 export * from './spilledResult.js';
+export * from './toolOutput.js';

@@ -1,0 +1,121 @@
+/**
+ * JSON Schema validation of what crosses an MCP server boundary (a tool's input, its structured
+ * output), with ajv pinned by dsh. The schemas come from the server and the values from the model,
+ * so both are hostile: a schema is bounded in size and depth before ajv sees it, `$ref`s are compiled
+ * as functions (inlining can grow exponentially), nothing is fetched, and `pattern`s run on RE2
+ * (linear time) instead of the JS regex engine. A schema that cannot be compiled is reported.
+ */
+import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { jsonSchemaValidator, JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { compileLineMatcher } from '../tools/lineMatcher.js';
+
+export interface SchemaLimits {
+  /** Longest schema accepted, in characters of its JSON (default 256 KiB). */
+  maxChars: number;
+  /** Deepest nesting accepted (default 32). */
+  maxDepth: number;
+}
+export const defaultSchemaLimits: SchemaLimits = { maxChars: 256 * 1024, maxDepth: 32 };
+
+/** A schema compiled into a check that returns the first few errors as text, or undefined when valid. */
+export type ValueCheck = (value: unknown) => string | undefined;
+
+/** Why a schema was refused, or its check. Never throws. */
+export type CompiledSchema = { ok: true; check: ValueCheck } | { ok: false; reason: string };
+
+// ajv calls this for every `pattern`/`patternProperties` key; RE2 syntax errors fail the compile.
+const re2Engine = Object.assign((pattern: string) => compileLineMatcher(pattern, false), { code: 're2js' });
+
+const ajvOptions = {
+  strict: false, // servers write sloppy schemas; unknown keywords are ignored, not fatal
+  validateFormats: false,
+  inlineRefs: false,
+  addUsedSchema: false,
+  allErrors: false,
+  code: { regExp: re2Engine },
+} as const;
+
+function ajvFor(schema: Record<string, unknown>): Ajv {
+  const dialect = typeof schema.$schema === 'string' ? schema.$schema : '';
+  if (dialect.includes('2020-12')) return new Ajv2020(ajvOptions);
+  if (dialect.includes('2019-09')) return new Ajv2019(ajvOptions);
+  return new Ajv(ajvOptions);
+}
+
+/** Size and depth of a JSON value, walked without recursion; undefined when within limits. */
+export function schemaShapeProblem(schema: unknown, limits: SchemaLimits = defaultSchemaLimits): string | undefined {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return 'the schema is not a JSON object';
+  let chars: number;
+  try {
+    chars = JSON.stringify(schema).length;
+  } catch (e) {
+    return `the schema is not plain JSON (${describe(e)})`;
+  }
+  if (chars > limits.maxChars) return `the schema is ${chars} characters, over the limit of ${limits.maxChars}`;
+  const stack: Array<[unknown, number]> = [[schema, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= limits.maxDepth) return `the schema is nested deeper than ${limits.maxDepth} levels`;
+    for (const c of Array.isArray(v) ? v : Object.values(v)) stack.push([c, depth + 1]);
+  }
+  return undefined;
+}
+
+/** Compiles a server's schema into a bounded check; a refused or broken schema gives the reason. */
+export function compileJsonSchema(schema: unknown, limits: SchemaLimits = defaultSchemaLimits): CompiledSchema {
+  const problem = schemaShapeProblem(schema, limits);
+  if (problem) return { ok: false, reason: problem };
+  // A copy: the server's object stays as it was, and the dialect marker is not a schema to fetch.
+  const own = structuredClone(schema) as Record<string, unknown>;
+  const ajv = ajvFor(own);
+  delete own.$schema;
+  let validate: ValidateFunction;
+  try {
+    validate = ajv.compile(own);
+  } catch (e) {
+    return { ok: false, reason: `the schema does not compile: ${describe(e)}` };
+  }
+  return {
+    ok: true,
+    check: (value) => {
+      try {
+        if (validate(value)) return undefined;
+        return ajv.errorsText(validate.errors?.slice(0, 5), { dataVar: '(input)' });
+      } catch (e) {
+        return `the value could not be checked: ${describe(e)}`;
+      }
+    },
+  };
+}
+
+/**
+ * The SDK client's validator of structured output, built on the same bounded compile. A schema it
+ * cannot compile gives a check that always fails with the reason (the SDK compiles every tool's
+ * output schema while listing tools: throwing there would lose the whole server); `refused` lets
+ * the tool source skip those tools.
+ */
+export function createOutputValidator(limits: SchemaLimits = defaultSchemaLimits): jsonSchemaValidator & { refused: WeakMap<object, string> } {
+  const refused = new WeakMap<object, string>();
+  return {
+    refused,
+    getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+      const compiled = compileJsonSchema(schema, limits);
+      if (!compiled.ok && schema !== null && typeof schema === 'object') refused.set(schema, compiled.reason);
+      return (input: unknown) => {
+        const error = compiled.ok ? compiled.check(input) : `the output schema is unusable: ${compiled.reason}`;
+        return error === undefined ? { valid: true, data: input as T, errorMessage: undefined } : { valid: false, data: undefined, errorMessage: error };
+      };
+    },
+  };
+}
+
+function describe(e: unknown): string {
+  try {
+    return e instanceof Error ? e.message : String(e);
+  } catch {
+    return 'unknown error';
+  }
+}
