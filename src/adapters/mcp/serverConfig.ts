@@ -8,13 +8,15 @@ import { z } from 'zod';
 /** Between a server's name and its tool's name in the names the model sees: `server__tool`. */
 export const MCP_NAME_SEPARATOR = '__';
 
+const NAME_RULE = 'a server name is letters, digits, "-" and single "_" (no "__", no leading or trailing "_"), at most 64';
+
 /**
  * A server name: letters, digits, `-` and single `_` (no `__`, no leading or trailing `_`), so the
  * first `__` of a namespaced tool name always ends the server name and two servers cannot collide.
  */
 export const McpServerNameSchema = z
   .string()
-  .regex(/^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/, 'a server name is letters, digits, "-" and single "_" (no "__", no leading or trailing "_")')
+  .regex(/^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/, NAME_RULE)
   .max(64);
 
 const trustKeys = {
@@ -76,4 +78,16 @@ export function isTrustedConcurrencySafe(config: McpServerConfig, toolName: stri
   if (safe === true) return true;
   if (Array.isArray(safe) && safe.includes(toolName)) return true;
   return config.trustReadOnlyHint === true && annotations?.readOnlyHint === true;
+}
+
+/** Validates an `mcpServers` map; a bad one throws a TypeError naming every problem by path. */
+export function parseMcpServers(value: unknown): McpServers {
+  const parsed = McpServersSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  // zod reports a bad record key only as "Invalid key": name the key and the rule.
+  const badNames =
+    value !== null && typeof value === 'object'
+      ? Object.keys(value).filter((k) => !McpServerNameSchema.safeParse(k).success).map((k) => `✖ ${JSON.stringify(k.slice(0, 80))}: ${NAME_RULE}`)
+      : [];
+  throw new TypeError(`invalid "mcpServers" configuration:\n${[...badNames, z.prettifyError(parsed.error)].join('\n')}`);
 }

@@ -10,7 +10,7 @@ import type { Runtime } from '../../runtime/createRuntime.js';
 import { connectMcpServer, type ConnectOptions, type McpConnection } from './connect.js';
 import type { SchemaLimits } from './jsonSchemaValidator.js';
 import type { ResultMappingLimits } from './resultMapping.js';
-import { McpServersSchema, type McpServers } from './serverConfig.js';
+import { parseMcpServers, type McpServers } from './serverConfig.js';
 import { toDshTool } from './toDshTool.js';
 
 /** A server or one of its tools that is not offered, and why. */
@@ -58,7 +58,7 @@ function convert(connection: McpConnection, listed: Tool[], options: McpToolSour
 
 /** Connects to every enabled server at once and reads their tools. Never rejects for a server's failure. */
 export async function createMcpToolSource(servers: McpServers, options: McpToolSourceOptions = {}): Promise<McpToolSource> {
-  const config = McpServersSchema.parse(servers);
+  const config = parseMcpServers(servers);
   const connections = new Map<string, McpConnection>();
   const toolsByServer = new Map<string, AnyTool[]>();
   const skipped: McpSkip[] = [];
