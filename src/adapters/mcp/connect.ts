@@ -92,12 +92,32 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
   client.onclose = () => {
     closed ??= withStderr(closing ? 'the connection was closed' : isStdioServer(config) ? 'the server process exited' : 'the connection was lost');
   };
+  let probing = false;
   client.onerror = (e) => {
-    // Over stdio every error is the stream itself (bytes that are not JSON-RPC, a failed pipe):
-    // nothing more can be trusted on it, so it is closed and pending calls fail with the reason.
-    if (!isStdioServer(config) || closing || closed) return;
-    closed = withStderr(`the server sent malformed data (${describe(e).slice(0, 300)})`);
-    void client.close().catch(() => {});
+    if (closing || closed) return;
+    const what = describe(e).slice(0, 300);
+    if (isStdioServer(config)) {
+      // Over stdio every error is the stream itself (bytes that are not JSON-RPC, a failed pipe):
+      // nothing more can be trusted on it, so it is closed and pending calls fail with the reason.
+      closed = withStderr(`the server sent malformed data (${what})`);
+      void client.close().catch(() => {});
+      return;
+    }
+    // Over HTTP a broken response stream leaves its request waiting for an answer that cannot
+    // come. If the server no longer answers a ping it is gone: close, so pending calls fail now.
+    if (probing || !/SSE stream disconnected|reconnect/i.test(what)) return;
+    probing = true;
+    client
+      .ping({ timeout: Math.min(startupMs, 10_000) })
+      .then(
+        () => undefined,
+        (pingError: unknown) => {
+          if (closing || closed) return;
+          closed = `the server stopped answering (${what}; ping: ${describe(pingError).slice(0, 200)})`;
+          void client.close().catch(() => {});
+        },
+      )
+      .finally(() => (probing = false));
   };
 
   const close = async () => {

@@ -131,6 +131,18 @@ describe.each<Transport>(['stdio', 'http'])('MCP tools over %s', (transport) => 
   });
 });
 
+describe('MCP server failures (Streamable HTTP)', () => {
+  it('a server that dies mid-call fails that call with TOOL_FAILED and the reason, long before the call limit', async () => {
+    const { config } = await fixture('http');
+    const { rt } = await runtimeWith({ fx: { ...config, callTimeoutMs: 600_000 } });
+    const r = await call(rt, 'fx__die').result;
+    expect(r.error?.code).toBe('TOOL_FAILED');
+    expect(r.error?.message).toContain('the server stopped answering');
+    const after = await call(rt, 'fx__fast', { text: 'x' }).result;
+    expect(after.error?.code).toBe('TOOL_FAILED');
+  });
+});
+
 describe('MCP server failures (stdio)', () => {
   it('a server that exits mid-call fails that call with TOOL_FAILED and the reason; later calls fail fast', async () => {
     const { config } = await fixture('stdio');
