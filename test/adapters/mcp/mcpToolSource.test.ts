@@ -199,6 +199,23 @@ describe('MCP server failures (stdio)', () => {
     expect(await modes({ fx: stdioConfig(record.path, { concurrencySafe: true }) })).toEqual({ fx__fast: 'parallel', fx__peek: 'parallel', fx__add: 'parallel' });
   });
 
+  it('passes server progress to exec.progress when the pipeline offers one (the seam; none is requested otherwise)', async () => {
+    const { config, record } = await fixture('stdio');
+    const { source } = await runtimeWith({ fx: config });
+    const slow = source.tools().find((t) => t.name === 'fx__slow')!;
+    const progress: unknown[] = [];
+    const exec = { signal: new AbortController().signal, progress: (p: unknown) => void progress.push(p) };
+    const out = await slow.execute({ ms: 50, tag: 'progress' }, exec as never);
+    expect(out.content).toBe('slow done');
+    expect(progress).toEqual([{ progress: 1, total: 2, message: 'half way' }]);
+    // Without a sink no progress token is sent, so the server sends none.
+    await slow.execute({ ms: 50, tag: 'quiet' }, { signal: new AbortController().signal } as never);
+    expect(record.entries().filter((e) => e.event === 'started').map((e) => [e.tag, e.progressRequested])).toEqual([
+      ['progress', true],
+      ['quiet', false],
+    ]);
+  });
+
   it('listChanged refreshes the registry (applied at once when no turn runs)', async () => {
     const { config } = await fixture('stdio');
     const { rt } = await runtimeWith({ fx: config });
