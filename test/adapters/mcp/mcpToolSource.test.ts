@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { attachMcpServers, type McpServers } from '../../../src/adapters/mcp/index.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { timeout } from '../../../src/runtime/wrappers/timeout.js';
-import { eventually, recordFile, startHttpFixture, stdioConfig } from './fixtures/fixtureProcess.js';
+import { eventually, isAlive, recordFile, startHttpFixture, stdioConfig } from './fixtures/fixtureProcess.js';
 
 // Real processes on a loaded machine: a bound that only catches hangs.
 vi.setConfig({ testTimeout: 90_000 });
@@ -121,9 +121,14 @@ describe.each<Transport>(['stdio', 'http'])('MCP tools over %s', (transport) => 
   });
 
   it('is closed with the runtime: later calls fail with TOOL_FAILED, not a hang', async () => {
-    const { config } = await fixture(transport);
+    const { config, record } = await fixture(transport);
     const { rt, source } = await runtimeWith({ fx: config });
     await rt.close();
+    if (transport === 'stdio') {
+      const pid = record.entries().find((e) => e.event === 'pid')?.pid;
+      expect(pid).toBeTypeOf('number');
+      await eventually(() => !isAlive(pid!), 'the stdio server process to stop');
+    }
     expect(source.connections.get('fx')?.closedReason()).toBe('the connection was closed');
     const r = await call(rt, 'fx__fast', { text: 'late' }).result;
     expect(r.error?.code).toBe('TOOL_FAILED');
