@@ -16,8 +16,14 @@ export interface SchemaLimits {
   maxChars: number;
   /** Deepest nesting accepted (default 32). */
   maxDepth: number;
+  /**
+   * Most nodes the schema may have with every non-recursive `$ref` expanded (default 100,000): a
+   * small schema whose refs fan out (each def referring to the previous one twice) would otherwise
+   * validate a failing value in exponential time.
+   */
+  maxExpandedNodes: number;
 }
-export const defaultSchemaLimits: SchemaLimits = { maxChars: 256 * 1024, maxDepth: 32 };
+export const defaultSchemaLimits: SchemaLimits = { maxChars: 256 * 1024, maxDepth: 32, maxExpandedNodes: 100_000 };
 
 /** A schema compiled into a check that returns the first few errors as text, or undefined when valid. */
 export type ValueCheck = (value: unknown) => string | undefined;
@@ -61,7 +67,65 @@ export function schemaShapeProblem(schema: unknown, limits: SchemaLimits = defau
     if (depth >= limits.maxDepth) return `the schema is nested deeper than ${limits.maxDepth} levels`;
     for (const c of Array.isArray(v) ? v : Object.values(v)) stack.push([c, depth + 1]);
   }
-  return undefined;
+  return refExpansionProblem(schema as Record<string, unknown>, limits.maxExpandedNodes);
+}
+
+class SchemaProblem extends Error {}
+
+/** The target of a local JSON-pointer `$ref` (`#`, `#/$defs/x`), or undefined. */
+function resolvePointer(root: unknown, ref: string): unknown {
+  if (ref === '#') return root;
+  if (!ref.startsWith('#/')) return undefined;
+  let node: unknown = root;
+  for (const raw of ref.slice(2).split('/')) {
+    let key: string;
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    } catch {
+      return undefined;
+    }
+    if (node === null || typeof node !== 'object' || !Object.prototype.hasOwnProperty.call(node, key)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
+/**
+ * Size of the schema with its `$ref`s expanded (memoized; a ref back into its own expansion counts
+ * once: recursion is paid per level of the value). Only local JSON-pointer refs are accepted, so
+ * no ref can hide a fan-out from this count.
+ */
+function refExpansionProblem(root: Record<string, unknown>, limit: number): string | undefined {
+  const memo = new Map<object, number>();
+  const onPath = new Set<object>();
+  const visit = (node: unknown, depth: number): number => {
+    if (node === null || typeof node !== 'object') return 1;
+    const known = memo.get(node);
+    if (known !== undefined) return known;
+    if (onPath.has(node)) return 1;
+    if (depth > 512) throw new SchemaProblem('its $ref chains are longer than 512');
+    onPath.add(node);
+    let total = 1;
+    for (const [key, value] of Object.entries(node)) {
+      if ((key === '$dynamicRef' || key === '$recursiveRef') && typeof value === 'string') throw new SchemaProblem(`${key} is not supported`);
+      if (key === '$ref' && typeof value === 'string') {
+        const target = resolvePointer(root, value);
+        if (target === undefined) throw new SchemaProblem(`$ref ${JSON.stringify(value.slice(0, 100))} is not a local JSON pointer to a part of the schema`);
+        total += visit(target, depth + 1);
+      } else total += visit(value, depth + 1);
+      if (total > limit) throw new SchemaProblem(`it expands to over ${limit} nodes through its $refs`);
+    }
+    onPath.delete(node);
+    memo.set(node, total);
+    return total;
+  };
+  try {
+    visit(root, 0);
+    return undefined;
+  } catch (e) {
+    if (e instanceof SchemaProblem) return e.message;
+    throw e;
+  }
 }
 
 /** Compiles a server's schema into a bounded check; a refused or broken schema gives the reason. */

@@ -235,17 +235,20 @@ describe('MCP server failures (stdio)', () => {
     const { HOSTILE } = await import('./fixtures/fixtureProcess.js');
     const { rt } = await runtimeWith({ bad: { command: process.execPath, args: [HOSTILE] } });
     const skipped = Object.fromEntries(warnings(rt).filter((w) => w.code === 'MCP_TOOL_SKIPPED').map((w) => [w.data?.tool, w.message]));
-    expect(Object.keys(skipped).sort()).toEqual(['badOutput', 'big', 'deep', 'lookahead', 'remote']);
+    expect(Object.keys(skipped).sort()).toEqual(['badOutput', 'big', 'deep', 'exponential', 'lookahead', 'remote']);
+    expect(skipped.exponential).toContain('expands to over 100000 nodes through its $refs');
     expect(skipped.deep).toContain('nested deeper than 32 levels');
     expect(skipped.big).toMatch(/characters, over the limit/);
     expect(skipped.lookahead).toContain('does not compile');
-    expect(skipped.remote).toContain('does not compile');
+    expect(skipped.remote).toContain('is not a local JSON pointer');
     expect(skipped.badOutput).toContain('output schema was refused');
     // A catastrophic-backtracking pattern runs on RE2: a hostile input is refused, not a hung process.
     const r = await call(rt, 'bad__redos', { s: `${'a'.repeat(50_000)}!` }).result;
     expect(r.error?.code).toBe('INVALID_ARGS');
     expect((await call(rt, 'bad__redos', { s: 'aaa' }).result).content).toBe('ran redos');
-    expect((await call(rt, 'bad__exponential', { v: 'x' }).result).content).toBe('ran exponential');
+    // A recursive schema (a tree) is fine: recursion is bounded by the value.
+    expect((await call(rt, 'bad__tree', { value: 1, children: [{ value: 2, children: [] }] }).result).content).toBe('ran tree');
+    expect((await call(rt, 'bad__tree', { value: 1, children: [{ value: 'x' }] }).result).error?.code).toBe('INVALID_ARGS');
   });
 });
 
