@@ -38,7 +38,6 @@ const ajvOptions = {
   strict: false, // servers write sloppy schemas; unknown keywords are ignored, not fatal
   validateFormats: false,
   inlineRefs: false,
-  addUsedSchema: false,
   allErrors: false,
   code: { regExp: re2Engine },
 } as const;
@@ -67,7 +66,14 @@ export function schemaShapeProblem(schema: unknown, limits: SchemaLimits = defau
     if (depth >= limits.maxDepth) return `the schema is nested deeper than ${limits.maxDepth} levels`;
     for (const c of Array.isArray(v) ? v : Object.values(v)) stack.push([c, depth + 1]);
   }
-  return refExpansionProblem(schema as Record<string, unknown>, limits.maxExpandedNodes);
+  const root = schema as Record<string, unknown>;
+  const expansion = refExpansion(root, limits.maxExpandedNodes);
+  if (typeof expansion === 'string') return expansion;
+  for (const target of expansion) {
+    const problem = recursionFanOutProblem(root, target, limits.maxExpandedNodes);
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 class SchemaProblem extends Error {}
@@ -95,14 +101,18 @@ function resolvePointer(root: unknown, ref: string): unknown {
  * once: recursion is paid per level of the value). Only local JSON-pointer refs are accepted, so
  * no ref can hide a fan-out from this count.
  */
-function refExpansionProblem(root: Record<string, unknown>, limit: number): string | undefined {
+function refExpansion(root: Record<string, unknown>, limit: number): string | Set<object> {
   const memo = new Map<object, number>();
   const onPath = new Set<object>();
+  const recursive = new Set<object>();
   const visit = (node: unknown, depth: number): number => {
     if (node === null || typeof node !== 'object') return 1;
     const known = memo.get(node);
     if (known !== undefined) return known;
-    if (onPath.has(node)) return 1;
+    if (onPath.has(node)) {
+      recursive.add(node);
+      return 1;
+    }
     if (depth > 512) throw new SchemaProblem('its $ref chains are longer than 512');
     onPath.add(node);
     let total = 1;
@@ -121,11 +131,72 @@ function refExpansionProblem(root: Record<string, unknown>, limit: number): stri
   };
   try {
     visit(root, 0);
-    return undefined;
+    return recursive;
   } catch (e) {
     if (e instanceof SchemaProblem) return e.message;
     throw e;
   }
+}
+
+// Keywords that apply a subschema to a part of the value, by the part they reach: a named
+// property, any property, or array elements. Everything else (anyOf, allOf, $ref, if/then, …)
+// applies to the same value.
+const NAMED_MEMBER = new Set(['properties']);
+const ANY_MEMBER = new Set(['patternProperties', 'dependentSchemas']);
+const ANY_MEMBER_SCHEMA = new Set(['additionalProperties', 'unevaluatedProperties', 'propertyNames']);
+const ELEMENT = new Set(['prefixItems']);
+const ELEMENT_SCHEMA = new Set(['items', 'contains', 'additionalItems', 'unevaluatedItems']);
+const DATA_KEYS = new Set(['const', 'enum', 'default', 'examples', 'required', '$defs', 'definitions']);
+
+/** Two steps reach a common part: equal, or "any property" against any property step. */
+function stepOverlaps(x: string, y: string): boolean {
+  if (x === y) return true;
+  return (x === '.*' && y.startsWith('.')) || (y === '.*' && x.startsWith('.'));
+}
+const overlaps = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => stepOverlaps(x, b[i]!));
+const MAX_BACK_EDGES = 256;
+
+/**
+ * A recursive schema validates a value in time linear in the value unless one value part can meet
+ * the same recursion twice (e.g. `anyOf: [{ items: {$ref: '#'} }, { items: {$ref: '#'} }]`), which
+ * doubles the work per level of nesting. Refused: two refs back to `target` that reach
+ * overlapping parts of the value.
+ */
+function recursionFanOutProblem(root: Record<string, unknown>, target: object, limit: number): string | undefined {
+  const backEdges: string[][] = [];
+  let steps = 0;
+  const walk = (node: unknown, path: string[], inRefs: Set<object>): void => {
+    if (node === null || typeof node !== 'object' || ++steps > limit) return;
+    if (Array.isArray(node)) {
+      for (const c of node) walk(c, path, inRefs);
+      return;
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (DATA_KEYS.has(key)) continue;
+      if (key === '$ref' && typeof value === 'string') {
+        const t = resolvePointer(root, value);
+        if (t === target) backEdges.push(path);
+        else if (t !== null && typeof t === 'object' && !inRefs.has(t)) walk(t, path, new Set(inRefs).add(t));
+      } else if (NAMED_MEMBER.has(key) && value && typeof value === 'object') {
+        for (const [name, sub] of Object.entries(value)) walk(sub, [...path, `.${name}`], inRefs);
+      } else if (ANY_MEMBER.has(key) && value && typeof value === 'object') {
+        for (const sub of Object.values(value)) walk(sub, [...path, '.*'], inRefs);
+      } else if (ANY_MEMBER_SCHEMA.has(key)) walk(value, [...path, '.*'], inRefs);
+      else if (ELEMENT.has(key) || ELEMENT_SCHEMA.has(key)) walk(value, [...path, '[]'], inRefs);
+      else walk(value, path, inRefs);
+    }
+  };
+  walk(target, [], new Set([target]));
+  if (steps > limit) return `its recursive $refs expand to over ${limit} nodes`;
+  if (backEdges.length > MAX_BACK_EDGES) return `it has over ${MAX_BACK_EDGES} recursive $refs to one definition`;
+  for (let i = 0; i < backEdges.length; i++) {
+    for (let j = i + 1; j < backEdges.length; j++) {
+      if (overlaps(backEdges[i]!, backEdges[j]!)) {
+        return `its recursive $refs reach the same part of a value twice per level (${backEdges[i]!.join('') || '(self)'}), which makes validation exponential`;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Compiles a server's schema into a bounded check; a refused or broken schema gives the reason. */
