@@ -6,6 +6,7 @@
  */
 import type {
   ApprovalAnswer,
+  ContentPart,
   ExecutionMode,
   NewLogEvent,
   PreExecuteDecision,
@@ -49,6 +50,8 @@ export interface ResultDraft {
   readonly value: unknown;
   readonly content: string;
   readonly metadata: Readonly<Record<string, unknown>>;
+  /** Typed non-text parts (images, resources) following the content. */
+  readonly parts?: readonly ContentPart[];
 }
 
 /** A call that resolved to a tool and passed validation. `tool` is opaque to the machines. */

@@ -5,3 +5,4 @@ export * from './adapters/tools/index.js';
 export * from './adapters/log/index.js';
 export * from './adapters/model/providers.js';
 export * from './cli/config/index.js';
+export * from './adapters/mcp/index.js';

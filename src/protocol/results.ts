@@ -8,6 +8,24 @@ export const ToolErrorInfoSchema = z.object({
 });
 export type ToolErrorInfo = z.infer<typeof ToolErrorInfoSchema>;
 
+/**
+ * Non-text content a result carries beside its text (images, embedded or linked resources): kept
+ * typed so the model receives them as media, never as stringified base64.
+ */
+export const ContentPartSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('image'), data: z.string(), mediaType: z.string() }),
+  z.object({ type: z.literal('audio'), data: z.string(), mediaType: z.string() }),
+  z.object({
+    type: z.literal('resource'),
+    uri: z.string(),
+    mediaType: z.string().optional(),
+    /** A text resource's text, or a binary resource's base64 `data`; neither for a link. */
+    text: z.string().optional(),
+    data: z.string().optional(),
+  }),
+]);
+export type ContentPart = z.infer<typeof ContentPartSchema>;
+
 /** The materialised, frozen result of one tool call: what the log stores and the model sees. */
 export const ToolResultSchema = z.object({
   callId: z.string(),
@@ -16,6 +34,8 @@ export const ToolResultSchema = z.object({
   error: ToolErrorInfoSchema.optional(),
   /** Model-facing text. */
   content: z.string(),
+  /** Typed non-text parts (images, resources) that follow `content`; absent for text-only results. */
+  parts: z.array(ContentPartSchema).optional(),
   /**
    * Canonical value produced by the tool body (absent for error results, and for spilled results:
    * their full text is in the spill store, at `metadata.spill.locator`).

@@ -143,6 +143,16 @@ export function createRuntime(options: RuntimeOptions = {}) {
     return { actor, result, cancel: (reason) => actor.send({ type: 'CANCEL', reason }) };
   }
 
+  // Registry changes from outside (an MCP server's listChanged) wait for a step boundary: a batch
+  // never sees its tool set change under it. With no turn running, they apply at once.
+  let activeTurns = 0;
+  const pendingToolChanges: Array<() => void> = [];
+  const applyToolChanges = () => {
+    for (const change of pendingToolChanges.splice(0)) change();
+  };
+  const closers: Array<() => Promise<void> | void> = [];
+  let closed: Promise<void> | undefined;
+
   // Turn ids go on from the turns already in the log (a resumed session).
   let turns = log.events().filter((e) => e.type === 'turn/start').length;
   const concurrency = options.concurrency ?? 8;
@@ -152,6 +162,11 @@ export function createRuntime(options: RuntimeOptions = {}) {
     clock,
     concurrency,
     tools: () => tools.list(),
+    beforeStep: applyToolChanges,
+    onTurnActive: (delta) => {
+      activeTurns += delta;
+      if (activeTurns === 0) applyToolChanges();
+    },
     retryPolicy: options.retryPolicy,
     compact:
       options.compact ??
@@ -184,9 +199,29 @@ export function createRuntime(options: RuntimeOptions = {}) {
        */
       guard: (fn: Guard, name?: string): void => guards.add(fn, name),
       register: (tool: AnyTool) => tools.register(tool),
+      /** Removes a tool by name; true when it was registered. */
+      unregister: (name: string) => tools.unregister(name),
       list: () => tools.list(),
+      /** Runs a registry change now if no turn is running, else before the next step's model request. */
+      betweenSteps: (change: () => void) => {
+        pendingToolChanges.push(change);
+        if (activeTurns === 0) applyToolChanges();
+      },
     },
     runCall,
+    /** Registers a disposer (e.g. an MCP connection) that `close()` runs. */
+    onClose: (fn: () => Promise<void> | void) => void closers.push(fn),
+    /** Runs every disposer once, latest first; failures are recorded as `warning` events, never thrown. */
+    close: (): Promise<void> =>
+      (closed ??= (async () => {
+        for (const fn of closers.splice(0).reverse()) {
+          try {
+            await fn();
+          } catch (e) {
+            log.append({ type: 'warning', code: 'CLOSE_FAILED', message: `a disposer failed while closing the runtime: ${String(e)}` });
+          }
+        }
+      })()),
   };
 }
 

@@ -19,6 +19,8 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
   readonly name: string;
   readonly description: string;
   readonly input: I;
+  /** The input's JSON Schema as the model sees it, when `input` cannot express it (e.g. a tool from an MCP server). */
+  readonly inputJsonSchema?: Readonly<Record<string, unknown>>;
   readonly output?: z.ZodType<O>;
   /** Opt-in parallelism: only calls for which this returns true may overlap others. */
   readonly isConcurrencySafe: (args: z.infer<I>) => boolean;
@@ -45,6 +47,7 @@ export interface ToolSpec<I extends z.ZodType, O> {
   name: string;
   description?: string;
   input: I;
+  inputJsonSchema?: Readonly<Record<string, unknown>>;
   output?: z.ZodType<O>;
   isConcurrencySafe?: (args: z.infer<I>) => boolean;
   idempotent?: boolean;
@@ -70,6 +73,7 @@ export function defineTool<I extends z.ZodType, O = unknown>(spec: ToolSpec<I, O
     name: spec.name,
     description: spec.description ?? '',
     input: spec.input,
+    ...(spec.inputJsonSchema ? { inputJsonSchema: spec.inputJsonSchema } : {}),
     output: spec.output,
     isConcurrencySafe: spec.isConcurrencySafe ?? (() => false),
     idempotent: spec.idempotent ?? false,
@@ -93,6 +97,10 @@ export class ToolRegistry {
   register(tool: AnyTool): void {
     if (this.byName.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`);
     this.byName.set(tool.name, tool);
+  }
+  /** Removes a tool; true when it was there. Calls already prepared keep the definition they resolved. */
+  unregister(name: string): boolean {
+    return this.byName.delete(name);
   }
   get(name: string): AnyTool | undefined {
     return this.byName.get(name);

@@ -21,3 +21,4 @@ export * from './openWork.js';
 export * from './spillLines.js';
 export * from './spilledResult.js';
 export * from './typedHooks.js';
+export * from './toolOutput.js';

@@ -24,7 +24,8 @@ export function spillReferenceOf(result: { readonly metadata: Readonly<Record<st
 /** The accepted draft without its value when it was spilled; anything else as it is. */
 function dropSpilledValue(outcome: PostExecuteOutcome): PostExecuteOutcome {
   if (outcome.kind !== 'accepted' || outcome.draft.value === undefined || !spillReferenceOf(outcome.draft)) return outcome;
-  const draft: ResultDraft = Object.freeze({ value: undefined, content: outcome.draft.content, metadata: outcome.draft.metadata });
+  const { parts } = outcome.draft;
+  const draft: ResultDraft = Object.freeze({ value: undefined, content: outcome.draft.content, metadata: outcome.draft.metadata, ...(parts ? { parts } : {}) });
   return { kind: 'accepted', draft };
 }
 

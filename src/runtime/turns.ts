@@ -59,6 +59,10 @@ export interface TurnRunnerDeps {
   clock: Clock;
   concurrency: number;
   tools: () => readonly AnyTool[];
+  /** Runs before each model request, when no call of this turn is in flight: registry changes land here. */
+  beforeStep?: () => void;
+  /** Told when a turn starts and when it has ended. */
+  onTurnActive?: (delta: 1 | -1) => void;
   retryPolicy?: RequestRetryPolicy;
   compact: CompactFn;
   newTurnId: () => string;
@@ -78,7 +82,7 @@ export function toFunctionTool(tool: AnyTool): LanguageModelV3FunctionTool {
       type: 'function',
       name: tool.name,
       description: tool.description,
-      inputSchema: z.toJSONSchema(tool.input, { unrepresentable: 'any' }) as LanguageModelV3FunctionTool['inputSchema'],
+      inputSchema: (tool.inputJsonSchema ?? z.toJSONSchema(tool.input, { unrepresentable: 'any' })) as LanguageModelV3FunctionTool['inputSchema'],
     };
     schemaCache.set(tool, def);
   }
@@ -107,7 +111,12 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       // (log/stepRoutedLog.ts), so what they append once the step is closed does not land in it.
       log: deps.log,
       model: options.model,
-      tools: deps.tools().map(toFunctionTool),
+      // Read at each model request (a getter): a step sees the tools as they are when it starts,
+      // and changes queued during a batch (an MCP server's listChanged) land between steps.
+      get tools() {
+        deps.beforeStep?.();
+        return deps.tools().map(toFunctionTool);
+      },
       concurrency: deps.concurrency,
       callOptions: mergeModelCallOptions(deps.callOptions, options.callOptions),
       prompt: () => projectPrompt(deps.log.events(), { system: options.system, turnId, argLimits: deps.argLimits }),
@@ -146,7 +155,12 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       clock: deps.clock,
       inspect: options.inspect,
     });
+    deps.onTurnActive?.(1);
     const done = toPromise(actor).then((out): TurnResult => ({ ...out, ...turnAnswer(deps.log.events(), out.turnId) }));
+    void done.then(
+      () => deps.onTurnActive?.(-1),
+      () => deps.onTurnActive?.(-1),
+    );
     let started = false;
     // A cancel (or abort) that came while the turn was queued: applied as it starts.
     let cancelledEarly: { reason?: string } | undefined;

@@ -30,8 +30,8 @@ describe('config validation', () => {
     [{ timeouts: { hookMs: 1, bashSecs: 3 } }, 'dsh.config.json: timeouts.bashSecs: unknown key', 'timeouts.bashSecs'],
     [{ permisions: [] }, 'dsh.config.json: permisions: unknown key', 'permisions'],
     [{ bash: { deny: ['ok', '(?=x)'] } }, 'dsh.config.json: bash.deny[1]: invalid RE2 pattern "(?=x)": error parsing regexp: invalid or unsupported Perl syntax: `(?=`', 'bash.deny[1]'],
-    [{ mcpServers: { files: 3 } }, 'dsh.config.json: mcpServers.files: expected object, got number', 'mcpServers.files'],
-    [{ mcpServers: { 'my server': {} } }, 'dsh.config.json: mcpServers["my server"]: invalid key: a server name is 1 to 64 of A-Z a-z 0-9 _ -', 'mcpServers["my server"]'],
+    [{ mcpServers: { files: 3 } }, 'dsh.config.json: mcpServers.files: expected a stdio server { command, args?, env?, cwd? } or a Streamable HTTP server { url (http or https), headers? }', 'mcpServers.files'],
+    [{ mcpServers: { 'my server': {} } }, 'dsh.config.json: mcpServers["my server"]: invalid key: a server name is letters, digits, "-" and single "_" (no "__", no leading or trailing "_"), at most 64', 'mcpServers["my server"]'],
     [[], 'dsh.config.json: (top level): expected object, got array', '(top level)'],
     [
       { permissions: [{ tool: 'read', path: '!secrets/**', decision: 'allow' }] },
@@ -57,9 +57,11 @@ describe('config validation', () => {
     expect(e.field).toBeUndefined();
   });
 
-  it('mcpServers entries are kept as they are (loose until the MCP adapter plugs its schema in)', () => {
+  it('mcpServers entries are checked with the MCP adapter\'s schema: other agents\' keys are ignored, a bad entry names its field', () => {
     const c = parseConfig(JSON.stringify({ mcpServers: { files: { command: 'npx', args: ['x'], anything: { deep: 1 } } } }), 'f');
-    expect(c.mcpServers).toEqual({ files: { command: 'npx', args: ['x'], anything: { deep: 1 } } });
+    expect(c.mcpServers).toEqual({ files: { command: 'npx', args: ['x'] } });
+    expect(() => parseConfig(JSON.stringify({ mcpServers: { web: { url: 'ftp://x' } } }), 'f')).toThrow(/mcpServers\.web/);
+    expect(() => parseConfig(JSON.stringify({ mcpServers: { a__b: { command: 'x' } } }), 'f')).toThrow(/a server name is/);
   });
 });
 

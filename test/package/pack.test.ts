@@ -79,9 +79,10 @@ beforeAll(async () => {
   }
 }, HANG);
 
+// Removing the installed app (the MCP SDK brings a web server stack) can outlast the 10 s default.
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
-});
+}, HANG);
 
 describe('the packed tarball', () => {
   it('ships the build, the README and package.json only: no sources, tests, bench or CI files', async () => {

@@ -1,18 +1,11 @@
 /**
- * The one place the schema of an `mcpServers` entry plugs into the config. The MCP adapter
- * (src/adapters/mcp/) owns that schema; until it is wired here, an entry is validated loosely:
- * any JSON object (its keys are kept as they are, for the adapter to validate when it starts the
- * server). To plug the exact schema in, replace `McpServerEntrySchema` with the adapter's.
+ * The one place the schema of an `mcpServers` entry plugs into the config: the MCP adapter's own
+ * (`src/adapters/mcp/serverConfig.ts`), so `dsh.config.json` is checked exactly as the servers are
+ * started (stdio `{ command, args, env, cwd }` or Streamable HTTP `{ url, headers }`, plus the
+ * concurrency trust keys and time limits).
  */
-import { z } from 'zod';
+import { McpServerConfigSchema, type McpServerConfig } from '../../adapters/mcp/serverConfig.js';
 
-export const McpServerEntrySchema = z.looseObject({});
-export type McpServerEntry = z.infer<typeof McpServerEntrySchema>;
-
-/** Server names: what tool names are built from, so kept to a safe alphabet. */
-export const McpServerNameSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a server name is 1 to 64 of A-Z a-z 0-9 _ -')
-  .refine((n) => n !== '__proto__' && n !== 'constructor' && n !== 'prototype', 'this server name is reserved');
-
-export const McpServersSchema = z.record(McpServerNameSchema, McpServerEntrySchema);
+export { McpServerNameSchema, McpServersSchema } from '../../adapters/mcp/serverConfig.js';
+export const McpServerEntrySchema = McpServerConfigSchema;
+export type McpServerEntry = McpServerConfig;

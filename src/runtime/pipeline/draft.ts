@@ -6,6 +6,7 @@ import type { PreparedCall, Settlement } from '../../../machines/callStages.js';
 import { describeThrown, ErrorCode } from '../../protocol/index.js';
 import type { AnyTool } from '../defineTool.js';
 import { errorInfo } from '../toolError.js';
+import { isToolOutput } from '../toolOutput.js';
 import { toolOf } from './prepare.js';
 
 /** The tool's content for a value; throws when `toContent` throws or gives no string. */
@@ -34,18 +35,22 @@ export function validateOutput(tool: AnyTool, value: unknown): { ok: true; value
 }
 
 /** The first draft from the body's value; an output-schema failure gives INVALID_OUTPUT. */
-export function draftFromValue(p: PreparedCall, value: unknown): Settlement {
+export function draftFromValue(p: PreparedCall, returned: unknown): Settlement {
   const tool = toolOf(p);
+  // A body that already split its result (see toolOutput.ts) brings its own content and parts.
+  const own = isToolOutput(returned) ? returned : undefined;
+  const value = own ? own.value : returned;
   const checked = validateOutput(tool, value);
   if (!checked.ok) return { ok: false, error: errorInfo(ErrorCode.INVALID_OUTPUT, checked.message) };
   let content: string;
   try {
-    content = contentOf(tool, checked.value);
+    content = own ? own.content : contentOf(tool, checked.value);
   } catch (e) {
     return { ok: false, error: errorInfo(ErrorCode.TOOL_FAILED, `toContent of "${tool.name}" failed: ${describeThrown(e)}`) };
   }
   try {
-    return { ok: true, draft: { value: checked.value, content, metadata: metadataOf(tool, checked.value) } };
+    const parts = own?.parts ? { parts: own.parts } : {};
+    return { ok: true, draft: { value: checked.value, content, metadata: metadataOf(tool, checked.value), ...parts } };
   } catch (e) {
     return { ok: false, error: errorInfo(ErrorCode.TOOL_FAILED, `toMetadata of "${tool.name}" failed: ${describeThrown(e)}`) };
   }

@@ -58,7 +58,9 @@ function materialise(deps: Pick<StageDeps, 'log'>, request: ToolCallRequest, p: 
       };
     }
   }
-  return { callId: request.callId, toolName, isError: false, content, value: settlement.draft.value, metadata: { ...settlement.draft.metadata } };
+  const result: ToolResult = { callId: request.callId, toolName, isError: false, content, value: settlement.draft.value, metadata: { ...settlement.draft.metadata } };
+  if (settlement.draft.parts?.length) result.parts = [...settlement.draft.parts];
+  return result;
 }
 
 /** Builds, freezes and announces the result. Never throws: an observer's failure is logged and ignored. */

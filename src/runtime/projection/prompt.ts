@@ -11,7 +11,7 @@ import type {
   LanguageModelV3ToolCallPart,
   LanguageModelV3ToolResultPart,
 } from '@ai-sdk/provider';
-import type { LogEvent, LogEventOf } from '../../protocol/index.js';
+import type { ContentPart, LogEvent, LogEventOf } from '../../protocol/index.js';
 import { ReasoningReplay } from './reasoningReplay.js';
 import { defaultArgLimits, readBoundedJson, withinLimits, type ArgLimits } from '../args.js';
 
@@ -160,7 +160,11 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
           type: 'tool-result',
           toolCallId: call.callId,
           toolName: call.toolName,
-          output: event.result.isError ? { type: 'error-text', value: content } : { type: 'text', value: content },
+          output: event.result.isError
+            ? { type: 'error-text', value: content }
+            : event.result.parts?.length && !stubbed.has(event.seq)
+              ? { type: 'content', value: [{ type: 'text', text: content }, ...event.result.parts.map(partOutput)] }
+              : { type: 'text', value: content },
         });
       }
       if (results.length) prompt.push({ role: 'tool', content: results });
@@ -179,6 +183,24 @@ function parseInput(input: unknown, limits: ArgLimits): unknown {
   if (typeof input !== 'string') return withinLimits(input, limits) ? input : '[arguments too large or too deep to show]';
   const read = readBoundedJson(input, limits);
   return read.ok ? read.value : input;
+}
+
+type ContentOutputPart = Extract<LanguageModelV3ToolResultPart['output'], { type: 'content' }>['value'][number];
+
+/**
+ * A typed part as the model receives it: images and binary data as media; text resources and
+ * links as text (a link is never handed to the provider to fetch: its URI came from a tool).
+ */
+function partOutput(part: ContentPart): ContentOutputPart {
+  switch (part.type) {
+    case 'image':
+      return { type: 'image-data', data: part.data, mediaType: part.mediaType };
+    case 'audio':
+      return { type: 'file-data', data: part.data, mediaType: part.mediaType };
+    case 'resource':
+      if (part.data !== undefined) return { type: 'file-data', data: part.data, mediaType: part.mediaType ?? 'application/octet-stream' };
+      return { type: 'text', text: part.text !== undefined ? `resource ${part.uri}:\n${part.text}` : `resource link: ${part.uri}` };
+  }
 }
 
 /** Size of a prompt in characters of content (text, arguments, results), the measure compaction must reduce. */

@@ -1,0 +1,182 @@
+/**
+ * One live connection to an MCP server (stdio child process or Streamable HTTP), made within a
+ * start-up limit. A connection that ends (the process exits, the server sends bytes that are not
+ * JSON-RPC, `close()`) fails every pending call at once with the reason, and later calls fail
+ * fast: a call on it never hangs on a dead server.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolResultSchema,
+  ErrorCode as McpErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Progress,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '../../protocol/index.js';
+import { ToolError } from '../../runtime/toolError.js';
+import { createOutputValidator, type SchemaLimits } from './jsonSchemaValidator.js';
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS, isStdioServer, type McpServerConfig } from './serverConfig.js';
+
+/** Most tools read from one server (pages of `tools/list` are followed up to this many tools). */
+export const MAX_TOOLS_PER_SERVER = 1000;
+const STDERR_TAIL_CHARS = 2000;
+
+export interface McpCallOptions {
+  signal: AbortSignal;
+  onProgress?: (progress: Progress) => void;
+}
+
+export interface McpConnection {
+  readonly name: string;
+  readonly config: McpServerConfig;
+  /** Why the connection ended; undefined while it is open. */
+  closedReason(): string | undefined;
+  /** All the server's tools (following pagination, at most MAX_TOOLS_PER_SERVER). */
+  listTools(): Promise<Tool[]>;
+  /** Calls a tool; failures of the connection are `TOOL_FAILED` ToolErrors naming the reason. */
+  callTool(name: string, args: unknown, options: McpCallOptions): Promise<CallToolResult>;
+  /** Why a tool's output schema was refused (the tool is then skipped), if it was. */
+  outputSchemaRefused(tool: Tool): string | undefined;
+  /** Called on `notifications/tools/list_changed`. */
+  onToolsChanged(listener: () => void): void;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  schemaLimits?: SchemaLimits;
+  /** How dsh introduces itself in `initialize` (default `{ name: 'dsh', version: '0' }`). */
+  clientInfo?: { name: string; version: string };
+}
+
+function describe(e: unknown): string {
+  try {
+    return e instanceof Error ? e.message : String(e);
+  } catch {
+    return 'unknown error';
+  }
+}
+
+/** Connects and initializes within the server's start-up limit; rejects with the reason otherwise. */
+export async function connectMcpServer(name: string, config: McpServerConfig, options: ConnectOptions = {}): Promise<McpConnection> {
+  const startupMs = config.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
+  const callTimeoutMs = config.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const validator = createOutputValidator(options.schemaLimits);
+  const client = new Client(options.clientInfo ?? { name: 'dsh', version: '0' }, { capabilities: {}, jsonSchemaValidator: validator });
+  let stderrTail = '';
+  let transport: Transport;
+  if (isStdioServer(config)) {
+    const stdio = new StdioClientTransport({
+      command: config.command,
+      args: config.args ?? [],
+      env: { ...getDefaultEnvironment(), ...config.env },
+      ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
+      stderr: 'pipe',
+    });
+    // Read continuously (a full pipe would block the server); keep the tail for error reasons.
+    stdio.stderr?.on('data', (chunk: Buffer) => {
+      stderrTail = (stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+    });
+    transport = stdio;
+  } else {
+    transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} } });
+  }
+  const withStderr = (reason: string) => (stderrTail.trim() ? `${reason} (stderr: ${stderrTail.trim().slice(-500)})` : reason);
+
+  let closed: string | undefined;
+  let closing = false;
+  client.onclose = () => {
+    closed ??= withStderr(closing ? 'the connection was closed' : isStdioServer(config) ? 'the server process exited' : 'the connection was lost');
+  };
+  let probing = false;
+  client.onerror = (e) => {
+    if (closing || closed) return;
+    const what = describe(e).slice(0, 300);
+    if (isStdioServer(config)) {
+      // Over stdio every error is the stream itself (bytes that are not JSON-RPC, a failed pipe):
+      // nothing more can be trusted on it, so it is closed and pending calls fail with the reason.
+      closed = withStderr(`the server sent malformed data (${what})`);
+      void client.close().catch(() => {});
+      return;
+    }
+    // Over HTTP a broken response stream leaves its request waiting for an answer that cannot
+    // come. If the server no longer answers a ping it is gone: close, so pending calls fail now.
+    if (probing || !/SSE stream disconnected|reconnect/i.test(what)) return;
+    probing = true;
+    client
+      .ping({ timeout: Math.min(startupMs, 10_000) })
+      .then(
+        () => undefined,
+        (pingError: unknown) => {
+          if (closing || closed) return;
+          closed = `the server stopped answering (${what}; ping: ${describe(pingError).slice(0, 200)})`;
+          void client.close().catch(() => {});
+        },
+      )
+      .finally(() => (probing = false));
+  };
+
+  const close = async () => {
+    closing = true;
+    closed ??= 'the connection was closed';
+    await client.close().catch(() => {});
+  };
+
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not start within ${startupMs} ms`)), startupMs);
+  });
+  try {
+    await Promise.race([client.connect(transport, { timeout: startupMs }), deadline]);
+  } catch (e) {
+    await close();
+    throw new Error(withStderr(e instanceof McpError && e.code === McpErrorCode.RequestTimeout ? `did not start within ${startupMs} ms` : describe(e)));
+  } finally {
+    clearTimeout(timer);
+  }
+
+  const toolsChanged: Array<() => void> = [];
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    for (const l of toolsChanged) l();
+  });
+
+  return {
+    name,
+    config,
+    closedReason: () => closed,
+    async listTools() {
+      const tools: Tool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : {}, { timeout: startupMs });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor && tools.length < MAX_TOOLS_PER_SERVER);
+      return tools.slice(0, MAX_TOOLS_PER_SERVER);
+    },
+    async callTool(tool, args, { signal, onProgress }) {
+      if (closed) throw new ToolError(ErrorCode.TOOL_FAILED, `MCP server "${name}" is not connected: ${closed}`);
+      try {
+        return (await client.callTool({ name: tool, arguments: args as Record<string, unknown> }, CallToolResultSchema, {
+          signal,
+          timeout: callTimeoutMs,
+          ...(onProgress ? { onprogress: onProgress, resetTimeoutOnProgress: false } : {}),
+        })) as CallToolResult;
+      } catch (e) {
+        if (signal.aborted) throw e; // the pipeline reports the abort (ABORTED, or its TIMEOUT)
+        if (e instanceof McpError && e.code === McpErrorCode.RequestTimeout) {
+          throw new ToolError(ErrorCode.TIMEOUT, `"${tool}" on MCP server "${name}" did not answer within ${callTimeoutMs} ms (cancelled on the server)`);
+        }
+        if (closed) throw new ToolError(ErrorCode.TOOL_FAILED, `MCP server "${name}" failed during the call: ${closed}`);
+        throw new ToolError(ErrorCode.TOOL_FAILED, `"${tool}" on MCP server "${name}" failed: ${describe(e).slice(0, 1000)}`);
+      }
+    },
+    outputSchemaRefused: (tool) => (tool.outputSchema ? validator.refused.get(tool.outputSchema) : undefined),
+    onToolsChanged: (l) => void toolsChanged.push(l),
+    close,
+  };
+}

@@ -1,0 +1,6 @@
+export * from './serverConfig.js';
+export * from './jsonSchemaValidator.js';
+export * from './connect.js';
+export * from './resultMapping.js';
+export * from './toDshTool.js';
+export * from './toolSource.js';
