@@ -183,4 +183,26 @@ describe('dsh run with dsh.config.json', () => {
     expect(b.err).toMatch(/OPENAI_API_KEY/);
     expect(existsSync(join(bad.dir, '.dsh'))).toBe(false);
   }, HANG);
+
+  it('maxInlineBytes and timeouts.bashMs reach the runtime and the bash tool', async () => {
+    const { dir, env } = workspace({ maxInlineBytes: 256, timeouts: { bashMs: 1000 } });
+    writeFileSync(join(dir, 'notes.txt'), Array.from({ length: 30 }, (_, i) => `TODO: item ${i} of the list\n`).join(''));
+    const script = join(dir, 'script.json');
+    writeFileSync(
+      script,
+      JSON.stringify([
+        { toolCalls: [{ toolName: 'grep', input: { pattern: 'TODO' } }] },
+        { toolCalls: [{ toolName: 'bash', input: { command: 'sleep 60' } }] },
+        { text: 'done' },
+      ]),
+    );
+    const r = await dsh(dir, ['run', 'go', '--model', `scripted:${script}`, '--allow', 'bash'], env);
+    expect(r.code, r.err).toBe(0);
+    const events = await eventsOf(dir);
+    // The grep result (over 256 bytes) was spilled; the default limit (16 KiB) would keep it inline.
+    expect(events.some((e) => e.type === 'tool/spilled')).toBe(true);
+    const { out, reasons } = outcomes(events);
+    expect(out.bash).toBe('TIMEOUT');
+    expect(reasons.bash).toContain('within 1000 ms');
+  }, HANG);
 });
