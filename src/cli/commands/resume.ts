@@ -1,12 +1,12 @@
 /** `dsh resume ID [PROMPT]`: go on with a session, closing what it left open first. */
 import type { Command } from '../command.js';
 import { UsageError } from '../command.js';
-import { allowList, RUN_EXIT_HELP, RUN_FLAGS_HELP, RUN_OPTIONS } from './run.js';
+import { allowList, RUN_CONFIG_HELP, RUN_EXIT_HELP, RUN_FLAGS_HELP, RUN_OPTIONS } from './run.js';
 
 export const resumeCommand: Command = {
   name: 'resume',
   summary: 'go on with a session (closing what it left open)',
-  synopsis: 'dsh resume ID|FILE [PROMPT] [--model SPEC] [--allow TOOL] [--json]',
+  synopsis: 'dsh resume ID|FILE [PROMPT] [--model SPEC] [--allow TOOL] [--plan] [--json]',
   details: `Reopens the session ID (.dsh/sessions/ID.jsonl of the current directory, or a log FILE) and runs
 PROMPT as its next turn, in the directory the session works in (<dir> of
 <dir>/.dsh/sessions/ID.jsonl); without PROMPT on a terminal, a REPL. A session that stopped mid-turn
@@ -16,15 +16,18 @@ last line is cut off and reported; a corrupt log is an error (dsh repair).
 
 ${RUN_FLAGS_HELP}
 
+${RUN_CONFIG_HELP} The config is the one of the directory the session works in.
+
 ${RUN_EXIT_HELP}`,
   options: RUN_OPTIONS,
   positionals: { min: 1, max: 2, name: 'ID (the session to resume)' },
   async run({ values, positionals }, io) {
-    const [{ runSession }, { sessionFileOf, sessionWorkDir }, { existsSync }, { basename }] = await Promise.all([
+    const [{ runSession, modelFactory }, { sessionFileOf, sessionWorkDir }, { existsSync }, { basename }, { loadConfig }] = await Promise.all([
       import('../run/runSession.js'),
       import('../run/sessionFiles.js'),
       import('node:fs'),
       import('node:path'),
+      import('../config/load.js'),
     ]);
     const file = sessionFileOf(process.cwd(), positionals[0]!);
     // The tools work where the session did: <dir> of <dir>/.dsh/sessions/<id>.jsonl.
@@ -33,13 +36,21 @@ ${RUN_EXIT_HELP}`,
     const prompt = positionals[1];
     const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY) && values.json !== true;
     if (prompt === undefined && !tty) throw new UsageError('missing PROMPT (without a terminal there is no REPL)', resumeCommand);
+    // The config and the model before the log is opened (a bad one leaves the log untouched).
+    const { config } = await loadConfig({ cwd, env: process.env });
+    const models = await modelFactory((values.model as string | undefined) ?? config.model, {
+      cwd,
+      baseUrl: values['base-url'] as string | undefined,
+      env: process.env,
+    });
     return runSession({
       id: basename(file).replace(/\.jsonl$/, ''),
       file,
       cwd,
       ...(prompt !== undefined ? { prompt } : {}),
-      model: values.model as string | undefined,
-      baseUrl: values['base-url'] as string | undefined,
+      models,
+      config,
+      plan: values.plan === true,
       json: values.json === true,
       allow: allowList(values.allow as string[] | undefined),
       resume: true,

@@ -7,17 +7,31 @@ export const RUN_OPTIONS = {
   'base-url': { type: 'string' },
   json: { type: 'boolean' },
   allow: { type: 'string', multiple: true },
+  plan: { type: 'boolean' },
 } as const;
 
 export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MODEL, anthropic:MODEL (key from OPENAI_API_KEY /
                     ANTHROPIC_API_KEY), openai-compatible:MODEL with --base-url; scripted:FILE.json
-                    replays a JSON array of scripted responses. Default: the embedded scripted
-                    model (no key, no network): it reads and greps in parallel, proposes an edit
-                    (asks), runs a command (asks) and answers.
+                    replays a JSON array of scripted responses. Default: "model" of dsh.config.json,
+                    else the embedded scripted model (no key, no network): it reads and greps in
+                    parallel, proposes an edit (asks), runs a command (asks) and answers.
   --base-url URL    the provider's server (required for openai-compatible)
-  --allow TOOL      pre-approve a tool that asks (write, edit, bash); repeat or comma-separate
+  --allow TOOL      pre-approve a tool that asks (write, edit, bash); repeat or comma-separate.
+                    It answers yes to questions only: it never lifts a deny (plan mode, a config
+                    "deny" rule, a bash.deny pattern)
+  --plan            plan mode: only read-only tools (read, grep, glob) run; every other call is
+                    denied with a reason telling the model to answer with its plan instead (also
+                    "plan": true in dsh.config.json)
   --json            stream the session log's events as NDJSON on stdout (no questions: asks are denied)
   -h, --help        this text`;
+
+export const RUN_CONFIG_HELP = `Configuration: dsh.config.json in the working directory (or a parent up to the repository
+root) over $XDG_CONFIG_HOME/dsh/config.json (see the README); a bad one is one line naming the file
+and the field, exit 1, before any session is made. Its policies come first: plan mode, then the
+"permissions" rules (the first matching rule decides: deny, allow without asking, or ask); a call
+no rule matches gets the default (ask before write, edit and bash). "bash.deny" patterns deny a
+command outright (GUARD_DENIED). It also sets "model", "concurrency", "maxInlineBytes" and
+"timeouts" (hookMs, approvalMs, abortGraceMs, bashMs).`;
 
 export const RUN_EXIT_HELP = `On a terminal: a live view (one row per tool call with its pipeline stage, a spinner and the
 elapsed time; the model's text as it streams) and one-keystroke approvals (y once, a always,
@@ -36,7 +50,7 @@ export function allowList(value: string | boolean | string[] | undefined): strin
 export const runCommand: Command = {
   name: 'run',
   summary: 'run an agent in the current directory (embedded model by default)',
-  synopsis: 'dsh run [PROMPT] [--model SPEC] [--allow TOOL] [--json] [--demo]',
+  synopsis: 'dsh run [PROMPT] [--model SPEC] [--allow TOOL] [--plan] [--json] [--demo]',
   details: `Runs PROMPT as one turn of a new session in the current directory, with the built-in tools
 (read, grep, glob, write, edit, bash) confined to it. Without PROMPT on a terminal: a REPL, one
 turn after another in the same session (/exit or Ctrl-D ends it). The session is logged to
@@ -47,11 +61,17 @@ ${RUN_FLAGS_HELP}
                     on the embedded model, with a default prompt; without a terminal, edit, write
                     and bash are pre-approved (it is a throwaway copy). What \`npm start\` runs.
 
+${RUN_CONFIG_HELP}
+
 ${RUN_EXIT_HELP}`,
   options: { ...RUN_OPTIONS, demo: { type: 'boolean' } },
   positionals: { min: 0, max: 1, name: 'PROMPT' },
   async run({ values, positionals }, io) {
-    const [{ runSession, modelFactory }, { newSessionFile }] = await Promise.all([import('../run/runSession.js'), import('../run/sessionFiles.js')]);
+    const [{ runSession, modelFactory }, { newSessionFile }, { loadConfig }] = await Promise.all([
+      import('../run/runSession.js'),
+      import('../run/sessionFiles.js'),
+      import('../config/load.js'),
+    ]);
     const demo = values.demo === true;
     const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY) && values.json !== true;
     let prompt = positionals[0];
@@ -69,8 +89,11 @@ ${RUN_EXIT_HELP}`,
       }
     }
     if (prompt === undefined && !tty) throw new UsageError('missing PROMPT (without a terminal there is no REPL)', runCommand);
-    // The model first: a bad spec or a missing key fails before a session file is made.
-    const models = await modelFactory(values.model as string | undefined, { cwd, baseUrl: values['base-url'] as string | undefined, env: process.env });
+    // The config and the model first: a bad config, a bad spec or a missing key fails before a
+    // session file is made. The demo always runs the embedded model.
+    const { config } = await loadConfig({ cwd, env: process.env });
+    const spec = demo ? undefined : ((values.model as string | undefined) ?? config.model);
+    const models = await modelFactory(spec, { cwd, baseUrl: values['base-url'] as string | undefined, env: process.env });
     const { id, file } = newSessionFile(cwd);
     return runSession({
       id,
@@ -80,6 +103,8 @@ ${RUN_EXIT_HELP}`,
       models,
       json: values.json === true,
       allow,
+      config,
+      plan: values.plan === true,
       io,
       env: process.env,
     });

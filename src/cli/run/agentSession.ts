@@ -1,16 +1,26 @@
 /**
  * One `dsh run` session: a runtime on the session log with the built-in tools confined to the
  * working directory, the permission policies, and the approval service; turns run one after
- * another. The seam for configuration (dsh.config.json, permission rules, plan mode) is
- * `RunSetup.installPolicies`: given, it replaces the default policy (ask before `write`, `edit`
- * and `bash` unless pre-approved with `--allow`).
+ * another. `RunSetup.config` (a loaded dsh.config.json) sets the runtime options, the `bash`
+ * deadline and the policies (`configuredPolicies`); `RunSetup.installPolicies`, given, replaces
+ * those policies altogether.
+ *
+ * How the policies combine (pre-execute order): plan mode first, then the config's permission
+ * rules (the first matching rule decides: `deny` is POLICY_DENIED, `allow` runs the call without a
+ * question, `ask` asks), then, when no rule matched, the default policy (ask before `write`, `edit`
+ * and `bash`). The bash deny patterns are a guard: nothing allows a matching command back.
+ * `--allow TOOL` answers yes to every question about TOOL (the default policy's or a config
+ * `ask`), but never turns a deny (plan mode, a `deny` rule, a deny pattern) into an allow.
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { InspectionEvent } from 'xstate';
 import { createBuiltinTools, type BuiltinTools } from '../../adapters/tools/builtinTools.js';
 import type { BashIsolation } from '../../adapters/tools/bash.js';
+import { DEFAULT_MAX_READ_BYTES } from '../../adapters/tools/read.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { createRuntime, type Runtime } from '../../runtime/createRuntime.js';
+import { applyConfig, runtimeOptionsFromConfig } from '../../runtime/policies/applyConfig.js';
+import type { DshConfig } from '../config/schema.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import type { TurnHandle } from '../../runtime/turns.js';
 
@@ -28,9 +38,12 @@ export interface RunSetup {
   approval: ApprovalService;
   /** Tools whose `ask` is pre-approved (`--allow TOOL`). */
   allow?: readonly string[];
+  /** The loaded dsh.config.json (project over user); default `{}`. */
+  config?: DshConfig;
+  /** Plan mode on whatever the config says (`--plan`). */
+  plan?: boolean;
   /**
-   * Installs the permission policies on the runtime (hooks, guards). Default: `defaultPolicies`.
-   * This is where configuration plugs in.
+   * Installs the permission policies on the runtime (hooks, guards). Default: `configuredPolicies`.
    */
   installPolicies?: (runtime: Runtime, setup: RunSetup) => void;
   bashIsolation?: BashIsolation;
@@ -47,6 +60,19 @@ export function defaultPolicies(runtime: Runtime, setup: Pick<RunSetup, 'allow'>
   });
 }
 
+/** The default policy, then the config's (`applyConfig` orders plan mode and the rules before it). */
+export function configuredPolicies(runtime: Runtime, setup: Pick<RunSetup, 'allow' | 'config' | 'plan' | 'cwd'>): void {
+  defaultPolicies(runtime, setup);
+  applyConfig(runtime, setup.config ?? {}, { plan: setup.plan === true, root: setup.cwd });
+}
+
+/** `--allow TOOL`: every question about TOOL is answered yes without asking. */
+export function preApproved(approval: ApprovalService, allow: readonly string[] = []): ApprovalService {
+  if (allow.length === 0) return approval;
+  const allowed = new Set(allow);
+  return { request: (req, signal) => (allowed.has(req.toolName) ? Promise.resolve('allowed-once') : approval.request(req, signal)) };
+}
+
 export const DEFAULT_SYSTEM = 'You are dsh, a coding agent working in the current directory through the tools you are given. Be brief.';
 
 export interface AgentSession {
@@ -57,10 +83,18 @@ export interface AgentSession {
 }
 
 export function createAgentSession(setup: RunSetup): AgentSession {
-  const runtime = createRuntime({ log: setup.log, approval: setup.approval });
-  const tools = createBuiltinTools({ root: setup.cwd, spillStore: runtime.spillStore, bashIsolation: setup.bashIsolation });
+  const config = setup.config ?? {};
+  const runtime = createRuntime({ log: setup.log, approval: preApproved(setup.approval, setup.allow), ...runtimeOptionsFromConfig(config) });
+  const tools = createBuiltinTools({
+    root: setup.cwd,
+    spillStore: runtime.spillStore,
+    bashIsolation: setup.bashIsolation,
+    ...(config.timeouts?.bashMs !== undefined ? { bashTimeoutMs: config.timeouts.bashMs } : {}),
+    // A `read` page stays under the inline limit (as the defaults do: 12 KiB pages, 16 KiB inline).
+    ...(config.maxInlineBytes !== undefined ? { maxReadBytes: Math.min(DEFAULT_MAX_READ_BYTES, Math.floor((config.maxInlineBytes * 3) / 4)) } : {}),
+  });
   for (const tool of tools.all) runtime.tools.register(tool);
-  (setup.installPolicies ?? defaultPolicies)(runtime, setup);
+  (setup.installPolicies ?? configuredPolicies)(runtime, setup);
   return {
     runtime,
     tools,

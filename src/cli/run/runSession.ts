@@ -18,6 +18,7 @@ import type { LogEvent } from '../../protocol/index.js';
 import { closeOpenWork } from '../../runtime/openWork.js';
 import { formatEvent } from '../../runtime/views/logText.js';
 import type { CliIo } from '../command.js';
+import type { DshConfig } from '../config/schema.js';
 import { onFile } from '../describeError.js';
 import { createTerminalRenderer, type TerminalRenderer } from '../view/terminalRenderer.js';
 import { fromInspection } from '../view/runView.js';
@@ -45,7 +46,11 @@ export interface RunSessionOptions {
   env: Readonly<Record<string, string | undefined>>;
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
-  /** The configuration seam: see RunSetup.installPolicies. */
+  /** The loaded dsh.config.json: runtime options, `bash` deadline, policies, default model. */
+  config?: DshConfig;
+  /** Plan mode on for this run (`--plan`), whatever the config says. */
+  plan?: boolean;
+  /** Replaces the policies (see RunSetup.installPolicies). */
   installPolicies?: RunSetup['installPolicies'];
 }
 
@@ -81,7 +86,7 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
   const stdin = o.stdin ?? process.stdin;
   const stdout = o.stdout ?? process.stdout;
   const interactive = !o.json && Boolean(stdin.isTTY && stdout.isTTY);
-  const model = o.models ?? (await modelFactory(o.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env }));
+  const model = o.models ?? (await modelFactory(o.model ?? o.config?.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env }));
 
   const { log, sink, torn } = await onFile(o.file, () => openJsonlSessionLog(o.file)).catch((e: unknown) => {
     if (e instanceof JsonlLogError) throw new Error(`${e.message} (dsh repair ${o.file} can cut the log there, after a backup)`, { cause: e });
@@ -120,6 +125,8 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     model,
     approval,
     ...(o.allow ? { allow: o.allow } : {}),
+    ...(o.config ? { config: o.config } : {}),
+    ...(o.plan ? { plan: true } : {}),
     ...(o.installPolicies ? { installPolicies: o.installPolicies } : {}),
   });
 
@@ -128,6 +135,7 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
   process.on('SIGINT', interrupt);
 
   info(`session ${o.id}: ${o.file}`);
+  if (o.plan || o.config?.plan) info(`plan mode (${o.plan ? '--plan' : 'config "plan": true'}): only read-only tools run (${session.runtime.tools.list().filter((t) => t.readOnly).map((t) => t.name).join(', ')}); every other call is denied`);
   let code = 0;
   const runTurn = async (input: string) => {
     interrupts = 0;
