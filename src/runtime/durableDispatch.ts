@@ -11,11 +11,11 @@
  * A log without `whenDurable` (the in-memory log) is durable at once: the pipeline is returned
  * as it is, at no cost. Browser-safe.
  */
-import type { CallPipeline, ExecOutcome } from '../../machines/callPipeline.js';
+import type { CallStages, ExecOutcome } from '../../machines/callStages.js';
 import { ErrorCode, errorNameFor } from '../protocol/index.js';
 import type { SessionLog } from './log/sessionLog.js';
 
-export function dispatchWhenDurable(pipeline: CallPipeline, log: SessionLog): CallPipeline {
+export function dispatchWhenDurable(pipeline: CallStages, log: SessionLog): CallStages {
   const whenDurable = log.whenDurable;
   if (!whenDurable) return pipeline;
   const notDurable = (e: unknown): ExecOutcome => ({

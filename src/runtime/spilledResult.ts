@@ -5,7 +5,7 @@
  * of a 100 MB output is the size of its preview, and a replayed session sees the same result as
  * the live one did. Read the text back with `readAllSpilled` (or a page with `readSpilledPage`).
  */
-import type { CallPipeline, PostExecuteOutcome, ResultDraft } from '../../machines/callPipeline.js';
+import type { CallStages, PostExecuteOutcome, ResultDraft } from '../../machines/callStages.js';
 
 /** Where a spilled result's full text is, as the `spill` policy records it in `metadata.spill`. */
 export interface SpillReference {
@@ -33,7 +33,7 @@ function dropSpilledValue(outcome: PostExecuteOutcome): PostExecuteOutcome {
  * The pipeline, with the value of every spilled result dropped as its post-execute stage ends:
  * `tools/result` observers, the caller and the log all get the result without it.
  */
-export function withSpilledValuesDropped(pipeline: CallPipeline): CallPipeline {
+export function withSpilledValuesDropped(pipeline: CallStages): CallStages {
   const postExecute = pipeline.postExecute;
   return {
     ...pipeline,

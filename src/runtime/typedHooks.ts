@@ -12,7 +12,7 @@
  */
 import type { z } from 'zod';
 import type { PostExecuteDecision, PreExecuteDecision } from '../protocol/index.js';
-import type { CallView, ResultDraft, SyncOrAsync } from '../../machines/callPipeline.js';
+import type { CallView, ResultDraft, SyncOrAsync } from '../../machines/callStages.js';
 import type { ToolDefinition } from './defineTool.js';
 import type { Guard, PostExecuteListener, PreExecuteListener } from './hooks.js';
 

@@ -10,7 +10,7 @@
  * event offered, as in an actor, where it arrives before anything sent afterwards.
  */
 import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
-import type { CallPipeline } from '../../machines/callPipeline.js';
+import type { CallStages } from '../../machines/callStages.js';
 import { CommitGate } from '../../machines/commitGate.js';
 import { schedulerMachine, type LogPort, type SchedulerContext, type SchedulerInput } from '../../machines/scheduler.js';
 import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../../src/protocol/index.js';
@@ -53,7 +53,7 @@ export function kindOfRequest(r: ToolCallRequest, index: number): CallKind {
 }
 
 /** A pipeline whose children go straight to their body (no listeners) and never finish on their own. */
-export function scriptedSchedulerPipeline(): CallPipeline {
+export function scriptedSchedulerPipeline(): CallStages {
   return {
     limits: { hookTimeoutMs: 100, approvalTimeoutMs: 200, abortGraceMs: 50, callTimeoutMs: 1_000 },
     now: () => 0,
@@ -103,7 +103,7 @@ export function scriptedLog(recorded?: string[]): LogPort {
   };
 }
 
-export function schedulerInput(config: SchedulerConfig, pipeline: CallPipeline, log: LogPort): SchedulerInput {
+export function schedulerInput(config: SchedulerConfig, pipeline: CallStages, log: LogPort): SchedulerInput {
   const calls = config.start === 'streaming' ? [] : batchCalls[config.start].map(requestFor);
   return { pipeline, log, concurrency: concurrencyFor(config.start), calls, complete: config.start !== 'streaming', cancelled: config.start === 'cancelled' };
 }

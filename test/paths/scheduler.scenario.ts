@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { createActor, toPromise, type AnyEventObject, type AnyMachineSnapshot, type StateValue } from 'xstate';
-import type { CallPipeline } from '../../machines/callPipeline.js';
+import type { CallStages } from '../../machines/callStages.js';
 import { schedulerMachine } from '../../machines/scheduler.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
@@ -59,7 +59,7 @@ export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>, rules
   // (a value, or ABORTED after a cancel), so the actor fails (only a broken port can do that). The
   // scheduler's own finalize of the TOOL_FAILED it then gives the call comes second and succeeds.
   const crashing = new Set<string>();
-  const port: CallPipeline = {
+  const port: CallStages = {
     ...rt.pipeline,
     finalize: (request, call, settlement, marks) => {
       if (crashing.delete(request.callId)) throw new Error('port exploded');

@@ -1,11 +1,11 @@
 /**
- * The toolCall machine as a graph: the real `toolCallMachine` driven by a scripted `CallPipeline`
+ * The toolCall machine as a graph: the real `toolCallMachine` driven by a scripted `CallStages`
  * whose answers are fixed per configuration, and an event generator that offers, in each state,
  * every event the state's transitions listen to (read from the machine with
  * `getNextTransitions`), with one payload per outcome the runtime can produce.
  */
 import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
-import type { CallPipeline, PreExecuteOutcome, PostExecuteOutcome, ResultDraft, Settlement } from '../../machines/callPipeline.js';
+import type { CallStages, PreExecuteOutcome, PostExecuteOutcome, ResultDraft, Settlement } from '../../machines/callStages.js';
 import { toolCallMachine, type ToolCallInput } from '../../machines/toolCall.js';
 import { ApprovalAnswerSchema, ErrorCode, PreExecuteDecisionSchema, type NewLogEvent, type ToolResult } from '../../src/protocol/index.js';
 import { enumerateConfigs, exploreGraph, planPaths, type ConfigClass, type Dimensions, type GraphModel, type Plan } from './planner.js';
@@ -74,8 +74,8 @@ function outcomeOf<T extends { kind: string }>(list: readonly T[], kind: string)
   return list.find((o) => o.kind === kind)!;
 }
 
-/** A `CallPipeline` that answers from `config` and records what the machine writes to the log. */
-export function scriptedPipeline(config: ToolCallConfig, recorded: string[] = []): CallPipeline {
+/** A `CallStages` that answers from `config` and records what the machine writes to the log. */
+export function scriptedPipeline(config: ToolCallConfig, recorded: string[] = []): CallStages {
   const view = { callId: 'call-0', toolName: 'probe', args: { n: 1 }, rawInput: '{"n":1}', index: 0, executionMode: 'exclusive', idempotent: false } as const;
   return {
     limits,

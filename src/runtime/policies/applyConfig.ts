@@ -3,7 +3,7 @@
  * on a runtime, and the runtime options it sets. Browser-safe: the config arrives already loaded
  * and validated (`loadConfig` in `dsh/node` does that); any object of this shape works.
  */
-import type { PipelineLimits } from '../../../machines/callPipeline.js';
+import type { PipelineLimits } from '../../../machines/callStages.js';
 import type { Runtime, RuntimeOptions } from '../createRuntime.js';
 import { bashDenyGuard } from './bashDenyGuard.js';
 import { permissionRules, type PermissionRule } from './permissionRules.js';

@@ -6,7 +6,7 @@
  * never holds the full text.
  */
 import type { SpillStore } from '../spillStore.js';
-import type { CallView, ResultDraft } from '../../../machines/callPipeline.js';
+import type { CallView, ResultDraft } from '../../../machines/callStages.js';
 import type { PostExecuteDecision } from '../../protocol/index.js';
 import type { PostExecuteListener } from '../hooks.js';
 import type { SessionLog } from '../log/sessionLog.js';
