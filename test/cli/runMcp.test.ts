@@ -61,6 +61,23 @@ describe('dsh run with "mcpServers"', () => {
     await eventually(() => !isAlive(pid!), 'the MCP server process to be gone');
   }, HANG);
 
+  it('dsh resume attaches them too, and stops the server after the turn', async () => {
+    const record = recordFile();
+    const { dir, env, script } = workspace({ mcpServers: { fx: stdioConfig(record.path) } }, [{ toolCalls: [{ toolName: 'fx__fast', input: { text: 'again' } }] }, { text: 'done' }]);
+    const first = join(dir, 'first.json');
+    writeFileSync(first, JSON.stringify([{ text: 'hi' }]));
+    expect((await dsh(dir, ['run', 'go', '--model', `scripted:${first}`], env)).code).toBe(0);
+    const [name] = readdirSync(join(dir, '.dsh', 'sessions')).filter((n) => n.endsWith('.jsonl'));
+    const r = await dsh(dir, ['resume', name!.slice(0, -6), 'again', '--model', `scripted:${script}`], env);
+    expect(r.code, r.err).toBe(0);
+    const rs = results(await eventsOf(dir));
+    expect(rs.map((e) => e.toolName)).toEqual(['fx__fast']);
+    expect(JSON.stringify(rs[0]!.result)).toContain('echo: again');
+    const pids = record.entries().filter((e) => e.event === 'pid').map((e) => e.pid!);
+    expect(pids).toHaveLength(2);
+    await eventually(() => pids.every((p) => !isAlive(p)), 'the MCP server processes to be gone');
+  }, HANG);
+
   it('MCP tools go through the policies: plan mode denies them; a permission rule names server__tool', async () => {
     const record = recordFile();
     const script = [{ toolCalls: [{ toolName: 'fx__peek', input: {} }, { toolName: 'fx__fast', input: { text: 'x' } }] }, { text: 'done' }];
