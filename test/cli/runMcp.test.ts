@@ -85,7 +85,7 @@ describe('dsh run with "mcpServers"', () => {
     expect((await dsh(plan.dir, ['run', 'go', '--model', `scripted:${plan.script}`], plan.env)).code).toBe(0);
     expect(results(await eventsOf(plan.dir)).map((e) => e.result.error?.code)).toEqual(['POLICY_DENIED', 'POLICY_DENIED']);
 
-    const rule = workspace({ permissions: [{ tool: 'fx__fast', decision: 'deny' }], mcpServers: { fx: stdioConfig(record.path) } }, script);
+    const rule = workspace({ permissions: [{ tool: 'fx__f*', decision: 'deny' }], mcpServers: { fx: stdioConfig(record.path) } }, script);
     expect((await dsh(rule.dir, ['run', 'go', '--model', `scripted:${rule.script}`], rule.env)).code).toBe(0);
     expect(results(await eventsOf(rule.dir)).map((e) => [e.toolName, e.result.error?.code ?? 'ok'])).toEqual([
       ['fx__peek', 'ok'],
