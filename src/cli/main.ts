@@ -2,6 +2,7 @@
  * The `dsh` command: global flags, then dispatch to one command per file under commands/.
  *   dsh run [PROMPT]          an agent in the current directory (commands/run.ts)
  *   dsh sessions | resume | log | repair   sessions on disk (commands/*.ts)
+ *   dsh mcp list              the configured MCP servers and their tools (commands/mcp.ts)
  *   dsh [tour] [--log FILE]   the pipeline tour (commands/tour.ts)
  *   dsh -h | --help | --version | help [COMMAND] | COMMAND --help
  * Exit codes: 0 done, 1 failed (a file error or corrupt log: one line on stderr, the stack only
@@ -12,6 +13,7 @@
  */
 import { commandUsage, parseCommandArgs, UsageError, type CliIo, type Command } from './command.js';
 import { logCommand } from './commands/log.js';
+import { mcpCommand } from './commands/mcp.js';
 import { repairCommand } from './commands/repair.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
@@ -20,7 +22,14 @@ import { tourCommand } from './commands/tour.js';
 import { describeError } from './describeError.js';
 import { packageVersion } from './version.js';
 
-export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, tourCommand];
+/** `dsh mcp list`: the servers of the current directory's config (a bad config fails the command). */
+const mcpListCommand = mcpCommand(async () => {
+  const { loadConfig } = await import('./config/load.js');
+  const { config } = await loadConfig({ cwd: process.cwd(), env: process.env });
+  return config.mcpServers ?? {};
+});
+
+export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, mcpListCommand, tourCommand];
 
 export const USAGE = `usage:
 ${COMMANDS.map((c) => `  ${c.synopsis}\n      ${c.summary}`).join('\n')}

@@ -23,6 +23,7 @@ import { onFile } from '../describeError.js';
 import { createTerminalRenderer, type TerminalRenderer } from '../view/terminalRenderer.js';
 import { fromInspection } from '../view/runView.js';
 import { createAgentSession, type RunSetup } from './agentSession.js';
+import type { Runtime } from '../../runtime/createRuntime.js';
 import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
 import { embeddedModel } from './embeddedModel.js';
 
@@ -133,31 +134,48 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
   const print = (e: LogEvent) => (o.json ? o.io.out(JSON.stringify(e)) : o.io.out(formatEvent(e, { full: true })));
   const unsubscribe = log.subscribe((e) => (renderer ? renderer.feed({ kind: 'event', event: e, now: Date.now() }) : print(e)));
   process.on('SIGINT', interrupt);
-
-  info(`session ${o.id}: ${o.file}`);
-  if (o.plan || o.config?.plan) info(`plan mode (${o.plan ? '--plan' : 'config "plan": true'}): only read-only tools run (${session.runtime.tools.list().filter((t) => t.readOnly).map((t) => t.name).join(', ')}); every other call is denied`);
-  let code = 0;
-  const runTurn = async (input: string) => {
-    interrupts = 0;
-    if (interactive) renderer = createTerminalRenderer(stdout);
-    const inspect = renderer
-      ? (ev: InspectionEvent) => {
-          const input = fromInspection(ev, Date.now());
-          if (input) renderer!.feed(input);
-        }
-      : undefined;
-    const handle = session.startTurn(input, inspect ? { inspect } : {});
-    current = handle;
-    try {
-      const r = await handle.done;
-      code = r.outcome === 'completed' ? 0 : r.outcome === 'cancelled' ? EXIT_CANCELLED : 1;
-    } finally {
-      current = undefined;
-      renderer?.stop();
-      renderer = undefined;
-    }
-  };
+  // From here on the session ends in the finally below: the MCP servers are closed (rt.close())
+  // and the log flushed whatever happens (a failed turn, an error, Ctrl-C).
+  let exitCode = 0;
   try {
+    await attachConfiguredMcpServers(session.runtime, o.config, o.io);
+    exitCode = await runTurns();
+  } finally {
+    process.off('SIGINT', interrupt);
+    try {
+      await session.runtime.close();
+    } finally {
+      unsubscribe();
+      await onFile(o.file, () => sink.close());
+    }
+  }
+  info(`session log: ${o.file}  (dsh log ${o.file}; dsh resume ${o.file})`);
+  return exitCode;
+
+  async function runTurns(): Promise<number> {
+    info(`session ${o.id}: ${o.file}`);
+    if (o.plan || o.config?.plan) info(`plan mode (${o.plan ? '--plan' : 'config "plan": true'}): only read-only tools run (${session.runtime.tools.list().filter((t) => t.readOnly).map((t) => t.name).join(', ')}); every other call is denied`);
+    let code = 0;
+    const runTurn = async (input: string) => {
+      interrupts = 0;
+      if (interactive) renderer = createTerminalRenderer(stdout);
+      const inspect = renderer
+        ? (ev: InspectionEvent) => {
+            const input = fromInspection(ev, Date.now());
+            if (input) renderer!.feed(input);
+          }
+        : undefined;
+      const handle = session.startTurn(input, inspect ? { inspect } : {});
+      current = handle;
+      try {
+        const r = await handle.done;
+        code = r.outcome === 'completed' ? 0 : r.outcome === 'cancelled' ? EXIT_CANCELLED : 1;
+      } finally {
+        current = undefined;
+        renderer?.stop();
+        renderer = undefined;
+      }
+    };
     if (o.prompt !== undefined) await runTurn(o.prompt);
     else {
       for (;;) {
@@ -170,14 +188,26 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
         if (line.trim()) await runTurn(line);
       }
     }
-  } finally {
-    process.off('SIGINT', interrupt);
-    unsubscribe();
-    await onFile(o.file, () => sink.close());
+    return code;
   }
-  info(`session log: ${o.file}  (dsh log ${o.file}; dsh resume ${o.file})`);
-  return code;
 }
+
+/**
+ * The config's `mcpServers`, connected and registered on the session's runtime after the built-in
+ * tools (`server__tool`, under the same policies). A server that cannot start is one line on
+ * stderr (and a `warning` event in the log); the session goes on without it. `rt.close()` stops them.
+ */
+async function attachConfiguredMcpServers(runtime: Runtime, config: DshConfig | undefined, io: CliIo): Promise<void> {
+  const servers = config?.mcpServers;
+  if (!servers || Object.keys(servers).length === 0) return;
+  const { attachMcpServers } = await import('../../adapters/mcp/toolSource.js');
+  const source = await attachMcpServers(runtime, servers);
+  for (const s of source.skipped) {
+    if (s.tool === undefined) io.err(`dsh: MCP server "${s.server}" skipped: ${firstLine(s.reason)}`);
+  }
+}
+
+const firstLine = (s: string) => s.split('\n', 1)[0]!.slice(0, 300);
 
 /** One line from the terminal; undefined at EOF or Ctrl-C. */
 function question(input: NodeJS.ReadStream, output: NodeJS.WriteStream, prompt: string): Promise<string | undefined> {
