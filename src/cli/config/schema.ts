@@ -20,7 +20,7 @@ const GlobSchema = z.string().min(1).superRefine((g, ctx) => {
 });
 
 export const PermissionRuleSchema = z.strictObject({
-  /** Glob over tool names (`write`, `*`, `mcp__github__*`). */
+  /** Glob over tool names (`write`, `*`, `github__*` for an MCP server named github). */
   tool: GlobSchema,
   /** Glob over the `path` argument, relative to the workspace root. */
   path: GlobSchema.optional(),
