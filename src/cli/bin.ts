@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-/** The `dsh` executable (package.json `bin`, compiled to dist/src/cli/bin.js): runs main.ts on the process's arguments. */
-import { main } from './main.js';
+/**
+ * The `dsh` executable (package.json `bin`, compiled to dist/src/cli/bin.js): runs main.ts on the
+ * process's arguments. `dsh --version` alone is answered before main.ts and its commands load.
+ */
+const argv = process.argv.slice(2);
 
 // `dsh log big.jsonl | head`: a closed pipe ends the output, quietly.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
@@ -8,4 +11,10 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   throw e;
 });
 
-process.exitCode = await main(process.argv.slice(2));
+if (argv.length === 1 && argv[0] === '--version') {
+  const { packageVersion } = await import('./version.js');
+  process.stdout.write(`${packageVersion()}\n`);
+} else {
+  const { main } = await import('./main.js');
+  process.exitCode = await main(argv);
+}
