@@ -92,6 +92,10 @@ export const ContextCompactedEvent = z.object({
   strategy: z.string(),
   /** `seq`s of the tool/result events whose model view is now a stub. */
   stubbedSeqs: z.array(z.number().int().positive()),
+  /** Whole finished turns that left the prompt with this event (oldest first); `summary` stands in for them. */
+  foldedTurnIds: z.array(z.string()).optional(),
+  /** The cumulative summary the prompt shows in place of every folded turn (set with `foldedTurnIds`). */
+  summary: z.string().optional(),
   beforeChars: z.number().int().nonnegative(),
   afterChars: z.number().int().nonnegative(),
 });

@@ -14,6 +14,7 @@ import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
 import { dispatchWhenDurable } from './durableDispatch.js';
 import { createStepRoutedLog } from './log/stepRoutedLog.js';
 import { compactAndMeasure, defaultCompactor, type Compactor } from './compaction.js';
+import { foldOnOverflow, resolveContextWindow, type ContextWindow } from './context/fitContext.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
 import type { ModelCallOptions } from '../../machines/modelCallOptions.js';
 import { createTurnRunner, type CompactFn } from './turns.js';
@@ -51,6 +52,12 @@ export interface RuntimeOptions {
   compactor?: Compactor;
   /** Replaces the whole compaction step; must return true only when the projected prompt shrank. */
   compact?: CompactFn;
+  /**
+   * The context window every model request must fit in (`promptSize` characters, ≈ 4 per token).
+   * Given it, old tool results are stubbed and whole old turns folded into a summary before the
+   * prompt can overflow; every reduction is a `context/compacted` event.
+   */
+  contextWindow?: ContextWindow;
   /** Turn ids (default `turn-1`, `turn-2`, …). */
   newTurnId?: () => string;
   /** Per-request settings for every turn's model requests (a turn's own `callOptions` win). */
@@ -96,6 +103,8 @@ export function createRuntime(options: RuntimeOptions = {}) {
     });
   }
   const argLimits: ArgLimits = { ...defaultArgLimits, ...options.argLimits };
+  // A window that cannot work is a configuration error, reported now rather than at a turn.
+  if (options.contextWindow) resolveContextWindow(options.contextWindow);
   // A spilled result carries its preview and locator, never the full text (see spilledResult.ts);
   // bodies wait until their tool/call is durable (a no-op for the in-memory log).
   const pipeline = withSpilledValuesDropped(dispatchWhenDurable(createCallStages({
@@ -170,10 +179,14 @@ export function createRuntime(options: RuntimeOptions = {}) {
     retryPolicy: options.retryPolicy,
     compact:
       options.compact ??
-      (({ log: l, turnId, system }) => compactAndMeasure(l, options.compactor ?? defaultCompactor, { turnId, system, argLimits }).shrank),
+      (({ log: l, turnId, system }) =>
+        compactAndMeasure(l, options.compactor ?? defaultCompactor, { turnId, system, argLimits }).shrank ||
+        // Stubbing results was not enough: whole old turns leave the prompt for a digest.
+        foldOnOverflow(l, { turnId, system, argLimits })),
     newTurnId: options.newTurnId ?? (() => `turn-${++turns}`),
     callOptions: options.callOptions,
     argLimits,
+    ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
   });
 
   return {

@@ -15,7 +15,9 @@ import type { AnyTool } from './defineTool.js';
 import type { SessionLog } from './log/sessionLog.js';
 import { closeOpenWork } from './openWork.js';
 import { projectPrompt } from './projection/prompt.js';
+import { fitBeforeRequest, fitBeforeTurn, type ContextWindow } from './context/fitContext.js';
 import { turnAnswer, type TurnAnswer } from './projection/turnAnswer.js';
+import { describeThrown } from '../protocol/index.js';
 import { classifyRequestError, createRequestRetryPolicy, type RequestRetryPolicy } from './requestErrors.js';
 
 export interface TurnOptions {
@@ -70,6 +72,8 @@ export interface TurnRunnerDeps {
   callOptions?: ModelCallOptions;
   /** Raw call arguments are parsed for the prompt only within these limits (the validation limits). */
   argLimits?: ArgLimits;
+  /** The window every request must fit in: old results and turns are compacted to stay inside it. */
+  contextWindow?: ContextWindow;
 }
 
 const schemaCache = new WeakMap<AnyTool, LanguageModelV3FunctionTool>();
@@ -119,7 +123,10 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       },
       concurrency: deps.concurrency,
       callOptions: mergeModelCallOptions(deps.callOptions, options.callOptions),
-      prompt: () => projectPrompt(deps.log.events(), { system: options.system, turnId, argLimits: deps.argLimits }),
+      prompt: () =>
+        deps.contextWindow
+          ? fitBeforeRequest(deps.log, deps.contextWindow, { turnId, system: options.system, argLimits: deps.argLimits })
+          : projectPrompt(deps.log.events(), { system: options.system, turnId, argLimits: deps.argLimits }),
       onRequestError(error, attempt, compactions): RequestErrorDecision {
         const info = classifyRequestError(error, { signal: options.signal, now: deps.clock.now() });
         const d = policy.decide({ kind: info.kind, attempt, compactionsTried: compactions, retryAfterMs: info.retryAfterMs });
@@ -170,6 +177,18 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     };
     options.signal?.addEventListener('abort', () => cancel('aborted'), { once: true });
     const begin = () => {
+      // Room for the turn is made before it starts (a summariser may take a model request); a
+      // cancel meanwhile still counts as one that came while the turn was queued.
+      if (deps.contextWindow) {
+        const window = deps.contextWindow;
+        void fitBeforeTurn(deps.log, window, { turnId, system: options.system, argLimits: deps.argLimits, ...(options.signal ? { signal: options.signal } : {}) })
+          .catch((e: unknown) => {
+            deps.log.append({ type: 'warning', turnId, code: 'COMPACTION_FAILED', message: `making room before the turn failed: ${describeThrown(e)}` });
+          })
+          .then(run);
+      } else run();
+    };
+    const run = () => {
       started = true;
       actor.start();
       // Cancelled before it began (an already-aborted signal, SPEC §8.9, or a cancel while queued):

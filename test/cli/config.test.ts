@@ -118,6 +118,13 @@ describe('loadConfig', () => {
     expect(runtimeOptionsFromConfig(loaded.config)).toEqual({ concurrency: 2, limits: { hookTimeoutMs: 2000, approvalTimeoutMs: 5000 } });
   });
 
+  it('context: the window becomes the runtime\'s contextWindow; a window under 1,000 chars or an unknown summariser is an error', () => {
+    const config = parseConfig('{"context":{"maxChars":600000,"summarize":"digest"}}', 'dsh.config.json');
+    expect(runtimeOptionsFromConfig(config)).toEqual({ contextWindow: { maxChars: 600_000 } });
+    expect(errorOf('{"context":{"maxChars":10}}').message).toMatch(/^dsh\.config\.json: context\.maxChars: expected a number >= 1000/);
+    expect(errorOf('{"context":{"maxChars":5000,"summarize":"llm"}}').message).toMatch(/^dsh\.config\.json: context\.summarize: /);
+  });
+
   it('an error in the user file names that file; one in the project file names it relative to cwd', async () => {
     const { xdg, repo, env } = await world();
     await writeFile(join(xdg, 'dsh', 'config.json'), '{"maxInlineBytes": -1}');

@@ -63,6 +63,15 @@ export const DshConfigSchema = z.strictObject({
   /** Results larger than this many UTF-8 bytes are spilled. */
   maxInlineBytes: z.number().int().min(256).max(64 * 1024 * 1024).optional(),
   timeouts: TimeoutsSchema.optional(),
+  /** The context window requests must fit in: old results are stubbed and old turns summarised. */
+  context: z
+    .strictObject({
+      /** Prompt characters per request (text, arguments, results; ≈ 4 per token). */
+      maxChars: z.number().int().min(1_000).max(100_000_000),
+      /** Who writes the summary of folded turns: the session's model, or a deterministic digest (default). */
+      summarize: z.enum(['model', 'digest']).optional(),
+    })
+    .optional(),
   /** MCP servers by name (entry schema: see mcpServers.ts). */
   mcpServers: McpServersSchema.optional(),
 });

@@ -20,6 +20,7 @@ import { DEFAULT_MAX_READ_BYTES } from '../../adapters/tools/read.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { createRuntime, type Runtime } from '../../runtime/createRuntime.js';
 import { applyConfig, runtimeOptionsFromConfig } from '../../runtime/policies/applyConfig.js';
+import { modelSummarizer } from '../../runtime/context/summarizer.js';
 import type { DshConfig } from '../config/schema.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import type { TurnHandle } from '../../runtime/turns.js';
@@ -84,7 +85,10 @@ export interface AgentSession {
 
 export function createAgentSession(setup: RunSetup): AgentSession {
   const config = setup.config ?? {};
-  const runtime = createRuntime({ log: setup.log, approval: preApproved(setup.approval, setup.allow), ...runtimeOptionsFromConfig(config) });
+  const options = runtimeOptionsFromConfig(config);
+  // `context.summarize: "model"`: folded turns are summarised by the session's model (a fresh one per fold).
+  if (options.contextWindow && config.context?.summarize === 'model') options.contextWindow = { ...options.contextWindow, summarizer: (request) => modelSummarizer(setup.model())(request) };
+  const runtime = createRuntime({ log: setup.log, approval: preApproved(setup.approval, setup.allow), ...options });
   const tools = createBuiltinTools({
     root: setup.cwd,
     spillStore: runtime.spillStore,

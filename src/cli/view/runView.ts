@@ -209,7 +209,7 @@ function onEvent(state: RunViewState, e: LogEvent, now: number, width: number): 
     case 'hook/failed':
       return note(`! ${e.hook} "${e.listener}" failed (${e.failed}): ${e.message}`);
     case 'context/compacted':
-      return note(`· context compacted: ${e.beforeChars} → ${e.afterChars} chars`);
+      return note(`· context compacted${e.foldedTurnIds?.length ? ` (${e.foldedTurnIds.length} old turn(s) summarised)` : ''}: ${e.beforeChars} → ${e.afterChars} chars`);
     default:
       return state;
   }

@@ -18,6 +18,8 @@ export interface PolicyConfig {
   readonly concurrency?: number;
   readonly maxInlineBytes?: number;
   readonly timeouts?: { readonly hookMs?: number; readonly approvalMs?: number; readonly abortGraceMs?: number };
+  /** The context window (its summariser, when `summarize: 'model'`, is the caller's to attach). */
+  readonly context?: { readonly maxChars: number; readonly summarize?: 'model' | 'digest' };
 }
 
 export interface ApplyConfigOptions {
@@ -64,8 +66,9 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
 }
 
 /** The `createRuntime` options a config sets (concurrency, `maxInlineBytes`, hook/approval/abort timeouts). */
-export function runtimeOptionsFromConfig(config: PolicyConfig): Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits'> {
-  const out: { concurrency?: number; maxInlineBytes?: number; limits?: Partial<PipelineLimits> } = {};
+export function runtimeOptionsFromConfig(config: PolicyConfig): Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits' | 'contextWindow'> {
+  const out: Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits' | 'contextWindow'> = {};
+  if (config.context) out.contextWindow = { maxChars: config.context.maxChars };
   if (config.concurrency !== undefined) out.concurrency = config.concurrency;
   if (config.maxInlineBytes !== undefined) out.maxInlineBytes = config.maxInlineBytes;
   const t = config.timeouts;

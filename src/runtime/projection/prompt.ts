@@ -27,6 +27,9 @@ export interface ProjectPromptOptions {
   argLimits?: ArgLimits;
 }
 
+/** Opens the message that stands in for folded turns. */
+export const SUMMARY_PREFIX = '[Summary of the earlier conversation; those turns were compacted]\n';
+
 /** Where the full text of a compacted result can be found again. */
 export interface CompactedStubInfo {
   /** Length (chars) of the content the stub replaces. */
@@ -70,6 +73,9 @@ interface TurnView {
 export function projectPrompt(events: readonly LogEvent[], options: ProjectPromptOptions = {}): LanguageModelV3Prompt {
   const turns = new Map<string, TurnView>();
   const stubbed = new Set<number>();
+  // Whole turns folded by compaction (never shown again) and the summary standing in for them.
+  const folded = new Set<string>();
+  let summary: string | undefined;
   // Spill locators by turn + callId, as recorded by `tool/spilled` before the result is committed.
   const locators = new Map<string, string>();
 
@@ -94,6 +100,7 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
   };
 
   for (const event of events) {
+    if ('turnId' in event && event.turnId !== undefined && folded.has(event.turnId)) continue;
     switch (event.type) {
       case 'turn/start':
         turnOf(event.turnId).input = event.input;
@@ -128,6 +135,13 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
         break;
       case 'context/compacted':
         for (const seq of event.stubbedSeqs) stubbed.add(seq);
+        if (event.foldedTurnIds) {
+          for (const id of event.foldedTurnIds) {
+            folded.add(id);
+            turns.delete(id);
+          }
+          summary = event.summary;
+        }
         break;
       default:
         break;
@@ -137,6 +151,7 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
   const limits = options.argLimits ?? defaultArgLimits;
   const prompt: LanguageModelV3Message[] = [];
   if (options.system !== undefined) prompt.push({ role: 'system', content: options.system });
+  if (summary !== undefined) prompt.push({ role: 'user', content: [{ type: 'text', text: `${SUMMARY_PREFIX}${summary}` }] });
   for (const turn of turns.values()) {
     if (turn.input !== undefined) prompt.push({ role: 'user', content: [{ type: 'text', text: turn.input }] });
     for (const index of [...turn.steps.keys()].sort((a, b) => a - b)) {

@@ -46,7 +46,9 @@ export function describeEvent(e: LogEvent, options: LogTextOptions = {}): string
     case 'agent/request-error':
       return `  agent/request-error attempt ${e.attempt}: ${e.kind}${e.status ? ` ${e.status}` : ''} → ${e.action}${e.delayMs !== undefined ? ` in ${e.delayMs} ms` : ''}: ${clip(e.message, 60)}`;
     case 'context/compacted':
-      return `  context/compacted (${e.strategy}): ${e.stubbedSeqs.length} result(s) stubbed, ${e.beforeChars} → ${e.afterChars} chars`;
+      return e.foldedTurnIds?.length
+        ? `  context/compacted (${e.strategy}): ${e.foldedTurnIds.length} turn(s) folded into a summary, ${e.beforeChars} → ${e.afterChars} chars`
+        : `  context/compacted (${e.strategy}): ${e.stubbedSeqs.length} result(s) stubbed, ${e.beforeChars} → ${e.afterChars} chars`;
     case 'tool/approval-request':
       return `    tool/approval-request ${e.callId} ${e.toolName}${e.reason ? `: ${clip(e.reason, 60)}` : ''}`;
     case 'tool/approval-answer':
