@@ -79,7 +79,9 @@ function CallRow(props: { call: CallEvent; result: ToolResult | undefined; actor
   const state = result ? (result.isError ? 'error' : 'ok') : 'live';
   return (
     <li className={`call ${state}`} data-call-id={call.callId} data-step={call.stepIndex} data-stage={stage}>
-      <span className="index">#{call.index}</span>
+      <span className="index">
+        step {call.stepIndex} #{call.index}
+      </span>
       <code className="tool">{call.toolName}</code>
       <code className="args">{argsText(call.input)}</code>
       <span className="stage">{stage}</span>

@@ -40,9 +40,11 @@ export function createSession() {
 
 export type Session = ReturnType<typeof createSession>;
 
-/** The last answer: which calls failed, as the model was told (the results are in its prompt). */
+/** The last answer: which calls of this turn were denied, as the model was told (the results are in its prompt). */
 function answerFor(request: ScriptedRequest): string {
-  const prompt = JSON.stringify(request.prompt);
+  // The prompt holds the whole session: this turn is what follows its user message, the last one.
+  const lastUser = request.prompt.map((m) => m.role).lastIndexOf('user');
+  const prompt = JSON.stringify(request.prompt.slice(lastUser));
   const denied = (prompt.match(/APPROVAL_DENIED/g) ?? []).length;
   return denied === 0 ? 'Done: read the notes and wrote summary.md.' : `Done, but ${denied} call(s) were denied.`;
 }
