@@ -3,7 +3,8 @@
 // script (`npm run example:react`), served on loopback, and used as a person would: it runs a turn,
 // the parallel batch of reads shows in call order (the third read settles while the second waits
 // for approval, and its result is held until the second commits), the approval buttons answer
-// (once, deny, always: an `allowed-always` is not asked again), and the page logs no console error.
+// (once, deny, always: an `allowed-always` is not asked again), a turn cancelled while a question
+// is open withdraws it, and the page logs no console error.
 // Screenshots go to test-artifacts/ (git-ignored). No timing is asserted: every wait is on a state
 // of the page, with bounds that only catch a hang.
 import { spawn, spawnSync } from 'node:child_process';
@@ -117,23 +118,35 @@ describe('the React example in Chromium', () => {
     await poll(() => turn('turn-1').locator('.answer').textContent()).toBe('Done, but 1 call(s) were denied.');
     expect(await page.locator('.files code').allTextContents()).toEqual(['notes/plan.md', 'notes/todo.md', 'secrets/token']);
 
-    // A second turn: "Allow always" on both questions.
+    // A second turn, cancelled while a read waits for approval: the question is withdrawn (its
+    // buttons go) and its call ends ABORTED_BEFORE_DISPATCH (its body never ran); the results
+    // stay in call order.
     await page.getByRole('button', { name: 'Run a turn' }).click();
     await waitRows('turn-2', ['call-1-0 ok', 'call-1-1 awaitingApproval', 'call-1-2 settled']);
-    await click('turn-2', 'call-1-1', 'Allow always');
-    await waitRows('turn-2', ['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 awaitingApproval']);
-    await click('turn-2', 'call-2-0', 'Allow always');
-    await poll(() => turn('turn-2').getAttribute('data-outcome')).toBe('completed');
-    await poll(() => turn('turn-2').locator('.answer').textContent()).toBe('Done: read the notes and wrote summary.md.');
+    await turn('turn-2').getByRole('button', { name: 'Cancel' }).click();
+    await poll(() => turn('turn-2').getAttribute('data-outcome')).toBe('cancelled');
+    expect(await rowsOf('turn-2')).toEqual(['call-1-0 ok', 'call-1-1 ABORTED_BEFORE_DISPATCH', 'call-1-2 ok']);
+    expect(await page.getByRole('button', { name: 'Allow once' }).count()).toBe(0);
+
+    // A third turn: "Allow always" on both questions.
+    await page.getByRole('button', { name: 'Run a turn' }).click();
+    await waitRows('turn-3', ['call-1-0 ok', 'call-1-1 awaitingApproval', 'call-1-2 settled']);
+    await click('turn-3', 'call-1-1', 'Allow always');
+    await waitRows('turn-3', ['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 awaitingApproval']);
+    await click('turn-3', 'call-2-0', 'Allow always');
+    await poll(() => turn('turn-3').getAttribute('data-outcome')).toBe('completed');
+    await poll(() => turn('turn-3').locator('.answer').textContent()).toBe('Done: read the notes and wrote summary.md.');
     expect(await page.locator('.files code').allTextContents()).toContain('summary.md');
 
-    // A third turn runs without a question: both answers were "always" (same tool, same args).
+    // A fourth turn runs without a question: both answers were "always" (same tool, same args).
     await page.getByRole('button', { name: 'Run a turn' }).click();
-    await poll(() => turn('turn-3').getAttribute('data-outcome')).toBe('completed');
-    expect(await rowsOf('turn-3')).toEqual(['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 ok']);
+    await poll(() => turn('turn-4').getAttribute('data-outcome')).toBe('completed');
+    expect(await rowsOf('turn-4')).toEqual(['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 ok']);
     expect(await page.getByRole('button', { name: 'Allow once' }).count()).toBe(0);
     await page.screenshot({ path: join(ARTIFACTS, 'react-app.png'), fullPage: true });
 
+    // No warning in the session log either (a withdrawn question is not an APPROVAL_FAILED).
+    expect(await page.locator('.log-size').getAttribute('data-warnings')).toBe('0');
     expect(problems).toEqual([]);
   }, HANG);
 });

@@ -41,7 +41,7 @@ export function App(props: { session: Session }) {
           ))}
         </ul>
       </section>
-      <p className="log-size" data-events={events.length}>
+      <p className="log-size" data-events={events.length} data-warnings={events.filter((e) => e.type === 'warning').length}>
         {events.length} log events
       </p>
     </main>
@@ -63,6 +63,11 @@ function Turn(props: { turn: TurnHandle; session: Session; events: Parameters<ty
     <section className="turn" data-turn-id={turn.turnId} data-outcome={result?.outcome ?? ''}>
       <h2>
         {turn.turnId} <span className="state">{result ? result.outcome : state}</span>
+        {result ? null : (
+          <button className="cancel" onClick={() => turn.cancel('cancelled from the page')}>
+            Cancel
+          </button>
+        )}
       </h2>
       <CallList turn={turn} events={events} approvals={session.approvals} />
       {result ? <p className="answer">{result.text}</p> : null}
