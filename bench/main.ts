@@ -13,6 +13,7 @@ import { runW2, runW3, runW5 } from './workloads/timing.js';
 import { runW4 } from './workloads/w4.js';
 import { runW6 } from './workloads/w6.js';
 import { runColdStart } from './workloads/coldStart.js';
+import { runBundle } from './workloads/bundle.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = import.meta.url.endsWith('.js');
@@ -63,6 +64,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     w6: null,
     w7: { spillMiB: 100, peakRssOverInput: null, ms: null, logBytesPerSpill: null, pageReadMs: null },
     coldStart: null,
+    bundle: null,
   };
   const notes: Notes = { mode: compiled ? 'compiled (tsc transpile, bench/.build)' : 'tsx (sources, esbuild keepNames)' };
 
@@ -122,6 +124,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     } else {
       notes.coldStart = r;
     }
+  }
+  if (want('bundle')) {
+    log('browser bundle of the `dsh` entry (Vite, minified, gzip -9)');
+    results.bundle = await runBundle({ root, detail: true });
   }
   notes.seconds = (Date.now() - started) / 1000;
 

@@ -1,4 +1,4 @@
-/** dsh/node: everything in `dsh`, plus the Node-only adapters (files, processes). */
+/** dsh/node: everything in `dsh` and `dsh/policies`, plus the Node-only adapters (files, processes). */
 export * from './index.js';
 export * from './adapters/spill/fsSpillStore.js';
 export * from './adapters/tools/index.js';
@@ -6,3 +6,4 @@ export * from './adapters/log/index.js';
 export * from './adapters/model/providers.js';
 export * from './cli/config/index.js';
 export * from './adapters/mcp/index.js';
+export * from './policies.js';

@@ -4,6 +4,7 @@ import type { JsonlTiming, W2Breakdown, W2Result, W3Result, W5Result } from '../
 import type { W4Detail, W4Result } from '../workloads/w4.js';
 import type { W6Detail, W6Result } from '../workloads/w6.js';
 import { COLD_RUN_TARGET_MS, type ColdStartDetail, type ColdStartResult } from '../workloads/coldStart.js';
+import { BUNDLE_BUDGET_BYTES, type BundleResult } from '../workloads/bundle.js';
 
 export interface Results {
   node: string;
@@ -19,6 +20,8 @@ export interface Results {
   w7: { spillMiB: number; peakRssOverInput: number | null; ms: number | null; logBytesPerSpill?: number | null; pageReadMs?: number | null };
   /** Cold start of the built `dsh --version` and `dsh run` to its first model request (absent in results from before it was measured). */
   coldStart?: ColdStartResult | null;
+  /** The `dsh` entry's browser bundle (absent in results from before it was measured). */
+  bundle?: BundleResult | null;
 }
 
 /** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
@@ -113,6 +116,13 @@ export function renderTable(r: Results, notes: Notes): string {
     rows.push(['cold start', '`dsh run` (embedded model) to its first model request ms; `node -e 0` ms', `**${f(c.runMs, 0)} ms**; ${f(c.nodeMs, 0)} ms (×${f(c.runRatio, 2)})`, `≤ ${COLD_RUN_TARGET_MS} ms`, c.runMs <= COLD_RUN_TARGET_MS ? 'yes' : '**no**', how]);
   } else if (csn && 'notMeasured' in csn) {
     rows.push(['cold start', '`dsh --version`; `dsh run` to its first model request', 'not measured', `≤ ${COLD_RUN_TARGET_MS} ms (run)`, '', csn.notMeasured]);
+  }
+  if (r.bundle) {
+    const b = r.bundle;
+    const kb = (n: number) => `${f(n / 1000, 1)} KB`;
+    const parts = Object.entries(b.byPackage).filter(([, n]) => n > 0).map(([p, n]) => `${p} ${kb(n)}`).join(', ');
+    const ok = b.gzipBytes <= BUNDLE_BUDGET_BYTES && b.zodCopies === 1;
+    rows.push(['bundle', '`dsh` entry for the browser (Vite, every export kept), minified + gzip -9; copies of zod', `**${kb(b.gzipBytes)}** (${kb(b.minBytes)} min); zod ×${b.zodCopies}`, `≤ ${BUNDLE_BUDGET_BYTES / 1000} KB, zod once`, yes(ok), `of which ${parts}; re2js ${b.re2js ? 'in it' : 'not in it (dsh/policies)'}`]);
   }
   const head = ['workload', 'measure', 'dsh', 'target', 'holds', 'reference / detail'];
   const lines = [

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** What one `tools/pre-execute` listener decides (SPEC §2.1). `next()` is the fourth option. */
 export const PreExecuteDecisionSchema = z.discriminatedUnion('kind', [

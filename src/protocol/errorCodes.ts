@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Stable, machine-routable error codes (SPEC §6). Adding one is fine; renaming one is breaking. */
 export const ErrorCode = {

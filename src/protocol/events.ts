@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorCodeSchema } from './errorCodes.js';
 import { ApprovalAnswerSchema } from './decisions.js';
 import { ToolResultSchema } from './results.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorCodeSchema, errorNameFor, type ErrorCode } from './errorCodes.js';
 
 export const ToolErrorInfoSchema = z.object({

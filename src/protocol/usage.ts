@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Tokens a model reported for its requests (summed over a step's requests on `step/end`). Every

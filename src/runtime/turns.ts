@@ -3,7 +3,7 @@
  * compaction. The model's prompt is always projected from the log at request time.
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool } from '@ai-sdk/provider';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createActor, toPromise, type ActorRefFrom, type AnyActorRef, type InspectionEvent } from 'xstate';
 import type { CallStages } from '../../machines/callStages.js';
 import { mergeModelCallOptions, type ModelCallOptions } from '../../machines/modelCallOptions.js';

@@ -175,14 +175,20 @@ describe('loadConfig', () => {
 });
 
 describe('public surface', () => {
-  it('dsh exports the browser-safe policies and typed hooks; dsh/node adds loadConfig', async () => {
+  it('dsh exports plan mode and typed hooks; dsh/policies the RE2 policies; dsh/node adds loadConfig', async () => {
     const dsh = await import('../../src/index.js');
+    const policies = await import('../../src/policies.js');
     const node = await import('../../src/node.js');
-    for (const name of ['applyConfig', 'runtimeOptionsFromConfig', 'planMode', 'permissionRules', 'bashDenyGuard', 'normaliseToolPath', 'forTool', 'forToolResult', 'guardFor']) {
+    for (const name of ['planMode', 'normaliseToolPath', 'forTool', 'forToolResult', 'guardFor']) {
       expect(typeof (dsh as Record<string, unknown>)[name], name).toBe('function');
     }
+    // The RE2 matchers stay out of `dsh` (its browser bundle budget, test/browser/bundleBudget.test.ts).
+    for (const name of ['applyConfig', 'runtimeOptionsFromConfig', 'permissionRules', 'bashDenyGuard', 'compileGlob']) {
+      expect(name in dsh, name).toBe(false);
+      expect(typeof (policies as Record<string, unknown>)[name], name).toBe('function');
+    }
     expect('loadConfig' in dsh).toBe(false);
-    for (const name of ['loadConfig', 'parseConfig', 'mergeConfigs', 'ConfigError', 'applyConfig']) {
+    for (const name of ['loadConfig', 'parseConfig', 'mergeConfigs', 'ConfigError', 'applyConfig', 'runtimeOptionsFromConfig', 'permissionRules', 'bashDenyGuard', 'planMode']) {
       expect(typeof (node as Record<string, unknown>)[name], name).toBe('function');
     }
     expect(typeof node.DshConfigSchema.safeParse).toBe('function');

@@ -88,7 +88,7 @@ describe('the packed tarball', () => {
   it('ships the build, the README and package.json only: no sources, tests, bench or CI files', async () => {
     const files = ok(await run('tar', ['-tzf', tarball], work), 'tar').out.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
     expect(files.filter((f) => !/^dist\/(src|machines)\/.+\.(js|d\.ts)$/.test(f)).sort()).toEqual(['README.md', 'package.json']);
-    for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/cli/bin.js']) {
+    for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/policies.js', 'dist/src/policies.d.ts', 'dist/src/cli/bin.js']) {
       expect(files).toContain(entry);
     }
     expect(files.some((f) => /(^|\/)test\/|\.test\.|^bench\/|^\.ci\/|tsx/.test(f))).toBe(false);
@@ -151,13 +151,14 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     expect(list.out).toMatch(/ 1 +completed$/m);
   }, HANG);
 
-  it('import("dsh"), "dsh/node" and "dsh/machines" work from plain Node', async () => {
+  it('import("dsh"), "dsh/node", "dsh/machines" and "dsh/policies" work from plain Node', async () => {
     const r = ok(
       await node(`
         import { z } from 'zod';
         const dsh = await import('dsh');
         const nodeEntry = await import('dsh/node');
         const machines = await import('dsh/machines');
+        const policies = await import('dsh/policies');
         const read = dsh.defineTool({ name: 'read', description: 'r', input: z.object({ path: z.string() }), execute: async ({ path }) => 'contents of ' + path });
         const rt = dsh.createRuntime({ tools: [read] });
         const result = await rt.runCall({ callId: 'c1', toolName: 'read', input: '{"path":"a.txt"}' }).result;
@@ -166,6 +167,7 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
           events: rt.log.events().map((e) => e.type),
           nodeHas: ['createBuiltinTools', 'createFsSpillStore', 'replayJsonlLog', 'createRuntime'].filter((k) => typeof nodeEntry[k] === 'function'),
           sameMachines: machines.turnMachine === dsh.turnMachine && machines.turnMachine !== undefined,
+          samePolicies: typeof policies.applyConfig === 'function' && policies.applyConfig === nodeEntry.applyConfig,
         }));
       `),
       'node import',
@@ -175,6 +177,7 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
       events: ['tool/call', 'tool/result'],
       nodeHas: ['createBuiltinTools', 'createFsSpillStore', 'replayJsonlLog', 'createRuntime'],
       sameMachines: true,
+      samePolicies: true,
     });
   }, HANG);
 

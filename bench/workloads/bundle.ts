@@ -1,0 +1,77 @@
+/**
+ * Browser bundle (row key `bundle`, issue 13.4): the size of the `dsh` entry (src/index.ts) with
+ * every dependency it pulls in, as a web app would ship it. A one-line entry imports `dsh` and
+ * keeps every export (`globalThis.dsh = dsh`, so nothing is tree-shaken away); Vite (rolldown,
+ * the repo's own vite) builds it for the browser, minified; the chunk is gzipped at level 9.
+ * Also reported: how many copies of zod the chunk holds (zod's version object `{ major: 4, … }` is
+ * its marker: a second copy, e.g. from a second path into zod, would repeat it) and whether re2js
+ * is in it.
+ * Deterministic (a size, not a speed), so test/browser/bundleBudget.test.ts holds the budget.
+ */
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+
+/** The budget (issue 13.4): gzipped bytes of the `dsh` entry with its dependencies. */
+export const BUNDLE_BUDGET_BYTES = 100_000;
+
+export interface BundleResult {
+  /** Gzipped (level 9) bytes of the minified chunk. */
+  gzipBytes: number;
+  /** Minified bytes. */
+  minBytes: number;
+  /** Copies of zod's core in the chunk (1 expected). */
+  zodCopies: number;
+  /** Whether re2js is in the chunk (it is the `dsh/policies` entry's, not `dsh`'s). */
+  re2js: boolean;
+  /** Gzipped bytes each dependency adds (the chunk built again with that package left out). */
+  byPackage: Record<string, number>;
+}
+
+/** The entry: `dsh` resolved to the sources, every export kept. */
+const ENTRY_ID = '\0dsh-bundle-entry';
+const ENTRY_CODE = "import * as dsh from 'dsh'; globalThis.dsh = dsh;";
+
+const PACKAGES = ['zod', 'xstate', 'immer', 're2js', '@ai-sdk/provider', 'any-signal'];
+
+/** Counts the zod cores: each defines its version object (`{major:4,minor:…,patch:…}`) once. */
+export function zodCopiesIn(code: string): number {
+  return code.match(/major:\s*4,\s*minor:\s*\d+,\s*patch:\s*\d+/g)?.length ?? 0;
+}
+
+/** Builds `entryCode` (an ES module that imports `dsh`) with Vite and returns the minified chunk's code. */
+export async function buildBrowserChunk(root: string, entryCode = ENTRY_CODE, external: (id: string) => boolean = () => false): Promise<string> {
+  const { build } = await import('vite');
+  const out = await build({
+    configFile: false,
+    root,
+    logLevel: 'silent',
+    resolve: { alias: [{ find: /^dsh$/, replacement: join(root, 'src', 'index.ts') }] },
+    plugins: [
+      {
+        name: 'dsh-bundle-entry',
+        resolveId: (id) => (id === ENTRY_ID ? id : undefined),
+        load: (id) => (id === ENTRY_ID ? entryCode : undefined),
+      },
+    ],
+    build: { write: false, minify: true, target: 'es2022', rollupOptions: { input: ENTRY_ID, external: (id) => external(id) } },
+  });
+  const outputs = Array.isArray(out) ? out : [out];
+  const chunks = outputs.flatMap((o) => ('output' in o ? o.output : [])).filter((o) => o.type === 'chunk');
+  return chunks.map((c) => (c.type === 'chunk' ? c.code : '')).join('\n');
+}
+
+const gz = (code: string) => gzipSync(code, { level: 9 }).length;
+
+/** Measures the `dsh` entry; `detail` also rebuilds it once per dependency to attribute the bytes. */
+export async function runBundle(options: { root: string; detail?: boolean }): Promise<BundleResult> {
+  const code = await buildBrowserChunk(options.root);
+  const gzipBytes = gz(code);
+  const byPackage: Record<string, number> = {};
+  if (options.detail) {
+    for (const p of PACKAGES) {
+      const without = await buildBrowserChunk(options.root, ENTRY_CODE, (id) => id === p || id.startsWith(`${p}/`));
+      byPackage[p] = gzipBytes - gz(without);
+    }
+  }
+  return { gzipBytes, minBytes: code.length, zodCopies: zodCopiesIn(code), re2js: /RE2JS/.test(code), byPackage };
+}

@@ -1,0 +1,10 @@
+/**
+ * dsh/policies: the config policies that match with RE2 (browser-safe). Path globs, permission
+ * rules, bash deny patterns, and `applyConfig`, which installs them with plan mode. They are not in
+ * `dsh` because re2js (~46 KB gzipped) would double that entry's browser bundle; `dsh/node`
+ * re-exports them.
+ */
+export * from './runtime/policies/pathGlob.js';
+export * from './runtime/policies/permissionRules.js';
+export * from './runtime/policies/bashDenyGuard.js';
+export * from './runtime/policies/applyConfig.js';

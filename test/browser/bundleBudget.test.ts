@@ -1,0 +1,39 @@
+// The browser bundle budget of the `dsh` entry (issue 13.4): src/index.ts with every dependency it
+// pulls in, every export kept, built by Vite for the browser and gzipped, is at most 100 KB, with
+// zod in it once and re2js not at all (the RE2 policies are `dsh/policies`). The same measure is
+// the bench's `bundle` row (bench/workloads/bundle.ts).
+import { describe, expect, it } from 'vitest';
+import { BUNDLE_BUDGET_BYTES, buildBrowserChunk, runBundle, zodCopiesIn } from '../../bench/workloads/bundle.js';
+
+const root = process.cwd();
+// Builds are CPU-bound and the machine is shared: this bound only catches a hang.
+const HANG = 180_000;
+
+describe('browser bundle of the `dsh` entry', () => {
+  it(`is at most ${BUNDLE_BUDGET_BYTES / 1000} KB gzipped, with zod once and no re2js`, async () => {
+    const r = await runBundle({ root });
+    expect(r.zodCopies).toBe(1);
+    expect(r.re2js).toBe(false);
+    expect(r.gzipBytes).toBeGreaterThan(20_000); // a real build of the runtime, not an empty chunk
+    expect(r.gzipBytes).toBeLessThanOrEqual(BUNDLE_BUDGET_BYTES);
+  }, HANG);
+
+  it('the measure sees what it claims to: `dsh/policies` brings re2js, a second zod would count twice', async () => {
+    const policies = await buildBrowserChunk(root, `import * as p from ${JSON.stringify(`${root}/src/policies.ts`)}; globalThis.p = p;`);
+    expect(/RE2JS/.test(policies)).toBe(true);
+    const code = await buildBrowserChunk(root);
+    expect(zodCopiesIn(code + code)).toBe(2);
+  }, HANG);
+
+  it('esbuild does not bundle zod locales other than English (dsh imports zod as a namespace)', async () => {
+    // `import { z } from 'zod'` makes esbuild keep zod's whole namespace object, `z.locales` (every
+    // locale, 264 KB minified) included; `import * as z from 'zod'` lets it keep only what is used.
+    const { build } = await import('esbuild');
+    const out = await build({ entryPoints: ['src/index.ts'], bundle: true, platform: 'browser', format: 'esm', minify: true, write: false, logLevel: 'silent', metafile: true });
+    // Bytes each input put in the output (the inputs list also names files that were tree-shaken away).
+    const inOutput = Object.values(out.metafile.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([p]) => p));
+    expect(inOutput.some((p) => p.includes('zod/v4/core/'))).toBe(true);
+    const locales = inOutput.filter((p) => p.includes('zod/v4/locales/'));
+    expect(locales.filter((p) => !p.endsWith('/en.js'))).toEqual([]);
+  }, HANG);
+});
