@@ -5,7 +5,7 @@
  * and retry only if the prompt shrank, or give up. Every opened step is closed, whatever happens.
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Prompt } from '@ai-sdk/provider';
-import { assign, enqueueActions, sendTo, setup } from 'xstate';
+import { assign, enqueueActions, setup } from 'xstate';
 import type { RequestErrorKind, TokenUsage } from '../src/protocol/index.js';
 import type { CallStages } from './callStages.js';
 import type { ModelCallOptions } from './modelCallOptions.js';
@@ -168,13 +168,31 @@ export const stepMachine = setup({
         context.deps.log.append({ type: 'llm/stream', turnId: context.turnId, stepIndex: context.stepIndex, kind: b.kind, text: b.text });
       }
       enqueue.assign(flushed ? { buffer: undefined, toolCalls: context.toolCalls + 1 } : { toolCalls: context.toolCalls + 1 });
+      // The scheduler is created with the first call: a step that only answers with text needs none.
+      if (context.toolCalls === 0) {
+        enqueue.spawnChild('scheduler', {
+          id: 'scheduler',
+          input: {
+            pipeline: context.deps.pipeline,
+            log: context.deps.log,
+            turnId: context.turnId,
+            stepIndex: context.stepIndex,
+            concurrency: context.deps.concurrency,
+          },
+        });
+      }
       enqueue.sendTo('scheduler', { type: 'CALL.ADD', request: { callId: event.callId, toolName: event.toolName, input: event.input } });
     }),
-    closeInput: sendTo('scheduler', ({ context }) => ({
-      type: 'INPUT.END' as const,
-      finishReason: context.finishReason,
-      error: context.error ?? context.droppedMidResponse,
-    })),
+    /** Tells the scheduler (if a call created one) that no more calls come. */
+    closeInput: enqueueActions(({ context, enqueue }) => {
+      if (context.toolCalls === 0) return;
+      enqueue.sendTo('scheduler', { type: 'INPUT.END', finishReason: context.finishReason, error: context.error ?? context.droppedMidResponse });
+    }),
+    /** Passes a cancel on to the scheduler, if a call created one. */
+    cancelCalls: enqueueActions(({ context, event, enqueue }) => {
+      if (context.toolCalls === 0 || event.type !== 'CANCEL') return;
+      enqueue.sendTo('scheduler', { type: 'CANCEL', reason: event.reason });
+    }),
     recordRequestError: ({ context }) => {
       const d = context.decision!;
       context.deps.log.append({
@@ -192,6 +210,7 @@ export const stepMachine = setup({
   },
   guards: {
     callsArrived: ({ context }) => context.toolCalls > 0,
+    noCalls: ({ context }) => context.toolCalls === 0,
     retry: ({ context }) => context.decision?.action === 'retry',
     /** The response broke off after calls arrived, and the policy would retry it: keep the calls, go on. */
     continueAfterCalls: ({ context, event }) =>
@@ -221,21 +240,7 @@ export const stepMachine = setup({
   initial: 'starting',
   states: {
     starting: {
-      entry: [
-        ({ context }) => context.deps.log.append({ type: 'step/start', turnId: context.turnId, stepIndex: context.stepIndex }),
-        enqueueActions(({ context, enqueue }) =>
-          enqueue.spawnChild('scheduler', {
-            id: 'scheduler',
-            input: {
-              pipeline: context.deps.pipeline,
-              log: context.deps.log,
-              turnId: context.turnId,
-              stepIndex: context.stepIndex,
-              concurrency: context.deps.concurrency,
-            },
-          }),
-        ),
-      ],
+      entry: ({ context }) => context.deps.log.append({ type: 'step/start', turnId: context.turnId, stepIndex: context.stepIndex }),
       always: [
         { guard: 'startsCancelled', target: 'awaitingTools', actions: assign({ finishReason: 'cancelled' }) },
         { target: 'requesting' },
@@ -306,7 +311,7 @@ export const stepMachine = setup({
         ],
         CANCEL: {
           target: 'awaitingTools',
-          actions: ['flush', assign({ cancelled: true, finishReason: 'cancelled' }), sendTo('scheduler', ({ event }) => ({ type: 'CANCEL' as const, reason: event.reason }))],
+          actions: ['flush', assign({ cancelled: true, finishReason: 'cancelled' }), 'cancelCalls'],
         },
       },
     },
@@ -341,10 +346,12 @@ export const stepMachine = setup({
     },
     awaitingTools: {
       entry: 'closeInput',
+      // No call arrived: no scheduler was created, so there is nothing to wait for.
+      always: { guard: 'noCalls', target: 'ending' },
       on: {
         'xstate.done.actor.scheduler': { target: 'ending', actions: assign({ results: ({ event }) => event.output.results }) },
         CANCEL: {
-          actions: [assign({ cancelled: true }), sendTo('scheduler', ({ event }) => ({ type: 'CANCEL' as const, reason: event.reason }))],
+          actions: [assign({ cancelled: true }), 'cancelCalls'],
         },
       },
     },
