@@ -191,6 +191,8 @@ export const schedulerMachine = setup({
   },
   guards: {
     finished: ({ context }) => context.inputClosed && context.gate.allCommitted,
+    /** Every started call has settled (after a cancel). */
+    nothingRunning: ({ context }) => context.gate.running === 0,
   },
 }).createMachine({
   id: 'scheduler',
@@ -214,6 +216,14 @@ export const schedulerMachine = setup({
   initial: 'running',
   states: {
     running: {
+      // Drawn as a note in the generated diagrams (the commit gate is a plain object, not states).
+      description: [
+        'commit gate: each call is queued → running → settled → committed',
+        'CALL.ADD: tool/call logged before the call can start',
+        'starts in order: parallel calls up to the limit, an exclusive call alone',
+        'done: call-i settles call i; tool/result i is committed',
+        'only when calls 0..i-1 are committed (strict call order)',
+      ].join('\n'),
       entry: 'pump',
       always: { guard: 'finished', target: 'done' },
       on: {
@@ -252,10 +262,8 @@ export const schedulerMachine = setup({
     },
     /** Started calls settle first; then the rest get ABORTED_BEFORE_DISPATCH, in order. */
     cancelling: {
-      always: {
-        guard: ({ context }) => context.gate.running === 0,
-        target: 'drained',
-      },
+      description: ['CANCEL sent to every running call', 'their results still commit in call order'].join('\n'),
+      always: { guard: 'nothingRunning', target: 'drained' },
       on: {
         'xstate.done.actor.*': { actions: ['settleChild', ({ context }) => commit(context)] },
         'xstate.error.actor.*': { actions: ['settleCrashedChild', ({ context }) => commit(context)] },
@@ -264,6 +272,7 @@ export const schedulerMachine = setup({
       },
     },
     drained: {
+      description: 'calls not started: ABORTED_BEFORE_DISPATCH, committed in call order',
       entry: ({ context }) => {
         settleQueued(context, ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the call was dispatched');
         commit(context);

@@ -217,6 +217,10 @@ export const stepMachine = setup({
       context.toolCalls > 0 && event.type === 'MODEL.ERROR' && context.deps.onRequestError(event.error, context.attempt, context.compactions).action === 'retry',
     compact: ({ context }) => context.decision?.action === 'compact',
     startsCancelled: ({ context }) => context.cancelled,
+    startsLive: ({ context }) => !context.cancelled,
+    /** The request failed before any of its calls arrived: the policy decides (retry, compact, give up). */
+    noCallsYet: ({ context }) => context.toolCalls === 0,
+    giveUp: ({ context }) => context.decision?.action === 'give-up',
   },
   delays: {
     retryDelay: ({ context }) => context.decision?.delayMs ?? 0,
@@ -243,7 +247,7 @@ export const stepMachine = setup({
       entry: ({ context }) => context.deps.log.append({ type: 'step/start', turnId: context.turnId, stepIndex: context.stepIndex }),
       always: [
         { guard: 'startsCancelled', target: 'awaitingTools', actions: assign({ finishReason: 'cancelled' }) },
-        { target: 'requesting' },
+        { guard: 'startsLive', target: 'requesting' },
       ],
     },
     requesting: {
@@ -298,6 +302,7 @@ export const stepMachine = setup({
             ],
           },
           {
+            guard: 'noCallsYet',
             target: 'recovering',
             actions: [
               assign({
@@ -321,6 +326,7 @@ export const stepMachine = setup({
         { guard: 'retry', target: 'backingOff' },
         { guard: 'compact', target: 'compacting' },
         {
+          guard: 'giveUp',
           target: 'awaitingTools',
           actions: assign({ finishReason: 'error', error: ({ context }) => `model request failed (${context.decision!.kind}): ${context.decision!.message}` }),
         },
@@ -339,6 +345,7 @@ export const stepMachine = setup({
           actions: assign({ attempt: ({ context }) => context.attempt + 1, compactions: ({ context }) => context.compactions + 1 }),
         },
         {
+          guard: 'giveUp',
           target: 'awaitingTools',
           actions: assign({ finishReason: 'error', error: ({ context }) => `context overflow, and compaction could not shrink the prompt: ${context.decision!.message}` }),
         },

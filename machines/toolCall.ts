@@ -18,6 +18,7 @@ import type {
   PreExecuteOutcome,
   PrepareOutcome,
   PreparedCall,
+  ResultDraft,
   Settlement,
   StageMarks,
   SyncOrAsync,
@@ -173,14 +174,24 @@ function runListenerStage<O>(stage: ListenerStage<O>, outcome: SyncOrAsync<O>, r
   );
 }
 
-/** After an allow (or approval), go to the next stage that has work. */
-const toGuardOrExecuting = [{ guard: 'hasGuards', target: 'guard' }, { target: 'executing' }] as const;
+/**
+ * Whether a post-execute listener applies to this draft. It runs the listeners' own `appliesTo`
+ * (user code), so it is asked once per draft, whichever of the two guards asks first.
+ */
+const postExecuteAnswers = new WeakMap<ResultDraft, boolean>();
+function postExecuteApplies(context: ToolCallContext, draft: ResultDraft): boolean {
+  let applies = postExecuteAnswers.get(draft);
+  if (applies === undefined) {
+    applies = context.pipeline.hasPostExecute(prepared(context), draft);
+    postExecuteAnswers.set(draft, applies);
+  }
+  return applies;
+}
 
-/** The body produced a value: on to post-execute if anyone listens there, else straight to finalizing. */
-const bodySucceeded = [
-  { guard: 'hasPostExecute', target: '#toolCall.postExecute', actions: 'takeSettlement' },
-  // finalizing takes the settlement from the EXECUTED event itself (one context copy, not two)
-  { target: '#toolCall.finalizing' },
+/** After an allow, go to the next stage that has work. */
+const toGuardOrExecuting = [
+  { guard: 'hasGuards', target: 'guard' },
+  { guard: 'noGuards', target: 'executing' },
 ] as const;
 
 export const toolCallMachine = setup({
@@ -267,21 +278,23 @@ export const toolCallMachine = setup({
     prepareFailed: ({ context }) => !context.prepareOutcome.ok,
     hasPreExecute: ({ context }) => context.pipeline.hasPreExecute(),
     hasGuards: ({ context }) => context.pipeline.hasGuards(prepared(context)),
-    hasPostExecute: ({ context, event }) =>
-      event.type === 'EXECUTED' && event.settlement.ok && context.pipeline.hasPostExecute(prepared(context), event.settlement.draft),
-    preFailed: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'failed',
-    preDenied: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'deny',
+    noGuards: ({ context }) => !context.pipeline.hasGuards(prepared(context)),
+    /** The body produced a value and some post-execute listener applies to it. */
+    hasPostExecute: ({ context, event }) => event.type === 'EXECUTED' && event.settlement.ok && postExecuteApplies(context, event.settlement.draft),
+    /** The body failed, or nobody listens after it: the call is settled as it is. */
+    noPostExecute: ({ context, event }) => event.type === 'EXECUTED' && (!event.settlement.ok || !postExecuteApplies(context, event.settlement.draft)),
+    /** A pre-execute listener failed closed, or denied. */
+    preRefused: ({ event }) => event.type === 'PRE.DECIDED' && (event.outcome.kind === 'failed' || event.outcome.kind === 'deny'),
     preAskRemembered: ({ context, event }) =>
       event.type === 'PRE.DECIDED' && event.outcome.kind === 'ask' && context.pipeline.isApprovalRemembered(prepared(context)),
     preAsk: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'ask',
     approvedAlways: ({ event }) => event.type === 'APPROVAL.ANSWERED' && event.answer === 'allowed-always',
     approvedOnce: ({ event }) => event.type === 'APPROVAL.ANSWERED' && event.answer === 'allowed-once',
-    guardFailed: ({ context }) => context.guardOutcome?.kind === 'failed',
-    guardDenied: ({ context }) => context.guardOutcome?.kind === 'deny',
-    bodyFailed: ({ event }) => event.type === 'EXECUTED' && !event.settlement.ok,
-    postFailed: ({ event }) => event.type === 'POST.DONE' && event.outcome.kind === 'failed',
-    postBlocked: ({ event }) => event.type === 'POST.DONE' && event.outcome.kind === 'blocked',
-    postInvalidOutput: ({ event }) => event.type === 'POST.DONE' && event.outcome.kind === 'invalid-output',
+    /** Denied, or the approval was withdrawn (the service failed, or the call was cancelled elsewhere). */
+    approvalRefused: ({ event }) => event.type === 'APPROVAL.ANSWERED' && event.answer !== 'allowed-once' && event.answer !== 'allowed-always',
+    /** A guard failed closed, or denied. */
+    guardRefused: ({ context }) => context.guardOutcome !== undefined,
+    guardsPassed: ({ context }) => context.guardOutcome === undefined,
   },
   delays: {
     approvalTimeout: ({ context }) => context.pipeline.limits.approvalTimeoutMs,
@@ -332,8 +345,7 @@ export const toolCallMachine = setup({
       },
       on: {
         'PRE.DECIDED': [
-          { guard: 'preFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => preVerdict(event.outcome) } },
-          { guard: 'preDenied', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => preVerdict(event.outcome) } },
+          { guard: 'preRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => preVerdict(event.outcome) } },
           {
             guard: 'preAskRemembered',
             target: 'guard',
@@ -372,6 +384,7 @@ export const toolCallMachine = setup({
           },
           { guard: 'approvedOnce', target: 'guard', actions: { type: 'recordApproval', params: 'allowed-once' } },
           {
+            guard: 'approvalRefused',
             target: 'finalizing',
             actions: [
               { type: 'recordApproval', params: ({ event }) => event.answer },
@@ -391,9 +404,8 @@ export const toolCallMachine = setup({
     guard: {
       entry: [{ type: 'mark', params: 'guard' }, assign({ guardOutcome: ({ context }) => context.pipeline.guard(prepared(context)) })],
       always: [
-        { guard: 'guardFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
-        { guard: 'guardDenied', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
-        { target: 'executing' },
+        { guard: 'guardRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
+        { guard: 'guardsPassed', target: 'executing' },
       ],
     },
     executing: {
@@ -405,8 +417,9 @@ export const toolCallMachine = setup({
           on: {
             CANCEL: 'aborting',
             EXECUTED: [
-              { guard: 'bodyFailed', target: '#toolCall.finalizing' },
-              ...bodySucceeded,
+              { guard: 'hasPostExecute', target: '#toolCall.postExecute', actions: 'takeSettlement' },
+              // finalizing takes the settlement from the EXECUTED event itself (one context copy, not two)
+              { guard: 'noPostExecute', target: '#toolCall.finalizing' },
             ],
           },
         },
@@ -434,12 +447,8 @@ export const toolCallMachine = setup({
         waitingForListener: {},
       },
       on: {
-        'POST.DONE': [
-          { guard: 'postFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
-          { guard: 'postBlocked', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
-          { guard: 'postInvalidOutput', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
-          { target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
-        ],
+        // Every outcome ends the call: its verdict says how.
+        'POST.DONE': { target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
       },
     },
     finalizing: {
