@@ -74,6 +74,15 @@ function sendIfActive(self: AnyActorRef, event: ToolCallMachineEvent): boolean {
   return true;
 }
 
+/**
+ * Records when a stage was entered, for a metered call. Done by each stage's own first action
+ * rather than by a `mark` action of its own: one action less per stage (each action is an
+ * inspection event when someone inspects).
+ */
+function markStage(context: ToolCallContext, stage: keyof StageMarks): void {
+  if (context.marks) context.marks[stage] = context.pipeline.now();
+}
+
 function where(context: ToolCallContext) {
   return { turnId: context.where.turnId, stepIndex: context.where.stepIndex, callId: context.request.callId };
 }
@@ -178,13 +187,13 @@ function runListenerStage<O>(stage: ListenerStage<O>, outcome: SyncOrAsync<O>, r
  * Whether a post-execute listener applies to this draft. It runs the listeners' own `appliesTo`
  * (user code), so it is asked once per draft, whichever of the two guards asks first.
  */
-const postExecuteAnswers = new WeakMap<ResultDraft, boolean>();
+const postExecuteAnswers = new WeakMap<ResultDraft, { readonly pipeline: CallStages; readonly applies: boolean }>();
 function postExecuteApplies(context: ToolCallContext, draft: ResultDraft): boolean {
-  let applies = postExecuteAnswers.get(draft);
-  if (applies === undefined) {
-    applies = context.pipeline.hasPostExecute(prepared(context), draft);
-    postExecuteAnswers.set(draft, applies);
-  }
+  const known = postExecuteAnswers.get(draft);
+  // The same draft object given to another pipeline (possible with hand-made drafts) is asked afresh.
+  if (known && known.pipeline === context.pipeline) return known.applies;
+  const applies = context.pipeline.hasPostExecute(prepared(context), draft);
+  postExecuteAnswers.set(draft, { pipeline: context.pipeline, applies });
   return applies;
 }
 
@@ -202,13 +211,12 @@ export const toolCallMachine = setup({
     output: {} as ToolResult,
   },
   actions: {
-    mark: ({ context }, stage: keyof StageMarks) => {
-      if (context.marks) context.marks[stage] = context.pipeline.now();
-    },
-    runPreExecute: enqueueActions(({ context, enqueue, self }) =>
-      runListenerStage(preStage, context.pipeline.preExecute(prepared(context)), (e) => enqueue.raise(e), self),
-    ),
+    runPreExecute: enqueueActions(({ context, enqueue, self }) => {
+      markStage(context, 'preExecute');
+      runListenerStage(preStage, context.pipeline.preExecute(prepared(context)), (e) => enqueue.raise(e), self);
+    }),
     runPostExecute: enqueueActions(({ context, enqueue, self }) => {
+      markStage(context, 'postExecute');
       const s = context.settlement;
       if (s?.ok) runListenerStage(postStage, context.pipeline.postExecute(prepared(context), s.draft), (e) => enqueue.raise(e), self);
     }),
@@ -236,6 +244,7 @@ export const toolCallMachine = setup({
     },
     rememberApproval: ({ context }) => context.pipeline.rememberApproval(prepared(context)),
     startBody: ({ context, self }) => {
+      markStage(context, 'executing');
       const p = prepared(context);
       const pipeline = context.pipeline;
       // The per-call deadline: whatever the wrappers and the body do, the call settles TIMEOUT.
@@ -336,7 +345,6 @@ export const toolCallMachine = setup({
       ],
     },
     preExecute: {
-      entry: { type: 'mark', params: 'preExecute' },
       initial: 'deciding',
       states: {
         deciding: { entry: 'runPreExecute', on: { 'PRE.PENDING': 'waitingForListener' } },
@@ -361,7 +369,15 @@ export const toolCallMachine = setup({
       },
     },
     awaitingApproval: {
-      entry: [{ type: 'mark', params: 'awaitingApproval' }, assign({ approvalAbort: () => new AbortController() }), 'startApproval'],
+      entry: [
+        assign({
+          approvalAbort: ({ context }) => {
+            markStage(context, 'awaitingApproval');
+            return new AbortController();
+          },
+        }),
+        'startApproval',
+      ],
       exit: 'stopApproval',
       after: {
         approvalTimeout: {
@@ -402,14 +418,19 @@ export const toolCallMachine = setup({
       },
     },
     guard: {
-      entry: [{ type: 'mark', params: 'guard' }, assign({ guardOutcome: ({ context }) => context.pipeline.guard(prepared(context)) })],
+      entry: assign({
+        guardOutcome: ({ context }) => {
+          markStage(context, 'guard');
+          return context.pipeline.guard(prepared(context));
+        },
+      }),
       always: [
         { guard: 'guardRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
         { guard: 'guardsPassed', target: 'executing' },
       ],
     },
     executing: {
-      entry: [{ type: 'mark', params: 'executing' }, 'startBody'],
+      entry: 'startBody',
       exit: 'disarmDeadline',
       initial: 'running',
       states: {
@@ -439,7 +460,6 @@ export const toolCallMachine = setup({
       },
     },
     postExecute: {
-      entry: { type: 'mark', params: 'postExecute' },
       initial: 'deciding',
       states: {
         deciding: { entry: 'runPostExecute', on: { 'POST.PENDING': 'waitingForListener' } },
@@ -453,8 +473,8 @@ export const toolCallMachine = setup({
     },
     finalizing: {
       entry: [
-        { type: 'mark', params: 'finalizing' },
         assign(({ context, event }) => {
+          markStage(context, 'finalizing');
           // A transition that settled the call set `settlement`; a body's outcome arrives as the
           // EXECUTED event that entered this state.
           const settlement =
