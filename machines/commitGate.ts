@@ -6,6 +6,7 @@
  * It is a plain object owned by one scheduler actor and changed only by that actor's actions,
  * so a batch of N calls costs O(N) in total rather than an O(N) context copy per event.
  */
+import type { AnyActorRef } from 'xstate';
 import type { ExecutionMode, ToolCallRequest, ToolResult } from '../src/protocol/index.js';
 import type { PrepareOutcome } from './callStages.js';
 
@@ -30,6 +31,8 @@ export interface BatchEntry {
   readonly callSeq: number;
   status: EntryStatus;
   result: ToolResult | undefined;
+  /** The call's actor while it runs (created by the scheduler, started in its `startCalls` action). */
+  actor?: AnyActorRef | undefined;
 }
 
 export class CommitGate {
@@ -89,7 +92,11 @@ export class CommitGate {
     }
     e.status = 'settled';
     e.result = result;
+    e.actor = undefined;
   }
+
+  /** Call actors created by the last pump and not yet started; taken (and emptied) by the scheduler's `startCalls`. */
+  readonly toStart: AnyActorRef[] = [];
 
   /** Entries that may be committed now, in array order; marks them committed. */
   takeCommittable(): BatchEntry[] {

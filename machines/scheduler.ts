@@ -4,10 +4,10 @@
  * run in parallel groups bounded by `concurrency`, exclusive calls run alone, and results are
  * committed (`tool/result`) strictly in array order, each as soon as all earlier ones settled.
  *
- * One toolCall child per running call, with the id `call-<index>` (reused across batches: unique
- * ids leak in XState) and stopped as soon as it settles, so live children stay within the limit.
+ * One toolCall actor per running call, with the id `call-<index>`, created with the scheduler as
+ * its parent (see `pump`); a finished one stops itself, so live call actors stay within the limit.
  */
-import { enqueueActions, setup, type ActorRefFrom } from 'xstate';
+import { createActor, enqueueActions, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../src/protocol/index.js';
 import type { CallStages } from './callStages.js';
 import { CommitGate, plannedMode, type BatchEntry } from './commitGate.js';
@@ -110,37 +110,52 @@ function settleQueued(ctx: SchedulerContext, code: ErrorCode, message: string): 
   for (const e of ctx.gate.queued()) ctx.gate.settle(e.index, synthetic(ctx, e, code, message));
 }
 
-/** What an `enqueueActions` body may do here (spawn and stop call actors). */
-interface Enqueue {
-  spawnChild(src: 'toolCall', options: { id: string; input: ToolCallInput }): void;
-  stopChild(id: string): void;
-}
-
-/** Commits what is ready, then starts every call the plan allows now. */
-function pump(context: SchedulerContext, enqueue: Enqueue): void {
+/**
+ * Commits what is ready, then creates an actor for every call the plan allows now. The actors are
+ * created with the scheduler as their parent (one system: the same clock, and XState's inspection
+ * sees every call, costing nothing when nobody inspects) but not through `spawnChild`: they are
+ * not kept in the scheduler's snapshot, so starting one copies no `children` object and a finished
+ * one needs no `stopChild` (a done actor stops itself). Each reports its end to the scheduler as
+ * XState's `xstate.done.actor.call-<index>` event. They start when this macrostep ends (see
+ * `startCalls`), as `spawnChild` would start them.
+ */
+function pump(context: SchedulerContext, self: AnyActorRef): void {
   commit(context);
   if (context.cancelled) return;
   const gate = context.gate;
   for (let e = gate.nextToStart(context.inputClosed); e; e = gate.nextToStart(context.inputClosed)) {
     gate.markRunning(e);
-    enqueue.spawnChild('toolCall', {
-      id: `${CHILD_PREFIX}${e.index}`,
-      input: {
-        request: e.request,
-        where: { index: e.index, turnId: context.turnId, stepIndex: context.stepIndex },
-        pipeline: context.pipeline,
-        prepared: e.prepared,
-      },
-    });
+    const input: ToolCallInput = {
+      request: e.request,
+      where: { index: e.index, turnId: context.turnId, stepIndex: context.stepIndex },
+      pipeline: context.pipeline,
+      prepared: e.prepared,
+    };
+    const actor = createActor(toolCallMachine, { id: `${CHILD_PREFIX}${e.index}`, parent: self, input });
+    e.actor = actor;
+    gate.toStart.push(actor);
   }
 }
 
-/** Records a finished call's result and stops its actor (so live children stay within the limit). */
-function settleChild(context: SchedulerContext, event: SchedulerEvent, enqueue: Enqueue): void {
+/**
+ * Starts the call actors the last pump created, in call order. It runs as an observer of the
+ * scheduler, i.e. once the macrostep that created them has ended, outside any action (XState
+ * warns about built-in actions run inside a custom one, and a call's own macrostep has them), as
+ * `spawnChild` starts its children. (The model-based path tests run the machine without an actor,
+ * so, as with `spawnChild`, the calls are created there and never started.)
+ */
+function startCalls(gate: CommitGate): void {
+  const list = gate.toStart;
+  if (list.length === 0) return;
+  const actors = list.splice(0, list.length);
+  for (const a of actors) a.start();
+}
+
+/** Records a finished call's result (its actor stopped itself when it reached its final state). */
+function settleChild(context: SchedulerContext, event: SchedulerEvent): void {
   if (!event.type.startsWith('xstate.done.actor.')) return;
   const e = event as { actorId: string; output: ToolResult };
   context.gate.settle(Number(e.actorId.slice(CHILD_PREFIX.length)), e.output);
-  enqueue.stopChild(e.actorId);
 }
 
 export const schedulerMachine = setup({
@@ -150,42 +165,47 @@ export const schedulerMachine = setup({
     events: {} as SchedulerEvent,
     output: {} as SchedulerOutput,
   },
-  actors: { toolCall: toolCallMachine },
   actions: {
-    /** Commits what is ready, then starts every call the plan allows now. */
-    pump: enqueueActions(({ context, enqueue }) => pump(context, enqueue)),
+    // Resolved with the transition (enqueueActions), not run as custom actions: creating a call
+    // actor runs its initial macrostep, whose built-in actions XState would warn about in a custom one.
+    /** Commits what is ready, then creates an actor for every call the plan allows now. */
+    pump: enqueueActions(({ context, self }) => pump(context, self)),
     /** `CALL.ADD`: logs the call (`tool/call` before it can run), then pumps, in one action. */
-    addAndPump: enqueueActions(({ context, event, enqueue }) => {
+    addAndPump: enqueueActions(({ context, event, self }) => {
       if (event.type === 'CALL.ADD') addCall(context, event.request);
-      pump(context, enqueue);
+      pump(context, self);
     }),
-    /** A call finished: record its result, stop its actor, then pump, in one action. */
-    settleAndPump: enqueueActions(({ context, event, enqueue }) => {
-      settleChild(context, event, enqueue);
-      pump(context, enqueue);
+    /** A call finished: record its result, then pump, in one action. */
+    settleAndPump: enqueueActions(({ context, event, self }) => {
+      settleChild(context, event);
+      pump(context, self);
     }),
-    settleChild: enqueueActions(({ context, event, enqueue }) => settleChild(context, event, enqueue)),
+    settleChild: ({ context, event }) => settleChild(context, event),
     /** A call actor that crashed still answers its call: TOOL_FAILED, so no tool/call is left unpaired. */
-    settleCrashedChild: enqueueActions(({ context, event, enqueue }) => {
+    settleCrashedChild: ({ context, event }) => {
       const e = event as unknown as { actorId: string; error: unknown };
       const index = Number(e.actorId.slice(CHILD_PREFIX.length));
       const entry = context.gate.entries[index];
       if (entry) context.gate.settle(index, synthetic(context, entry, ErrorCode.TOOL_FAILED, `the call machine failed: ${String(e.error)}`));
-      enqueue.stopChild(e.actorId);
-    }),
+    },
   },
   guards: {
     finished: ({ context }) => context.inputClosed && context.gate.allCommitted,
+    /** Every started call has settled (after a cancel). */
+    nothingRunning: ({ context }) => context.gate.running === 0,
   },
 }).createMachine({
   id: 'scheduler',
-  context: ({ input }) => {
+  context: ({ input, self }) => {
+    const gate = new CommitGate(input.concurrency ?? 8);
+    // Call actors created in a macrostep start when it ends (see startCalls).
+    self.subscribe({ next: () => startCalls(gate), error: () => {} });
     const ctx: SchedulerContext = {
       pipeline: input.pipeline,
       log: input.log,
       turnId: input.turnId,
       stepIndex: input.stepIndex,
-      gate: new CommitGate(input.concurrency ?? 8),
+      gate,
       inputClosed: input.complete === true,
       cancelled: input.cancelled === true,
       cutOff: undefined,
@@ -196,6 +216,14 @@ export const schedulerMachine = setup({
   initial: 'running',
   states: {
     running: {
+      // Drawn as a note in the generated diagrams (the commit gate is a plain object, not states).
+      description: [
+        'commit gate: each call is queued → running → settled → committed',
+        'CALL.ADD: tool/call logged before the call can start',
+        'starts in order: parallel calls up to the limit, an exclusive call alone',
+        'done: call-i settles call i; tool/result i is committed',
+        'only when calls 0..i-1 are committed (strict call order)',
+      ].join('\n'),
       entry: 'pump',
       always: { guard: 'finished', target: 'done' },
       on: {
@@ -224,7 +252,7 @@ export const schedulerMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             enqueue.assign({ cancelled: true });
             for (const e of context.gate.runningEntries()) {
-              enqueue.sendTo(`${CHILD_PREFIX}${e.index}`, { type: 'CANCEL', reason: event.reason });
+              if (e.actor) enqueue.sendTo(e.actor, { type: 'CANCEL', reason: event.reason });
             }
           }),
         },
@@ -234,10 +262,8 @@ export const schedulerMachine = setup({
     },
     /** Started calls settle first; then the rest get ABORTED_BEFORE_DISPATCH, in order. */
     cancelling: {
-      always: {
-        guard: ({ context }) => context.gate.running === 0,
-        target: 'drained',
-      },
+      description: ['CANCEL sent to every running call', 'their results still commit in call order'].join('\n'),
+      always: { guard: 'nothingRunning', target: 'drained' },
       on: {
         'xstate.done.actor.*': { actions: ['settleChild', ({ context }) => commit(context)] },
         'xstate.error.actor.*': { actions: ['settleCrashedChild', ({ context }) => commit(context)] },
@@ -246,6 +272,7 @@ export const schedulerMachine = setup({
       },
     },
     drained: {
+      description: 'calls not started: ABORTED_BEFORE_DISPATCH, committed in call order',
       entry: ({ context }) => {
         settleQueued(context, ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the call was dispatched');
         commit(context);

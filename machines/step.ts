@@ -5,7 +5,7 @@
  * and retry only if the prompt shrank, or give up. Every opened step is closed, whatever happens.
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Prompt } from '@ai-sdk/provider';
-import { assign, enqueueActions, sendTo, setup } from 'xstate';
+import { assign, enqueueActions, setup } from 'xstate';
 import type { RequestErrorKind, TokenUsage } from '../src/protocol/index.js';
 import type { CallStages } from './callStages.js';
 import type { ModelCallOptions } from './modelCallOptions.js';
@@ -168,13 +168,31 @@ export const stepMachine = setup({
         context.deps.log.append({ type: 'llm/stream', turnId: context.turnId, stepIndex: context.stepIndex, kind: b.kind, text: b.text });
       }
       enqueue.assign(flushed ? { buffer: undefined, toolCalls: context.toolCalls + 1 } : { toolCalls: context.toolCalls + 1 });
+      // The scheduler is created with the first call: a step that only answers with text needs none.
+      if (context.toolCalls === 0) {
+        enqueue.spawnChild('scheduler', {
+          id: 'scheduler',
+          input: {
+            pipeline: context.deps.pipeline,
+            log: context.deps.log,
+            turnId: context.turnId,
+            stepIndex: context.stepIndex,
+            concurrency: context.deps.concurrency,
+          },
+        });
+      }
       enqueue.sendTo('scheduler', { type: 'CALL.ADD', request: { callId: event.callId, toolName: event.toolName, input: event.input } });
     }),
-    closeInput: sendTo('scheduler', ({ context }) => ({
-      type: 'INPUT.END' as const,
-      finishReason: context.finishReason,
-      error: context.error ?? context.droppedMidResponse,
-    })),
+    /** Tells the scheduler (if a call created one) that no more calls come. */
+    closeInput: enqueueActions(({ context, enqueue }) => {
+      if (context.toolCalls === 0) return;
+      enqueue.sendTo('scheduler', { type: 'INPUT.END', finishReason: context.finishReason, error: context.error ?? context.droppedMidResponse });
+    }),
+    /** Passes a cancel on to the scheduler, if a call created one. */
+    cancelCalls: enqueueActions(({ context, event, enqueue }) => {
+      if (context.toolCalls === 0 || event.type !== 'CANCEL') return;
+      enqueue.sendTo('scheduler', { type: 'CANCEL', reason: event.reason });
+    }),
     recordRequestError: ({ context }) => {
       const d = context.decision!;
       context.deps.log.append({
@@ -192,12 +210,17 @@ export const stepMachine = setup({
   },
   guards: {
     callsArrived: ({ context }) => context.toolCalls > 0,
+    noCalls: ({ context }) => context.toolCalls === 0,
     retry: ({ context }) => context.decision?.action === 'retry',
     /** The response broke off after calls arrived, and the policy would retry it: keep the calls, go on. */
     continueAfterCalls: ({ context, event }) =>
       context.toolCalls > 0 && event.type === 'MODEL.ERROR' && context.deps.onRequestError(event.error, context.attempt, context.compactions).action === 'retry',
     compact: ({ context }) => context.decision?.action === 'compact',
     startsCancelled: ({ context }) => context.cancelled,
+    startsLive: ({ context }) => !context.cancelled,
+    /** The request failed before any of its calls arrived: the policy decides (retry, compact, give up). */
+    noCallsYet: ({ context }) => context.toolCalls === 0,
+    giveUp: ({ context }) => context.decision?.action === 'give-up',
   },
   delays: {
     retryDelay: ({ context }) => context.decision?.delayMs ?? 0,
@@ -221,24 +244,10 @@ export const stepMachine = setup({
   initial: 'starting',
   states: {
     starting: {
-      entry: [
-        ({ context }) => context.deps.log.append({ type: 'step/start', turnId: context.turnId, stepIndex: context.stepIndex }),
-        enqueueActions(({ context, enqueue }) =>
-          enqueue.spawnChild('scheduler', {
-            id: 'scheduler',
-            input: {
-              pipeline: context.deps.pipeline,
-              log: context.deps.log,
-              turnId: context.turnId,
-              stepIndex: context.stepIndex,
-              concurrency: context.deps.concurrency,
-            },
-          }),
-        ),
-      ],
+      entry: ({ context }) => context.deps.log.append({ type: 'step/start', turnId: context.turnId, stepIndex: context.stepIndex }),
       always: [
         { guard: 'startsCancelled', target: 'awaitingTools', actions: assign({ finishReason: 'cancelled' }) },
-        { target: 'requesting' },
+        { guard: 'startsLive', target: 'requesting' },
       ],
     },
     requesting: {
@@ -293,6 +302,7 @@ export const stepMachine = setup({
             ],
           },
           {
+            guard: 'noCallsYet',
             target: 'recovering',
             actions: [
               assign({
@@ -306,7 +316,7 @@ export const stepMachine = setup({
         ],
         CANCEL: {
           target: 'awaitingTools',
-          actions: ['flush', assign({ cancelled: true, finishReason: 'cancelled' }), sendTo('scheduler', ({ event }) => ({ type: 'CANCEL' as const, reason: event.reason }))],
+          actions: ['flush', assign({ cancelled: true, finishReason: 'cancelled' }), 'cancelCalls'],
         },
       },
     },
@@ -316,6 +326,7 @@ export const stepMachine = setup({
         { guard: 'retry', target: 'backingOff' },
         { guard: 'compact', target: 'compacting' },
         {
+          guard: 'giveUp',
           target: 'awaitingTools',
           actions: assign({ finishReason: 'error', error: ({ context }) => `model request failed (${context.decision!.kind}): ${context.decision!.message}` }),
         },
@@ -334,6 +345,7 @@ export const stepMachine = setup({
           actions: assign({ attempt: ({ context }) => context.attempt + 1, compactions: ({ context }) => context.compactions + 1 }),
         },
         {
+          guard: 'giveUp',
           target: 'awaitingTools',
           actions: assign({ finishReason: 'error', error: ({ context }) => `context overflow, and compaction could not shrink the prompt: ${context.decision!.message}` }),
         },
@@ -341,10 +353,12 @@ export const stepMachine = setup({
     },
     awaitingTools: {
       entry: 'closeInput',
+      // No call arrived: no scheduler was created, so there is nothing to wait for.
+      always: { guard: 'noCalls', target: 'ending' },
       on: {
         'xstate.done.actor.scheduler': { target: 'ending', actions: assign({ results: ({ event }) => event.output.results }) },
         CANCEL: {
-          actions: [assign({ cancelled: true }), sendTo('scheduler', ({ event }) => ({ type: 'CANCEL' as const, reason: event.reason }))],
+          actions: [assign({ cancelled: true }), 'cancelCalls'],
         },
       },
     },

@@ -18,6 +18,7 @@ import type {
   PreExecuteOutcome,
   PrepareOutcome,
   PreparedCall,
+  ResultDraft,
   Settlement,
   StageMarks,
   SyncOrAsync,
@@ -71,6 +72,15 @@ function sendIfActive(self: AnyActorRef, event: ToolCallMachineEvent): boolean {
   if (self.getSnapshot().status !== 'active') return false;
   self.send(event);
   return true;
+}
+
+/**
+ * Records when a stage was entered, for a metered call. Done by each stage's own first action
+ * rather than by a `mark` action of its own: one action less per stage (each action is an
+ * inspection event when someone inspects).
+ */
+function markStage(context: ToolCallContext, stage: keyof StageMarks): void {
+  if (context.marks) context.marks[stage] = context.pipeline.now();
 }
 
 function where(context: ToolCallContext) {
@@ -173,14 +183,24 @@ function runListenerStage<O>(stage: ListenerStage<O>, outcome: SyncOrAsync<O>, r
   );
 }
 
-/** After an allow (or approval), go to the next stage that has work. */
-const toGuardOrExecuting = [{ guard: 'hasGuards', target: 'guard' }, { target: 'executing' }] as const;
+/**
+ * Whether a post-execute listener applies to this draft. It runs the listeners' own `appliesTo`
+ * (user code), so it is asked once per draft, whichever of the two guards asks first.
+ */
+const postExecuteAnswers = new WeakMap<ResultDraft, { readonly pipeline: CallStages; readonly applies: boolean }>();
+function postExecuteApplies(context: ToolCallContext, draft: ResultDraft): boolean {
+  const known = postExecuteAnswers.get(draft);
+  // The same draft object given to another pipeline (possible with hand-made drafts) is asked afresh.
+  if (known && known.pipeline === context.pipeline) return known.applies;
+  const applies = context.pipeline.hasPostExecute(prepared(context), draft);
+  postExecuteAnswers.set(draft, { pipeline: context.pipeline, applies });
+  return applies;
+}
 
-/** The body produced a value: on to post-execute if anyone listens there, else straight to finalizing. */
-const bodySucceeded = [
-  { guard: 'hasPostExecute', target: '#toolCall.postExecute', actions: 'takeSettlement' },
-  // finalizing takes the settlement from the EXECUTED event itself (one context copy, not two)
-  { target: '#toolCall.finalizing' },
+/** After an allow, go to the next stage that has work. */
+const toGuardOrExecuting = [
+  { guard: 'hasGuards', target: 'guard' },
+  { guard: 'noGuards', target: 'executing' },
 ] as const;
 
 export const toolCallMachine = setup({
@@ -191,13 +211,12 @@ export const toolCallMachine = setup({
     output: {} as ToolResult,
   },
   actions: {
-    mark: ({ context }, stage: keyof StageMarks) => {
-      if (context.marks) context.marks[stage] = context.pipeline.now();
-    },
-    runPreExecute: enqueueActions(({ context, enqueue, self }) =>
-      runListenerStage(preStage, context.pipeline.preExecute(prepared(context)), (e) => enqueue.raise(e), self),
-    ),
+    runPreExecute: enqueueActions(({ context, enqueue, self }) => {
+      markStage(context, 'preExecute');
+      runListenerStage(preStage, context.pipeline.preExecute(prepared(context)), (e) => enqueue.raise(e), self);
+    }),
     runPostExecute: enqueueActions(({ context, enqueue, self }) => {
+      markStage(context, 'postExecute');
       const s = context.settlement;
       if (s?.ok) runListenerStage(postStage, context.pipeline.postExecute(prepared(context), s.draft), (e) => enqueue.raise(e), self);
     }),
@@ -225,6 +244,7 @@ export const toolCallMachine = setup({
     },
     rememberApproval: ({ context }) => context.pipeline.rememberApproval(prepared(context)),
     startBody: ({ context, self }) => {
+      markStage(context, 'executing');
       const p = prepared(context);
       const pipeline = context.pipeline;
       // The per-call deadline: whatever the wrappers and the body do, the call settles TIMEOUT.
@@ -267,21 +287,23 @@ export const toolCallMachine = setup({
     prepareFailed: ({ context }) => !context.prepareOutcome.ok,
     hasPreExecute: ({ context }) => context.pipeline.hasPreExecute(),
     hasGuards: ({ context }) => context.pipeline.hasGuards(prepared(context)),
-    hasPostExecute: ({ context, event }) =>
-      event.type === 'EXECUTED' && event.settlement.ok && context.pipeline.hasPostExecute(prepared(context), event.settlement.draft),
-    preFailed: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'failed',
-    preDenied: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'deny',
+    noGuards: ({ context }) => !context.pipeline.hasGuards(prepared(context)),
+    /** The body produced a value and some post-execute listener applies to it. */
+    hasPostExecute: ({ context, event }) => event.type === 'EXECUTED' && event.settlement.ok && postExecuteApplies(context, event.settlement.draft),
+    /** The body failed, or nobody listens after it: the call is settled as it is. */
+    noPostExecute: ({ context, event }) => event.type === 'EXECUTED' && (!event.settlement.ok || !postExecuteApplies(context, event.settlement.draft)),
+    /** A pre-execute listener failed closed, or denied. */
+    preRefused: ({ event }) => event.type === 'PRE.DECIDED' && (event.outcome.kind === 'failed' || event.outcome.kind === 'deny'),
     preAskRemembered: ({ context, event }) =>
       event.type === 'PRE.DECIDED' && event.outcome.kind === 'ask' && context.pipeline.isApprovalRemembered(prepared(context)),
     preAsk: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'ask',
     approvedAlways: ({ event }) => event.type === 'APPROVAL.ANSWERED' && event.answer === 'allowed-always',
     approvedOnce: ({ event }) => event.type === 'APPROVAL.ANSWERED' && event.answer === 'allowed-once',
-    guardFailed: ({ context }) => context.guardOutcome?.kind === 'failed',
-    guardDenied: ({ context }) => context.guardOutcome?.kind === 'deny',
-    bodyFailed: ({ event }) => event.type === 'EXECUTED' && !event.settlement.ok,
-    postFailed: ({ event }) => event.type === 'POST.DONE' && event.outcome.kind === 'failed',
-    postBlocked: ({ event }) => event.type === 'POST.DONE' && event.outcome.kind === 'blocked',
-    postInvalidOutput: ({ event }) => event.type === 'POST.DONE' && event.outcome.kind === 'invalid-output',
+    /** Denied, or the approval was withdrawn (the service failed, or the call was cancelled elsewhere). */
+    approvalRefused: ({ event }) => event.type === 'APPROVAL.ANSWERED' && event.answer !== 'allowed-once' && event.answer !== 'allowed-always',
+    /** A guard failed closed, or denied. */
+    guardRefused: ({ context }) => context.guardOutcome !== undefined,
+    guardsPassed: ({ context }) => context.guardOutcome === undefined,
   },
   delays: {
     approvalTimeout: ({ context }) => context.pipeline.limits.approvalTimeoutMs,
@@ -323,7 +345,6 @@ export const toolCallMachine = setup({
       ],
     },
     preExecute: {
-      entry: { type: 'mark', params: 'preExecute' },
       initial: 'deciding',
       states: {
         deciding: { entry: 'runPreExecute', on: { 'PRE.PENDING': 'waitingForListener' } },
@@ -332,8 +353,7 @@ export const toolCallMachine = setup({
       },
       on: {
         'PRE.DECIDED': [
-          { guard: 'preFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => preVerdict(event.outcome) } },
-          { guard: 'preDenied', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => preVerdict(event.outcome) } },
+          { guard: 'preRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => preVerdict(event.outcome) } },
           {
             guard: 'preAskRemembered',
             target: 'guard',
@@ -349,7 +369,15 @@ export const toolCallMachine = setup({
       },
     },
     awaitingApproval: {
-      entry: [{ type: 'mark', params: 'awaitingApproval' }, assign({ approvalAbort: () => new AbortController() }), 'startApproval'],
+      entry: [
+        assign({
+          approvalAbort: ({ context }) => {
+            markStage(context, 'awaitingApproval');
+            return new AbortController();
+          },
+        }),
+        'startApproval',
+      ],
       exit: 'stopApproval',
       after: {
         approvalTimeout: {
@@ -372,6 +400,7 @@ export const toolCallMachine = setup({
           },
           { guard: 'approvedOnce', target: 'guard', actions: { type: 'recordApproval', params: 'allowed-once' } },
           {
+            guard: 'approvalRefused',
             target: 'finalizing',
             actions: [
               { type: 'recordApproval', params: ({ event }) => event.answer },
@@ -389,15 +418,19 @@ export const toolCallMachine = setup({
       },
     },
     guard: {
-      entry: [{ type: 'mark', params: 'guard' }, assign({ guardOutcome: ({ context }) => context.pipeline.guard(prepared(context)) })],
+      entry: assign({
+        guardOutcome: ({ context }) => {
+          markStage(context, 'guard');
+          return context.pipeline.guard(prepared(context));
+        },
+      }),
       always: [
-        { guard: 'guardFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
-        { guard: 'guardDenied', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
-        { target: 'executing' },
+        { guard: 'guardRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
+        { guard: 'guardsPassed', target: 'executing' },
       ],
     },
     executing: {
-      entry: [{ type: 'mark', params: 'executing' }, 'startBody'],
+      entry: 'startBody',
       exit: 'disarmDeadline',
       initial: 'running',
       states: {
@@ -405,8 +438,9 @@ export const toolCallMachine = setup({
           on: {
             CANCEL: 'aborting',
             EXECUTED: [
-              { guard: 'bodyFailed', target: '#toolCall.finalizing' },
-              ...bodySucceeded,
+              { guard: 'hasPostExecute', target: '#toolCall.postExecute', actions: 'takeSettlement' },
+              // finalizing takes the settlement from the EXECUTED event itself (one context copy, not two)
+              { guard: 'noPostExecute', target: '#toolCall.finalizing' },
             ],
           },
         },
@@ -426,7 +460,6 @@ export const toolCallMachine = setup({
       },
     },
     postExecute: {
-      entry: { type: 'mark', params: 'postExecute' },
       initial: 'deciding',
       states: {
         deciding: { entry: 'runPostExecute', on: { 'POST.PENDING': 'waitingForListener' } },
@@ -434,18 +467,14 @@ export const toolCallMachine = setup({
         waitingForListener: {},
       },
       on: {
-        'POST.DONE': [
-          { guard: 'postFailed', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
-          { guard: 'postBlocked', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
-          { guard: 'postInvalidOutput', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
-          { target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
-        ],
+        // Every outcome ends the call: its verdict says how.
+        'POST.DONE': { target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
       },
     },
     finalizing: {
       entry: [
-        { type: 'mark', params: 'finalizing' },
         assign(({ context, event }) => {
+          markStage(context, 'finalizing');
           // A transition that settled the call set `settlement`; a body's outcome arrives as the
           // EXECUTED event that entered this state.
           const settlement =

@@ -60,6 +60,13 @@ export const turnMachine = setup({
     stepFailed: ({ event }) => (event as unknown as StepDone).output.error !== undefined,
     answered: ({ event }) => (event as unknown as StepDone).output.toolCalls === 0,
     outOfSteps: ({ context }) => context.stepIndex + 1 >= context.maxSteps,
+    /** The step's tools ran and another request is allowed: the next step. */
+    nextStep: ({ context, event }) => {
+      const out = (event as unknown as StepDone).output;
+      return !context.cancelled && !out.cancelled && out.error === undefined && out.toolCalls > 0 && context.stepIndex + 1 < context.maxSteps;
+    },
+    cancelledBeforeStart: ({ context }) => context.cancelled,
+    notCancelled: ({ context }) => !context.cancelled,
   },
 }).createMachine({
   id: 'turn',
@@ -89,7 +96,10 @@ export const turnMachine = setup({
     },
     starting: {
       entry: ({ context }) => context.deps.log.append({ type: 'turn/start', turnId: context.turnId, input: context.input }),
-      always: [{ guard: ({ context }) => context.cancelled, target: 'ending', actions: assign({ outcome: 'cancelled' }) }, { target: 'stepping' }],
+      always: [
+        { guard: 'cancelledBeforeStart', target: 'ending', actions: assign({ outcome: 'cancelled' }) },
+        { guard: 'notCancelled', target: 'stepping' },
+      ],
     },
     stepping: {
       entry: [
@@ -106,7 +116,7 @@ export const turnMachine = setup({
           { guard: 'stepFailed', target: 'ending', actions: assign({ outcome: 'failed', error: ({ event }) => event.output.error }) },
           { guard: 'answered', target: 'ending', actions: assign({ outcome: 'completed' }) },
           { guard: 'outOfSteps', target: 'ending', actions: assign({ outcome: 'max-steps' }) },
-          { target: 'stepping', reenter: true, actions: assign({ stepIndex: ({ context }) => context.stepIndex + 1 }) },
+          { guard: 'nextStep', target: 'stepping', reenter: true, actions: assign({ stepIndex: ({ context }) => context.stepIndex + 1 }) },
         ],
         'xstate.error.actor.step': {
           target: 'ending',

@@ -2,6 +2,7 @@
  * The W1 workload on both sides: a 2-step turn in which the model asks for N no-op tool calls,
  * then answers. One pre-execute listener (a synchronous allow), default concurrency (8).
  */
+import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { scriptedModel, type ScriptedResponse } from '../../src/adapters/model/scriptedModel.js';
 import type { PreExecuteDecision } from '../../src/protocol/index.js';
@@ -33,11 +34,11 @@ export function dshScript(n: number): ScriptedResponse[] {
   ];
 }
 
-/** One full dsh turn: a new runtime (tools, one hook, in-memory log), the turn, its end. */
-export async function dshTurn(script: ScriptedResponse[]): Promise<void> {
+/** One full dsh turn: a new runtime (tools, one hook, in-memory log), the turn, its end; `inspect` attaches an inspector to it. */
+export async function dshTurn(script: ScriptedResponse[], inspect?: (event: InspectionEvent) => void): Promise<void> {
   const rt = createRuntime({ tools: [noopTool] });
   rt.hooks.on('tools/pre-execute', 'policy', allowPolicy);
-  const turn = rt.startTurn({ model: scriptedModel(script), input: 'go', maxSteps: 4 });
+  const turn = rt.startTurn({ model: scriptedModel(script), input: 'go', maxSteps: 4, ...(inspect ? { inspect } : {}) });
   const out = await turn.done;
   if (out.outcome !== 'completed') throw new Error(`dsh turn ended ${out.outcome}: ${out.error}`);
 }
@@ -54,4 +55,13 @@ export async function floorTurn(script: FloorResponse[]): Promise<void> {
   const rt = createFloorRuntime({ tools: [noopTool] });
   rt.onPreExecute(allowPolicy);
   await rt.runTurn((i) => Promise.resolve(script[i]!), 'go', 4);
+}
+
+/**
+ * The inspector W1 attaches for `inspectedRatio`: it looks at every inspection event (counts them
+ * by type), the least any real inspector does. What an inspector does with the events is its own cost.
+ */
+export function countingInspector(): (event: InspectionEvent) => void {
+  const counts = new Map<string, number>();
+  return (event) => void counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
 }

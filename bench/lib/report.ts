@@ -62,6 +62,17 @@ export function renderTable(r: Results, notes: Notes): string {
       rows.push([`W1 N=${n}`, 'µs per call: dsh, floor, dsh ÷ floor', `${f(p.dshUs)} µs, ${f(p.floorUs, 2)} µs, **×${f(p.ratio, 0)}**`, target, holds, detail]);
     }
     const flat = w.n256.dshUs / w.n64.dshUs;
+    const ir = w.n64.inspectedRatio;
+    if (ir !== undefined) {
+      rows.push([
+        'W1 N=64 inspected',
+        'µs per call with an inspector attached ÷ without (`w1.n64.inspectedRatio`)',
+        `×${f(ir, 2)}`,
+        '≤ 1.3',
+        yes(ir <= 1.3),
+        notes.w1?.inspectedUs !== undefined ? `${f(notes.w1.inspectedUs)} µs per call inspected (an inspector that counts every event by type)` : '',
+      ]);
+    }
     rows.push(['W1 N=256 vs 64', 'per call, N=256 ÷ N=64', `×${f(flat, 2)}`, '≤ 1 (noise ±5 %)', yes(flat <= FLAT_TOLERANCE), '']);
   }
   if (r.w2) {

@@ -4,7 +4,7 @@
  * floor, interleaved in one process. µs per call = (turn(N) − turn(0)) / N from medians.
  */
 import { scriptedModel } from '../../src/adapters/model/scriptedModel.js';
-import { dshScript, dshTurn, floorScript, floorTurn } from '../lib/fixtures.js';
+import { countingInspector, dshScript, dshTurn, floorScript, floorTurn } from '../lib/fixtures.js';
 import { skeletonTurn } from '../lib/skeleton.js';
 import { median, nowMs } from '../lib/stats.js';
 
@@ -14,8 +14,13 @@ export interface W1Point {
   dshUs: number;
   floorUs: number;
   ratio: number;
+  /** N=64 only: µs per call with an inspector attached to the turn ÷ µs per call without (same reps). */
+  inspectedRatio?: number;
 }
 export type W1Result = Record<'n1' | 'n8' | 'n64' | 'n256', W1Point>;
+
+/** The N at which the cost of inspection is measured (with N=0, for the per-call difference). */
+export const W1_INSPECTED_N = 64;
 
 export interface W1Detail {
   reps: number;
@@ -25,6 +30,8 @@ export interface W1Detail {
   turnMs: { dsh: Record<number, number>; floor: Record<number, number> };
   /** Per call cost of the scripted model's stream alone (part of dsh's number, not the floor's). */
   modelStreamUs: Record<number, number>;
+  /** µs per call at N=64 with an inspector attached (`countingInspector`). */
+  inspectedUs?: number;
 }
 
 /** Runs `turn` repeatedly for at least `ms` (and at least `min` times); returns ms per turn. */
@@ -62,26 +69,30 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   const reps = opts.quick ? 5 : 15;
   const targetMs = opts.quick ? 30 : 100;
   const ns = [0, ...W1_NS];
-  type Side = 'dsh' | 'floor' | 'skeleton';
+  type Side = 'dsh' | 'floor' | 'skeleton' | 'dshInspected';
   const SIDES: readonly Side[] = ['dsh', 'floor', 'skeleton'];
+  // The inspected turn is sampled only where its ratio is taken (N=0 and N=64), in the same rotation.
+  const sidesAt = (n: number): readonly Side[] => (n === 0 || n === W1_INSPECTED_N ? [...SIDES, 'dshInspected'] : SIDES);
   const dshScripts = new Map(ns.map((n) => [n, dshScript(n)]));
   const floorScripts = new Map(ns.map((n) => [n, floorScript(n)]));
   const run: Record<Side, (n: number) => () => Promise<void>> = {
     dsh: (n) => () => dshTurn(dshScripts.get(n)!),
     floor: (n) => () => floorTurn(floorScripts.get(n)!),
     skeleton: (n) => () => skeletonTurn(n),
+    dshInspected: (n) => () => dshTurn(dshScripts.get(n)!, countingInspector()),
   };
   const k = new Map<string, number>();
-  for (const n of ns) for (const side of SIDES) k.set(`${side}${n}`, await calibrate(run[side](n), targetMs));
+  for (const n of ns) for (const side of sidesAt(n)) k.set(`${side}${n}`, await calibrate(run[side](n), targetMs));
 
   // times[side][n][rep] = ms per turn. Interleaved: every rep samples every N on every side, in a
   // rotating side order, with an untimed warm-up before each sample; per-call costs and the dsh/floor ratio
   // are taken within each rep (the machine's speed drifts between reps), then the median over reps.
-  const times: Record<Side, Map<number, number[]>> = { dsh: new Map(), floor: new Map(), skeleton: new Map() };
+  const times: Record<Side, Map<number, number[]>> = { dsh: new Map(), floor: new Map(), skeleton: new Map(), dshInspected: new Map() };
   for (let rep = 0; rep < reps; rep++) {
     for (const n of ns) {
-      for (let i = 0; i < SIDES.length; i++) {
-        const side = SIDES[(rep + i) % SIDES.length]!;
+      const sides = sidesAt(n);
+      for (let i = 0; i < sides.length; i++) {
+        const side = sides[(rep + i) % sides.length]!;
         // Steady state, no forced GC (each side pays for its own garbage, as in a running process):
         // an untimed fifth of the sample first, so the other side's young garbage is collected
         // on that side's time.
@@ -112,5 +123,8 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
     skeletonUs[n] = median(perCall('skeleton', n));
     modelStreamUs[n] = (((await modelStreamMs(n, n >= 64 ? 20 : 200)) - m0) * 1000) / n;
   }
-  return { result, detail: { reps, skeletonUs, turnMs, modelStreamUs } };
+  const inspected = perCall('dshInspected', W1_INSPECTED_N);
+  const plain = perCall('dsh', W1_INSPECTED_N);
+  result[`n${W1_INSPECTED_N}`].inspectedRatio = median(inspected.map((x, rep) => x / plain[rep]!));
+  return { result, detail: { reps, skeletonUs, turnMs, modelStreamUs, inspectedUs: median(inspected) } };
 }

@@ -31,6 +31,8 @@ export interface VizState {
   readonly initial?: string;
   /** One line per invoked actor, e.g. `invoke fetchUser`. */
   readonly invokes: readonly string[];
+  /** The state's `description` (XState config), one entry per line: drawn as a note. */
+  readonly notes: readonly string[];
   readonly children: readonly VizState[];
 }
 
@@ -42,7 +44,10 @@ export interface VizTransition {
   readonly kind: TransitionKind;
   /** `PRE.DECIDED`, `always`, `after hookTimeout`, `done: fetchUser`, `error: fetchUser`, `onDone`. */
   readonly trigger: string;
-  /** Guard name (`hasGuards`, `not(a)`, `and(a, b)`), or `else` for the unguarded fallback after guarded candidates. */
+  /**
+   * Guard name (`hasGuards`, `not(a)`, `and(a, b)`), or `else` for an unguarded fallback after guarded
+   * candidates (dsh's machines name every guard, fallbacks included, so theirs never read `else`).
+   */
   readonly guard?: string;
   /** True when the transition has no target: it runs actions without leaving the state. */
   readonly targetless: boolean;
@@ -105,6 +110,7 @@ export function readMachineGraph(machine: AnyStateMachine): MachineGraph {
       ...(node.type === 'history' ? { history: node.history === 'deep' ? 'deep' : 'shallow' } : {}),
       ...(initialTarget ? { initial: id(initialTarget) } : {}),
       invokes: node.invoke.map((inv, i) => invokeLine(node, inv.id, inv.src, i)),
+      notes: node.description ? node.description.split('\n').map((l) => l.trim()).filter(Boolean) : [],
       children: childNodes(node).map(toState),
     };
   };

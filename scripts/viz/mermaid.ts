@@ -8,6 +8,7 @@
  *   so the machine is not drawn as a box; its root-level transitions start from a
  *   `(any state)` pseudo-state instead, which is what they mean.
  * - A composite state cannot carry a description, so its invokes go into a note.
+ * - A state's XState `description` is drawn as a multi-line note beside it.
  * - `;` ends a statement and `<…>` is read as HTML, so labels are cleaned of them.
  * Targetless transitions are drawn as self-loops, like in the SVG.
  */
@@ -61,6 +62,11 @@ function writeState(state: VizState, depth: number, lines: string[]): void {
   } else {
     lines.push(`${pad}state "${name}" as ${state.id}`);
     for (const line of state.invokes) lines.push(`${pad}${state.id} : ${clean(line)}`);
+  }
+  if (state.notes.length > 0) {
+    lines.push(`${pad}note right of ${state.id}`);
+    for (const line of state.notes) lines.push(`${pad}  ${clean(line)}`);
+    lines.push(`${pad}end note`);
   }
   if (state.kind === 'final') lines.push(`${pad}${state.id} --> [*]`);
 }

@@ -144,11 +144,16 @@ function incomingCounts(edges: readonly DrawnEdge[]): Map<string, number> {
   return counts;
 }
 
+/** The small lines under a state's name: its invokes, then its description (a note). */
+function boxLines(state: VizState): readonly string[] {
+  return state.notes.length === 0 ? state.invokes : [...state.invokes, ...state.notes.map((l) => `※ ${l}`)];
+}
+
 function elkNode(state: VizState, statesById: Map<string, VizState>, incoming: ReadonlyMap<string, number>): ElkNode {
   statesById.set(state.id, state);
   const titleWidth = textWidth(stateTitle(state), FONT_SIZE) + 2 * NODE_PAD_X;
-  const invokeWidth = Math.max(0, ...state.invokes.map((l) => textWidth(l, SMALL_FONT_SIZE) + 2 * NODE_PAD_X));
-  const invokeHeight = state.invokes.length * SMALL_LINE_HEIGHT;
+  const invokeWidth = Math.max(0, ...boxLines(state).map((l) => textWidth(l, SMALL_FONT_SIZE) + 2 * NODE_PAD_X));
+  const invokeHeight = boxLines(state).length * SMALL_LINE_HEIGHT;
   if (state.children.length === 0) {
     // A state many transitions lead to (like `finalizing`) is widened so their arrowheads do not pile up.
     const fanInWidth = ((incoming.get(nodeId(state.id)) ?? 0) + 1) * 16;
@@ -284,7 +289,7 @@ function drawState(state: VizState, box: Box, depth: number, isRegion: boolean):
     const region = isRegion ? ' region' : '';
     out.push(`<rect class="${cls}${region}" x="${n(x)}" y="${n(y)}" width="${n(width)}" height="${n(height)}" rx="10"${fill}/>`);
     out.push(`<text class="title" x="${n(x + 12)}" y="${n(y + TITLE_HEIGHT / 2 + 1)}">${escapeXml(stateName(state))}${state.kind === 'parallel' ? ` <tspan font-weight="normal" fill="#57606a">${PARALLEL}</tspan>` : ''}</text>`);
-    state.invokes.forEach((line, i) => {
+    boxLines(state).forEach((line, i) => {
       out.push(`<text class="invoke" x="${n(x + 12)}" y="${n(y + TITLE_HEIGHT + SMALL_LINE_HEIGHT / 2 + i * SMALL_LINE_HEIGHT - 2)}">${escapeXml(line)}</text>`);
     });
     return out;
@@ -296,9 +301,9 @@ function drawState(state: VizState, box: Box, depth: number, isRegion: boolean):
   // A final state is drawn with a double border.
   if (final) out.push(`<rect class="final" x="${n(x + 3)}" y="${n(y + 3)}" width="${n(width - 6)}" height="${n(height - 6)}" rx="6"/>`);
   out.push(`<text class="name" x="${n(x + width / 2)}" y="${n(y + NODE_HEIGHT / 2)}">${escapeXml(stateName(state))}</text>`);
-  if (state.invokes.length > 0) {
+  if (boxLines(state).length > 0) {
     out.push(`<line x1="${n(x)}" y1="${n(y + NODE_HEIGHT - 4)}" x2="${n(x + width)}" y2="${n(y + NODE_HEIGHT - 4)}" stroke="#0969da" stroke-width="0.8"/>`);
-    state.invokes.forEach((line, i) => {
+    boxLines(state).forEach((line, i) => {
       out.push(`<text class="invoke" x="${n(x + NODE_PAD_X)}" y="${n(y + NODE_HEIGHT + SMALL_LINE_HEIGHT / 2 + i * SMALL_LINE_HEIGHT)}">${escapeXml(line)}</text>`);
     });
   }

@@ -8,7 +8,9 @@
  * - custom actions run (with scripted ports), so actions with side effects on context objects
  *   (the scheduler's `addCall`) and calls to the port (`record`, `execute`) happen as in an actor;
  *   built-in effects (`xstate.raise` with a delay, `sendTo`, child start/stop) do not: delays are
- *   explored by sending their `xstate.after.*` event, children are never started;
+ *   explored by sending their `xstate.after.*` event, children are never started (nor are the
+ *   call actors the scheduler creates itself: it starts them from an observer, and `self.subscribe`
+ *   here observes nothing);
  * - every microstep (`@xstate.microstep`, with the transitions taken) is recorded, in exactly the
  *   shape the runtime's `inspect` option reports, so a planned path and an observed run compare
  *   one to one.
@@ -37,6 +39,7 @@ const empty = createEmptyActor();
 export function modelScope(current: () => AnyMachineSnapshot | undefined, microsteps?: Microstep[]): AnyActorScope {
   const self = Object.create(empty) as { getSnapshot: () => unknown };
   self.getSnapshot = () => current() ?? empty.getSnapshot();
+  (self as unknown as { subscribe: () => unknown }).subscribe = () => ({ unsubscribe: () => {} });
   const system = Object.create(empty.system) as { _sendInspectionEvent: (e: InspectionEvent) => void };
   system._sendInspectionEvent = (e) => {
     if (e.type === '@xstate.microstep' && microsteps) {

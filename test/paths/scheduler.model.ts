@@ -1,6 +1,6 @@
 /**
  * The scheduler machine as a graph: the real `schedulerMachine` with a scripted pipeline and log,
- * its toolCall children created but never started (their done events are events of the graph),
+ * its toolCall actors created but never started (their done events are events of the graph),
  * and an event generator that speaks the scheduler's protocol: calls arrive (`CALL.ADD`: a safe
  * call, an exclusive one, one with invalid arguments, one repeating an earlier callId) until the
  * input ends (`INPUT.END`: normally, cut off by the token limit, or with a model error), the
@@ -113,6 +113,7 @@ export function forkGate(s: AnyMachineSnapshot): AnyMachineSnapshot {
   const gate = (s.context as SchedulerContext).gate;
   const copy = Object.assign(Object.create(CommitGate.prototype) as CommitGate, gate, {
     entries: gate.entries.map((e) => ({ ...e })),
+    toStart: [],
     callIds: new Set((gate as unknown as { callIds: Set<string> }).callIds),
   });
   return { ...s, context: { ...s.context, gate: copy } } as AnyMachineSnapshot;
@@ -136,8 +137,7 @@ export function finishedChildren(s: AnyMachineSnapshot): AnyEventObject[] {
   return ctx(s)
     .gate.entries.filter((e) => e.status === 'running')
     .flatMap((e) => {
-      const child = s.children[`call-${e.index}`] as { getSnapshot(): AnyMachineSnapshot } | undefined;
-      const snap = child?.getSnapshot();
+      const snap = e.actor?.getSnapshot() as AnyMachineSnapshot | undefined;
       return snap?.status === 'done' ? [{ type: `xstate.done.actor.call-${e.index}`, actorId: `call-${e.index}`, output: snap.output }] : [];
     });
 }

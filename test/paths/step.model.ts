@@ -3,8 +3,8 @@
  * compaction; its model stream and scheduler are created but never started), and an event
  * generator for what a streamed model response and its tools can do: text and reasoning deltas,
  * tool calls (at most two), a finish (natural, or cut off by the token limit), an error, the
- * caller's cancel, the backoff delay, and the scheduler finishing. A scheduler with no calls
- * finishes as soon as its input ends, so then its done event is the only one offered.
+ * caller's cancel, the backoff delay, and the scheduler finishing. The scheduler is created with
+ * the first call; a step with no calls has none and goes from `awaitingTools` straight to `ending`.
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
@@ -96,7 +96,7 @@ const schedulerDone = (s: AnyMachineSnapshot): AnyEventObject => ({
   output: { results: [], cancelled: ctx(s).cancelled, maxRunning: 0 },
 });
 
-/** In `awaitingTools` with no calls, the scheduler is done as soon as its input ends. */
+/** In `awaitingTools` with no calls (never at rest since the scheduler is created with the first call; kept as a guard). */
 export function forcedStepEvent(s: AnyMachineSnapshot): AnyEventObject | undefined {
   return s.status === 'active' && s.matches('awaitingTools') && ctx(s).toolCalls === 0 ? schedulerDone(s) : undefined;
 }

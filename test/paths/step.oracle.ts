@@ -77,6 +77,11 @@ export function judgeStep(config: StepConfig, events: readonly AnyEventObject[])
   /** The response broke off after calls arrived: the step ends `error`, failed or not. */
   let brokeOff = false;
   let finish = 'unknown';
+  // Once the response is over and no call arrived, there is nothing to wait for: the step ends.
+  const endIfNoCalls = () => {
+    if (phase === 'tools' && calls === 0) phase = 'ended';
+  };
+  endIfNoCalls();
   for (const [i, e] of events.entries()) {
     const h = stepHappeningOf(e);
     if (h.kind === 'unknown') {
@@ -90,6 +95,7 @@ export function judgeStep(config: StepConfig, events: readonly AnyEventObject[])
     if (h.kind === 'cancel') {
       cancelled = true;
       if (phase !== 'tools') phase = 'tools'; // the request (or the wait for a retry) stops; started tools settle
+      endIfNoCalls();
       continue;
     }
     if (phase === 'streaming') {
@@ -133,6 +139,7 @@ export function judgeStep(config: StepConfig, events: readonly AnyEventObject[])
       if (h.kind === 'tools-done') phase = 'ended';
       else problems.push(`${h.kind} after the response ended`);
     }
+    endIfNoCalls();
   }
   if (phase !== 'ended') problems.push('the path ends before the step ended by SPEC');
   const reason = cancelled ? 'cancelled' : failed || brokeOff ? 'error' : finish;

@@ -17,6 +17,7 @@ export const adHocMachine = setup({
   on: { RESET: '.idle' },
   states: {
     idle: {
+      description: 'waits for GO\nor a PING',
       on: {
         GO: [
           { guard: 'isAdmin', target: 'loading' },

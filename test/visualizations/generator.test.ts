@@ -7,6 +7,7 @@ import { createMachine, fromPromise, setup } from 'xstate';
 import { readMachineGraph } from '../../scripts/viz/machineGraph.js';
 import { machineToMermaid } from '../../scripts/viz/mermaid.js';
 import { machineToSvg } from '../../scripts/viz/svg.js';
+import { machineRegistry } from '../../machines/registry.js';
 import { adHocMachine } from './adHocMachine.js';
 
 const mermaid = machineToMermaid(adHocMachine);
@@ -233,5 +234,30 @@ describe('SVG picture', async () => {
     expect(svg).toMatch(/fill="#cf222e">error: fetchUser \[hasQuota\]</);
     expect(svg).toContain('invoke fetchUser');
     expect(svg).toMatch(/<text [^>]*>always \(eventless\)<\/text>/); // the legend
+  });
+});
+
+describe('notes and guard names', () => {
+  it("draws a state's description as a note, one line per line, in the Mermaid text and in the SVG", async () => {
+    const svg = await machineToSvg(adHocMachine);
+    expect(mermaid).toContain('  note right of idle\n    waits for GO\n    or a PING\n  end note\n');
+    const idle = svg.slice(svg.indexOf('<g data-state="idle">'));
+    const group = idle.slice(0, idle.indexOf('</g>'));
+    expect(group).toContain('>※ waits for GO</text>');
+    expect(group).toContain('>※ or a PING</text>');
+  });
+
+  it("dsh's machines name every guard: no diagram reads [inline] or [else]", () => {
+    for (const [name, machine] of Object.entries(machineRegistry)) {
+      const text = machineToMermaid(machine);
+      expect(text, name).not.toMatch(/\[(inline|else)\]/);
+    }
+  });
+
+  it("the scheduler's diagram shows its ordered commit (notes on the commit gate)", () => {
+    const text = machineToMermaid(machineRegistry.scheduler!);
+    expect(text).toContain('note right of running');
+    expect(text).toMatch(/committed[\s\S]*only when calls 0\.\.i-1 are committed \(strict call order\)/);
+    expect(text).toContain('note right of cancelling');
   });
 });

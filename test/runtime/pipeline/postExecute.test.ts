@@ -174,6 +174,21 @@ describe('post-execute listeners that do not apply', () => {
     expect(stagesOf(r)).toContain('executing');
   });
 
+  it("the machine asks a listener's appliesTo once per result (its two guards share the answer); the stage itself asks again when it runs", async () => {
+    for (const applies of [false, true]) {
+      const { rt, call } = setup({ tools: [listTool()], spillStore: false });
+      let asked = 0;
+      rt.hooks.on('tools/post-execute', 'counted', () => ({ kind: 'accept', content: 'rewritten' }), {
+        appliesTo: () => {
+          asked++;
+          return applies;
+        },
+      });
+      expectOk(rt, await call('list').result, applies ? 'rewritten' : 'a.ts\nb.ts');
+      expect(asked, `appliesTo answering ${applies}`).toBe(applies ? 2 : 1);
+    }
+  });
+
   it('the default spill listener applies only to results that may be over maxInlineBytes', async () => {
     const small = setup({ tools: [listTool({ files: { files: ['x'.repeat(10)] } })], maxInlineBytes: 100 });
     small.rt.hooks.on('tools/execute', 'metrics', metrics());
