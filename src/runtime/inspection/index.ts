@@ -1,0 +1,4 @@
+export * from './stageEvents.js';
+export * from './observeStages.js';
+export * from './stageRouter.js';
+export * from './inspectionEvents.js';
