@@ -22,12 +22,19 @@ import type { stepMachine } from '../../../machines/step.js';
 import type { toolCallMachine } from '../../../machines/toolCall.js';
 import type { turnMachine } from '../../../machines/turn.js';
 
-type WithActor<E> = Omit<E, 'actorRef'> & { readonly actorRef: AnyActorRef };
+/**
+ * The actor an inspection event is about: a full actor ref, with its `systemId` (`turn`, `step`,
+ * `scheduler`, `call`; undefined for call actors under a scheduler). XState emits `@xstate.actor`
+ * before the actor has its systemId and first snapshot: read those from its later events.
+ */
+export type InspectedActorRef = AnyActorRef & { readonly systemId?: string };
+
+type WithActor<E> = Omit<E, 'actorRef'> & { readonly actorRef: InspectedActorRef };
 
 /** An XState inspection event with `actorRef` (and an event's `sourceRef`) typed as full actor refs. */
 export type DshInspectionEvent =
   | WithActor<InspectedSnapshotEvent>
-  | (Omit<WithActor<InspectedEventEvent>, 'sourceRef'> & { readonly sourceRef: AnyActorRef | undefined })
+  | (Omit<WithActor<InspectedEventEvent>, 'sourceRef'> & { readonly sourceRef: InspectedActorRef | undefined })
   | WithActor<InspectedActorEvent>
   | WithActor<InspectedTransitionEvent>
   | WithActor<InspectedMicrostepEvent>
@@ -72,11 +79,45 @@ export const isSchedulerSnapshot = (s: Snapshot<unknown> | undefined): s is Sche
 /** A call actor's snapshot (machines/toolCall.ts): its context carries the request, so the call id. */
 export const isToolCallSnapshot = (s: Snapshot<unknown> | undefined): s is ToolCallSnapshot => machineIdOf(s) === 'toolCall';
 
-/** Which call an actor runs: read from its context (the request it was given), for a call actor; else undefined. */
-export function callOfActor(actor: Pick<AnyActorRef, 'getSnapshot'>): { callId: string; toolName: string; index: number; turnId?: string; stepIndex?: number } | undefined {
-  const s = actor.getSnapshot() as Snapshot<unknown>;
-  if (!isToolCallSnapshot(s)) return undefined;
-  const { request, where } = s.context;
+/** The call a call actor runs, as its stage events name it. */
+export interface ActorCall {
+  readonly callId: string;
+  readonly toolName: string;
+  /** The actor's id is `call-<index>`. */
+  readonly index: number;
+  readonly turnId?: string;
+  readonly stepIndex?: number;
+}
+
+/** The input a call actor was created with (readable from `@xstate.actor` on, before its first snapshot). */
+function callInputOf(actor: object): Pick<ToolCallSnapshot['context'], 'request' | 'where'> | undefined {
+  const a = actor as { logic?: { id?: unknown }; options?: { input?: { request?: { callId?: unknown; toolName?: unknown }; where?: { index?: unknown } } } };
+  const input = a.logic?.id === 'toolCall' ? a.options?.input : undefined;
+  if (typeof input?.request?.callId !== 'string' || typeof input.request.toolName !== 'string' || typeof input.where?.index !== 'number') return undefined;
+  return input as Pick<ToolCallSnapshot['context'], 'request' | 'where'>;
+}
+
+/** An actor's snapshot, or undefined while it initializes (XState throws then: at `@xstate.actor`). */
+function snapshotOf(actor: Pick<AnyActorRef, 'getSnapshot'>): Snapshot<unknown> | undefined {
+  try {
+    return actor.getSnapshot() as Snapshot<unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Which call an actor runs: the request it was created with (its input, readable from
+ * `@xstate.actor` on), else the request in its context; undefined for any other actor. Never throws.
+ */
+export function callOfActor(actor: Pick<AnyActorRef, 'getSnapshot'>): ActorCall | undefined {
+  let found = callInputOf(actor);
+  if (!found) {
+    const s = snapshotOf(actor);
+    found = isToolCallSnapshot(s) ? s.context : undefined;
+  }
+  if (!found) return undefined;
+  const { request, where } = found;
   return {
     callId: request.callId,
     toolName: request.toolName,
