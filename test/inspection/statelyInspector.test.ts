@@ -12,7 +12,7 @@ import { createWebSocketInspector } from '@statelyai/inspect';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { z } from 'zod';
-import { createRuntime, defineTool, sanitizeInspectedContext, scriptedModel } from '../../src/index.js';
+import { createRuntime, defineTool, scriptedModel, statelyInspectorOptions } from '../../src/index.js';
 
 interface WireEvent {
   type: string;
@@ -22,7 +22,7 @@ interface WireEvent {
   rootId?: string;
   _version: string;
   definition?: string;
-  event?: { type: string };
+  event?: { type: string; input?: Record<string, unknown> };
   snapshot?: { status?: string; value?: unknown; context?: Record<string, unknown> };
 }
 
@@ -69,7 +69,7 @@ const model = () =>
 /** Runs one turn with a WebSocket inspector on a loopback server; returns what the server got. */
 async function inspectOneTurn(options: { sanitize: boolean }) {
   const server = await loopbackServer();
-  const inspector = createWebSocketInspector({ url: server.url, ...(options.sanitize ? { sanitizeContext: sanitizeInspectedContext } : {}) });
+  const inspector = createWebSocketInspector({ url: server.url, ...(options.sanitize ? statelyInspectorOptions : {}) });
   cleanups.push(() => inspector.stop());
   await server.connection;
   const rt = runtime();
@@ -120,7 +120,7 @@ describe('@statelyai/inspect over a loopback WebSocket', () => {
     expect(received.some((e) => e.type === '@xstate.event' && e.event?.type === 'START' && e.sessionId === turnActor.sessionId)).toBe(true);
   });
 
-  it('sanitizeInspectedContext keeps the data and drops the wiring (port, model, log), so each snapshot stays small', async () => {
+  it('statelyInspectorOptions keep the data and drop the wiring (port, model, log) from contexts, inputs and snapshots', async () => {
     const plain = await inspectOneTurn({ sanitize: false });
     const lean = await inspectOneTurn({ sanitize: true });
     const callSnapshots = (r: typeof lean) => r.received.filter((e) => e.type === '@xstate.snapshot' && e.snapshot?.context?.request !== undefined);
@@ -134,7 +134,12 @@ describe('@statelyai/inspect over a loopback WebSocket', () => {
       expect(Object.keys(s.snapshot!.context!)).not.toContain('deps');
       expect(s.snapshot!.context!.turnId).toBe('turn-1');
     }
+    for (const s of lean.received.filter((e) => e.type === '@xstate.snapshot')) expect(s.snapshot).not.toHaveProperty('input');
+    const inits = lean.received.filter((e) => e.event?.type === 'xstate.init' && e.event.input);
+    expect(inits.length).toBeGreaterThan(0);
+    for (const e of inits) for (const key of ['pipeline', 'deps', 'model', 'prepared']) expect(e.event!.input).not.toHaveProperty(key);
     expect(callSnapshots(plain).some((s) => 'pipeline' in s.snapshot!.context!)).toBe(true);
+    expect(plain.received.some((e) => e.type === '@xstate.snapshot' && e.snapshot && 'input' in e.snapshot)).toBe(true);
     // Smaller on the wire (the plain run carries the wiring in every snapshot).
     expect(lean.bytes()).toBeLessThan(plain.bytes());
   });

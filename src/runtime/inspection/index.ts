@@ -2,4 +2,4 @@ export * from './stageEvents.js';
 export * from './observeStages.js';
 export * from './stageRouter.js';
 export * from './inspectionEvents.js';
-export * from './sanitizeContext.js';
+export * from './inspectorPayload.js';
