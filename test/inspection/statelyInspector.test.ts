@@ -12,7 +12,7 @@ import { createWebSocketInspector } from '@statelyai/inspect';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { z } from 'zod';
-import { createRuntime, defineTool, scriptedModel, statelyInspectorOptions } from '../../src/index.js';
+import { createRuntime, defineTool, scriptedModel, statelyInspectorOptions, type InspectOption } from '../../src/index.js';
 
 interface WireEvent {
   type: string;
@@ -58,22 +58,23 @@ async function until(check: () => boolean, what: string): Promise<void> {
   if (!check()) throw new Error(`timed out waiting for ${what}`);
 }
 
-function runtime() {
+function runtime(inspect?: InspectOption) {
   const echo = defineTool({ name: 'echo', input: z.object({ text: z.string() }), isConcurrencySafe: () => true, execute: (a) => a.text });
-  return createRuntime({ tools: [echo] });
+  return createRuntime({ tools: [echo], ...(inspect ? { inspect } : {}) });
 }
 
 const model = () =>
   scriptedModel([{ toolCalls: [{ toolName: 'echo', input: { text: 'a' } }, { toolName: 'echo', input: { text: 'b' } }] }, { text: 'done' }]);
 
 /** Runs one turn with a WebSocket inspector on a loopback server; returns what the server got. */
-async function inspectOneTurn(options: { sanitize: boolean }) {
+async function inspectOneTurn(options: { sanitize: boolean; via: 'turn' | 'runtime' }) {
   const server = await loopbackServer();
   const inspector = createWebSocketInspector({ url: server.url, ...(options.sanitize ? statelyInspectorOptions : {}) });
   cleanups.push(() => inspector.stop());
   await server.connection;
-  const rt = runtime();
-  const turn = rt.startTurn({ model: model(), input: 'go', inspect: inspector.inspect });
+  // As the README shows: on the runtime (every actor it creates), or on one turn.
+  const rt = options.via === 'runtime' ? runtime(inspector.inspect) : runtime();
+  const turn = rt.startTurn({ model: model(), input: 'go', ...(options.via === 'turn' ? { inspect: inspector.inspect } : {}) });
   expect((await turn.done).outcome).toBe('completed');
   const turnActor = () => server.received.find((e) => e.type === '@xstate.actor' && e.name === 'turn-1');
   await until(
@@ -85,7 +86,7 @@ async function inspectOneTurn(options: { sanitize: boolean }) {
 
 describe('@statelyai/inspect over a loopback WebSocket', () => {
   it('every actor of a turn reaches the server: named, linked to its parent, with its definition and snapshots', async () => {
-    const { received, turnActor } = await inspectOneTurn({ sanitize: false });
+    const { received, turnActor } = await inspectOneTurn({ sanitize: false, via: 'turn' });
     expect(new Set(received.map((e) => e.type))).toEqual(new Set(['@xstate.actor', '@xstate.event', '@xstate.snapshot']));
     for (const e of received) expect(e._version).toBe('0.7.2');
 
@@ -121,8 +122,8 @@ describe('@statelyai/inspect over a loopback WebSocket', () => {
   });
 
   it('statelyInspectorOptions keep the data and drop the wiring (port, model, log) from contexts, inputs and snapshots', async () => {
-    const plain = await inspectOneTurn({ sanitize: false });
-    const lean = await inspectOneTurn({ sanitize: true });
+    const plain = await inspectOneTurn({ sanitize: false, via: 'runtime' });
+    const lean = await inspectOneTurn({ sanitize: true, via: 'runtime' });
     const callSnapshots = (r: typeof lean) => r.received.filter((e) => e.type === '@xstate.snapshot' && e.snapshot?.context?.request !== undefined);
     for (const s of callSnapshots(lean)) {
       expect(Object.keys(s.snapshot!.context!)).not.toContain('pipeline');
