@@ -21,6 +21,9 @@ import { createTurnRunner, type CompactFn } from './turns.js';
 import { createMemorySpillStore } from './memorySpillStore.js';
 import { DEFAULT_MAX_INLINE_BYTES, DEFAULT_SPILL_SAVE_TIMEOUT_MS, mayExceed, spillPolicy } from './policies/spill.js';
 import type { SpillStore } from './spillStore.js';
+import { combineInspect, toXStateInspect, type InspectOption } from './inspection/inspectionEvents.js';
+import { createStageRouter } from './inspection/stageRouter.js';
+import type { StageListener } from './inspection/stageEvents.js';
 
 export interface RuntimeOptions {
   tools?: readonly AnyTool[];
@@ -62,6 +65,23 @@ export interface RuntimeOptions {
   newTurnId?: () => string;
   /** Per-request settings for every turn's model requests (a turn's own `callOptions` win). */
   callOptions?: ModelCallOptions;
+  /**
+   * XState inspection of every actor this runtime creates (turns, steps, schedulers, calls, and
+   * `runCall`'s), beside each turn's or call's own `inspect`: e.g. `@statelyai/inspect`'s
+   * `inspector.inspect`. Absent (the default), no actor is inspected.
+   */
+  inspect?: InspectOption;
+}
+
+/** Where a lone call runs, and who watches it. */
+export interface RunCallOptions {
+  index?: number;
+  turnId?: string;
+  stepIndex?: number;
+  /** XState inspection events of the call's actor (id `call-<index>`, systemId `call`). */
+  inspect?: InspectOption;
+  /** The call's stage events (`stage/entered`, `stage/exited`), in order. */
+  onStage?: StageListener;
 }
 
 /** Default limits (ms): see `PipelineLimits`. The per-call deadline is generous on purpose: 10 minutes. */
@@ -107,7 +127,8 @@ export function createRuntime(options: RuntimeOptions = {}) {
   if (options.contextWindow) resolveContextWindow(options.contextWindow);
   // A spilled result carries its preview and locator, never the full text (see spilledResult.ts);
   // bodies wait until their tool/call is durable (a no-op for the in-memory log).
-  const pipeline = withSpilledValuesDropped(dispatchWhenDurable(createCallStages({
+  // The port goes through the stage router: observed (stage events) only while someone listens.
+  const stages = createStageRouter(withSpilledValuesDropped(dispatchWhenDurable(createCallStages({
     tools,
     hooks,
     guards,
@@ -117,12 +138,14 @@ export function createRuntime(options: RuntimeOptions = {}) {
     argLimits,
     approval: options.approval,
     context: freeze(structuredClone(options.context ?? {}), true),
-  }), log));
+  }), log)));
+  const pipeline = stages.pipeline;
 
   /** Runs one call outside any turn: `tool/call` is appended before it runs, `tool/result` after. */
-  function runCall(request: ToolCallRequest, at: { index?: number; turnId?: string; stepIndex?: number } = {}): CallHandle {
+  function runCall(request: ToolCallRequest, at: RunCallOptions = {}): CallHandle {
     const where = { index: at.index ?? 0, turnId: at.turnId, stepIndex: at.stepIndex };
-    const prepared = pipeline.prepare(request, where);
+    const callPipeline = at.onStage ? stages.observe(at.onStage) : pipeline;
+    const prepared = callPipeline.prepare(request, where);
     const callEvent = routedLog.append({
       type: 'tool/call',
       turnId: where.turnId,
@@ -133,7 +156,15 @@ export function createRuntime(options: RuntimeOptions = {}) {
       index: where.index,
       executionMode: plannedMode(prepared),
     });
-    const actor = createActor(toolCallMachine, { input: { request, where, pipeline, prepared }, clock });
+    const inspect = toXStateInspect(combineInspect(options.inspect, at.inspect));
+    const actor = createActor(toolCallMachine, {
+      input: { request, where, pipeline: callPipeline, prepared },
+      clock,
+      // The same id a call actor has under a scheduler; `systemId` finds it from any inspection event.
+      id: `call-${where.index}`,
+      systemId: 'call',
+      ...(inspect ? { inspect } : {}),
+    });
     const result = toPromise(actor)
       .catch((e: unknown): ToolResult => crashedCallResult(request, e))
       .then((r) => {
@@ -187,6 +218,8 @@ export function createRuntime(options: RuntimeOptions = {}) {
     callOptions: options.callOptions,
     argLimits,
     ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
+    stages,
+    inspect: options.inspect,
   });
 
   return {
@@ -222,6 +255,12 @@ export function createRuntime(options: RuntimeOptions = {}) {
       },
     },
     runCall,
+    /**
+     * Hears every call's stage events (`stage/entered` / `stage/exited`, with callId, turnId,
+     * stepIndex, toolName, time and outcome), turns and `runCall` alike; returns the remover.
+     * With no listener the port is not observed at all.
+     */
+    onStage: (listener: StageListener): (() => void) => stages.on(listener),
     /** Registers a disposer (e.g. an MCP connection) that `close()` runs. */
     onClose: (fn: () => Promise<void> | void) => void closers.push(fn),
     /** Runs every disposer once, latest first; failures are recorded as `warning` events, never thrown. */

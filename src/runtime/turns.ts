@@ -4,7 +4,7 @@
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool } from '@ai-sdk/provider';
 import * as z from 'zod';
-import { createActor, toPromise, type ActorRefFrom, type AnyActorRef, type InspectionEvent } from 'xstate';
+import { createActor, toPromise, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import type { CallStages } from '../../machines/callStages.js';
 import { mergeModelCallOptions, type ModelCallOptions } from '../../machines/modelCallOptions.js';
 import type { RequestErrorDecision, StepDeps } from '../../machines/step.js';
@@ -19,6 +19,9 @@ import { fitBeforeRequest, fitBeforeTurn, type ContextWindow } from './context/f
 import { turnAnswer, type TurnAnswer } from './projection/turnAnswer.js';
 import { describeThrown } from '../protocol/index.js';
 import { classifyRequestError, createRequestRetryPolicy, type RequestRetryPolicy } from './requestErrors.js';
+import { combineInspect, toXStateInspect, type InspectOption } from './inspection/inspectionEvents.js';
+import type { StageListener } from './inspection/stageEvents.js';
+import type { StageRouter } from './inspection/stageRouter.js';
 
 export interface TurnOptions {
   /** Any AI SDK `LanguageModelV3` provider, or `scriptedModel(...)`. */
@@ -30,8 +33,14 @@ export interface TurnOptions {
   maxSteps?: number;
   /** Aborting it cancels the turn (same as `handle.cancel()`). */
   signal?: AbortSignal;
-  /** XState inspection events of the turn and every child (steps, scheduler, calls): for UIs. */
-  inspect?: (event: InspectionEvent) => void;
+  /**
+   * XState inspection events of the turn and every child (steps, scheduler, calls): for UIs. A
+   * listener (typed: `ev.actorRef.id` needs no cast) or an observer such as `@statelyai/inspect`'s
+   * `inspector.inspect`. The turn actor is `systemId: 'turn'` (id: the turn id).
+   */
+  inspect?: InspectOption;
+  /** The stage events of this turn's calls (same as `handle.onStage(listener)` before anything runs). */
+  onStage?: StageListener;
   /** Per-request settings (max output tokens, temperature, tool choice, provider options, headers), over the runtime's. */
   callOptions?: ModelCallOptions;
 }
@@ -50,6 +59,11 @@ export interface TurnHandle {
   readonly done: Promise<TurnResult>;
   /** Cancels the turn; a queued turn cancelled before it starts ends `cancelled` without a model request. */
   cancel(reason?: string): void;
+  /**
+   * Hears the stage events of this turn's calls from now on (`stage/entered` / `stage/exited`);
+   * returns the remover. Listeners are dropped when the turn ends.
+   */
+  onStage(listener: StageListener): () => void;
 }
 
 /** Compacts the model's view of the log; returns true only when the projected prompt shrank. */
@@ -74,6 +88,10 @@ export interface TurnRunnerDeps {
   argLimits?: ArgLimits;
   /** The window every request must fit in: old results and turns are compacted to stay inside it. */
   contextWindow?: ContextWindow;
+  /** Routes stage events to the turn's listeners (`pipeline` should be its port). */
+  stages?: StageRouter;
+  /** Inspection of every turn, beside each turn's own `inspect`. */
+  inspect?: InspectOption;
 }
 
 const schemaCache = new WeakMap<AnyTool, LanguageModelV3FunctionTool>();
@@ -109,6 +127,17 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
 
   return function startTurn(options: TurnOptions): TurnHandle {
     const turnId = deps.newTurnId();
+    // Registered before the turn can start, so its first call's first stage is heard.
+    const stageRemovers: Array<() => void> = [];
+    let over = false;
+    const onStage = (listener: StageListener): (() => void) => {
+      if (!deps.stages || over) return () => {};
+      const remove = deps.stages.onTurn(turnId, listener);
+      stageRemovers.push(remove);
+      return remove;
+    };
+    if (options.onStage) onStage(options.onStage);
+    const inspect = toXStateInspect(combineInspect(deps.inspect, options.inspect));
     const stepDeps: StepDeps = {
       pipeline: deps.pipeline,
       // XState leaves a crashed step's children running: the runtime's log is a step-routed view
@@ -160,14 +189,19 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         },
       },
       clock: deps.clock,
-      inspect: options.inspect,
+      // Meaningful ids in every inspection event: the root is the turn (not `x:0`).
+      id: turnId,
+      systemId: 'turn',
+      ...(inspect ? { inspect } : {}),
     });
     deps.onTurnActive?.(1);
     const done = toPromise(actor).then((out): TurnResult => ({ ...out, ...turnAnswer(deps.log.events(), out.turnId) }));
-    void done.then(
-      () => deps.onTurnActive?.(-1),
-      () => deps.onTurnActive?.(-1),
-    );
+    const ended = () => {
+      over = true;
+      deps.onTurnActive?.(-1);
+      for (const remove of stageRemovers.splice(0)) remove();
+    };
+    void done.then(ended, ended);
     let started = false;
     // A cancel (or abort) that came while the turn was queued: applied as it starts.
     let cancelledEarly: { reason?: string } | undefined;
@@ -204,6 +238,6 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       running = true;
       begin();
     }
-    return { turnId, actor, done, cancel };
+    return { turnId, actor, done, cancel, onStage };
   };
 }

@@ -1,0 +1,5 @@
+export * from './stageEvents.js';
+export * from './observeStages.js';
+export * from './stageRouter.js';
+export * from './inspectionEvents.js';
+export * from './inspectorPayload.js';
