@@ -172,7 +172,6 @@ export const stepMachine = setup({
       if (context.toolCalls === 0) {
         enqueue.spawnChild('scheduler', {
           id: 'scheduler',
-          systemId: 'scheduler',
           input: {
             pipeline: context.deps.pipeline,
             log: context.deps.log,

@@ -23,8 +23,9 @@ import type { toolCallMachine } from '../../../machines/toolCall.js';
 import type { turnMachine } from '../../../machines/turn.js';
 
 /**
- * The actor an inspection event is about: a full actor ref, with its `systemId` (`turn`, `step`,
- * `scheduler`, `call`; undefined for call actors under a scheduler). XState emits `@xstate.actor`
+ * The actor an inspection event is about: a full actor ref, with its `systemId` (`turn` for a turn,
+ * `call` for a lone `runCall`; undefined for the step, scheduler and call actors under a turn, which
+ * come and go with each step: find them by id, `step` / `scheduler` / `call-<index>`). XState emits `@xstate.actor`
  * before the actor has its systemId and first snapshot: read those from its later events.
  */
 export type InspectedActorRef = AnyActorRef & { readonly systemId?: string };
