@@ -55,6 +55,8 @@ export interface RuntimeOptions {
   newTurnId?: () => string;
   /** Per-request settings for every turn's model requests (a turn's own `callOptions` win). */
   callOptions?: ModelCallOptions;
+  /** Least spacing (ms, on the runtime's clock) of one call's `tool/progress` events (default 250). */
+  progressIntervalMs?: number;
 }
 
 /** Default limits (ms): see `PipelineLimits`. The per-call deadline is generous on purpose: 10 minutes. */
@@ -108,6 +110,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     argLimits,
     approval: options.approval,
     context: freeze(structuredClone(options.context ?? {}), true),
+    ...(options.progressIntervalMs !== undefined ? { progressIntervalMs: options.progressIntervalMs } : {}),
   }), log));
 
   /** Runs one call outside any turn: `tool/call` is appended before it runs, `tool/result` after. */
