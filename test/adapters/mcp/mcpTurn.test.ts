@@ -65,4 +65,15 @@ describe('a turn with MCP tools', () => {
     });
     expect(outputs[4]).toEqual({ type: 'error-text', value: 'disk on fire\nsecond line' });
   });
+  it('forwards the server\'s progress notifications as tool/progress events of the call, before its result (issue 15.1)', async () => {
+    const rt = createRuntime();
+    cleanups.push(() => rt.close());
+    const record = recordFile();
+    await attachMcpServers(rt, { fx: stdioConfig(record.path) });
+    const r = await rt.runCall({ callId: 'p1', toolName: 'fx__slow', input: { ms: 50, tag: 'turn-progress' } }).result;
+    expect(r.content).toBe('slow done');
+    const events = rt.log.events().filter((e) => 'callId' in e && e.callId === 'p1');
+    expect(events.map((e) => e.type)).toEqual(['tool/call', 'tool/progress', 'tool/result']);
+    expect(events[1]).toMatchObject({ type: 'tool/progress', toolName: 'fx__slow', progress: 1, total: 2, message: 'half way', updates: 1 });
+  });
 });
