@@ -174,8 +174,9 @@ export const ToolProgressEvent = z.object({
   updates: z.number().int().positive(),
 });
 /**
- * A steering message (`turn.steer(message)`) entering the running turn: logged in the step whose
- * model request it precedes, after every result of the steps before it.
+ * A steering message (`turn.steer(message)`) entering the running turn before the model request of
+ * step `stepIndex`: logged between steps (after the previous step's results and `step/end`, before
+ * that step's `step/start`), or, when that request is a retry, inside the step before it.
  */
 export const UserSteerEvent = z.object({
   ...base,

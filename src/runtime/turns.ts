@@ -159,7 +159,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     const steers: Array<{ text: string; settle: (o: SteerOutcome) => void }> = [];
     const deliverSteers = () => {
       if (steers.length === 0) return;
-      const stepIndex = currentStep(deps.log, turnId);
+      const stepIndex = upcomingStep(deps.log, turnId);
       for (const s of steers.splice(0)) {
         const e = deps.log.append({ type: 'user/steer', turnId, stepIndex, text: s.text });
         s.settle({ delivered: 'steer', stepIndex, seq: e.seq });
@@ -295,12 +295,18 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
   return Object.assign(startTurn as (options: TurnOptions) => TurnHandle, { followUp });
 }
 
-/** The index of the turn's latest `step/start` (the step whose request is being prepared). */
-function currentStep(log: SessionLog, turnId: string): number {
+/**
+ * The step whose model request is being prepared: the turn's open step (a retried request), else
+ * the one after its last closed step. (XState runs the step's `step/start` entry after it has
+ * started the request, so the next step may not be in the log yet.)
+ */
+function upcomingStep(log: SessionLog, turnId: string): number {
   for (let seq = log.lastSeq; seq >= 1; seq--) {
     const e = log.get(seq);
-    if (e?.type === 'step/start' && e.turnId === turnId) return e.stepIndex;
-    if (e?.type === 'turn/start' && e.turnId === turnId) break;
+    if (e === undefined || !('turnId' in e) || e.turnId !== turnId) continue;
+    if (e.type === 'step/start') return e.stepIndex;
+    if (e.type === 'step/end') return e.stepIndex + 1;
+    if (e.type === 'turn/start') break;
   }
   return 0;
 }
