@@ -25,6 +25,8 @@ export interface TurnDeltaHub {
   subscribe(listener: (d: TurnDelta) => void): () => void;
   /** The deltas from now on as an async iterable that ends after `turn-end`. */
   iterate(): AsyncIterable<TurnDelta>;
+  /** Ends the stream without a `turn/end` in the log (the turn actor itself failed). */
+  end(outcome: TurnOutcome): void;
 }
 
 /** One turn's hub: step and turn markers come from the log, watched only while someone listens. */
@@ -41,17 +43,19 @@ export function createTurnDeltaHub(log: Pick<SessionLog, 'subscribe'>, turnId: s
       }
     }
   };
+  const end = (outcome: TurnOutcome) => {
+    if (ended) return;
+    ended = { type: 'turn-end', outcome };
+    unwatch?.();
+    unwatch = undefined;
+    emit(ended);
+    listeners.clear();
+  };
   const onEvent = (e: LogEvent) => {
     if (!('turnId' in e) || e.turnId !== turnId) return;
     if (e.type === 'step/end') emit({ type: 'step-end', stepIndex: e.stepIndex, finishReason: e.finishReason });
     else if (e.type === 'agent/request-error') emit({ type: 'request-error', stepIndex: e.stepIndex, action: e.action });
-    else if (e.type === 'turn/end') {
-      ended = { type: 'turn-end', outcome: e.outcome };
-      unwatch?.();
-      unwatch = undefined;
-      emit(ended);
-      listeners.clear();
-    }
+    else if (e.type === 'turn/end') end(e.outcome);
   };
   const subscribe = (listener: (d: TurnDelta) => void) => {
     if (ended) {
@@ -73,6 +77,7 @@ export function createTurnDeltaHub(log: Pick<SessionLog, 'subscribe'>, turnId: s
       if (listeners.size) emit({ type: kind === 'text' ? 'text-delta' : 'reasoning-delta', stepIndex, delta });
     },
     subscribe,
+    end,
     iterate() {
       const queue: TurnDelta[] = [];
       let wake: (() => void) | undefined;

@@ -223,16 +223,26 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       inspect: options.inspect,
     });
     deps.onTurnActive?.(1);
-    const done = toPromise(actor).then((out): TurnResult => {
+    // Steers the turn could not deliver: one follow-up turn, queued as the turn ends (before `done` settles).
+    const endSteering = () => {
       phase = 'ended';
-      // Steers the turn could not deliver: one follow-up turn, queued now (before `done` settles).
-      if (steers.length) {
-        const late = steers.splice(0);
-        const turn = startTurn({ ...followUpOptionsOf(options), input: late.map((s) => s.text).join('\n\n'), followUp: { kind: 'late-steer', after: turnId } });
-        for (const s of late) s.settle({ delivered: 'follow-up', turn });
-      }
-      return { ...out, ...turnAnswer(deps.log.events(), out.turnId) };
-    });
+      if (steers.length === 0) return;
+      const late = steers.splice(0);
+      const turn = startTurn({ ...followUpOptionsOf(options), input: late.map((s) => s.text).join('\n\n'), followUp: { kind: 'late-steer', after: turnId } });
+      for (const s of late) s.settle({ delivered: 'follow-up', turn });
+    };
+    const done = toPromise(actor).then(
+      (out): TurnResult => {
+        endSteering();
+        return { ...out, ...turnAnswer(deps.log.events(), out.turnId) };
+      },
+      (e: unknown) => {
+        // The turn actor itself failed (no `turn/end`): delta listeners are told, steers are not lost.
+        hub.end('failed');
+        endSteering();
+        throw e;
+      },
+    );
     void done.then(
       () => deps.onTurnActive?.(-1),
       () => deps.onTurnActive?.(-1),
