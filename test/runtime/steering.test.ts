@@ -12,6 +12,7 @@ import { LogEventSchema, type LogEvent, type LogEventOf } from '../../src/protoc
 import { ManualClock, flushMicrotasks, sleep } from '../../src/runtime/clock.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
+import { describeEvent } from '../../src/runtime/views/logText.js';
 import { settle } from './settle.js';
 
 function setup() {
@@ -205,5 +206,17 @@ describe('follow-ups (issue 15.3)', () => {
     expect((await settle(clock, t.done)).text).toBe('hi');
     expect(rt.log.events().find((e) => e.type === 'turn/start')).not.toHaveProperty('followUp');
     expect(() => rt.followUp('')).toThrow(TypeError);
+  });
+});
+
+describe('the new events in `dsh log` text', () => {
+  it('names a steer, a follow-up turn and a progress event in one line each', () => {
+    expect(describeEvent({ seq: 1, time: 0, type: 'user/steer', turnId: 't', stepIndex: 2, text: 'also c' })).toBe('  user/steer #2: "also c"');
+    expect(describeEvent({ seq: 2, time: 0, type: 'turn/start', turnId: 'turn-2', input: 'more', followUp: { kind: 'late-steer', after: 'turn-1' } })).toBe(
+      'turn/start turn-2 (late-steer after turn-1): more',
+    );
+    expect(describeEvent({ seq: 3, time: 0, type: 'tool/progress', callId: 'c1', toolName: 'bash', output: 'line\n', droppedChars: 10, progress: 1, total: 2, message: 'half', updates: 3 })).toBe(
+      '    tool/progress c1 1/2 half "line" (+10 chars before)',
+    );
   });
 });
