@@ -172,6 +172,20 @@ describe('steering a running turn (issue 15.3)', () => {
     expect((await settle(clock, o.turn.done)).outcome).toBe('completed');
   });
 
+  it('a steer arriving while a failed request waits to be retried enters the retried request (inside that step)', async () => {
+    const { clock, rt } = setup();
+    const busy = Object.assign(new Error('overloaded'), { name: 'APICallError', statusCode: 429, isRetryable: true });
+    const model = scriptedModel([{ error: busy }, { text: 'ok, brief.' }], { clock });
+    const turn = rt.startTurn({ model, input: 'explain' });
+    await until(clock, () => rt.log.events().some((e) => e.type === 'agent/request-error'));
+    const steered = turn.steer('be brief');
+    expect((await settle(clock, turn.done)).outcome).toBe('completed');
+    expect(await steered).toMatchObject({ delivered: 'steer', stepIndex: 0 });
+    expect(types(rt.log.events())).toEqual(['turn/start', 'step/start', 'agent/request-error', 'user/steer:be brief', 'llm/stream', 'step/end', 'turn/end']);
+    expect(userTexts(model.calls[0]!.prompt)).toEqual(['explain']);
+    expect(userTexts(model.calls[1]!.prompt)).toEqual(['explain', 'be brief']);
+  });
+
   it('rejects an empty steer with a TypeError', () => {
     const { rt } = setup();
     const turn = rt.startTurn({ model: scriptedModel([{ text: 'x' }]), input: 'x' });
