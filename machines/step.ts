@@ -76,6 +76,8 @@ export interface StepDeps {
   readonly coalesceChars?: number;
   /** Passed to every request: output-token limit, sampling, tool choice, provider options, headers. */
   readonly callOptions?: ModelCallOptions;
+  /** Told every streamed text or reasoning delta as the step receives it (for UIs; the log gets them coalesced). */
+  readonly onText?: (stepIndex: number, kind: 'text' | 'reasoning', delta: string) => void;
 }
 
 export interface StepInput {
@@ -135,6 +137,7 @@ export const stepMachine = setup({
     flush: flushBuffer as never,
     bufferText: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'MODEL.TEXT') return;
+      if (event.delta) context.deps.onText?.(context.stepIndex, event.kind, event.delta);
       const b = context.buffer;
       if (event.providerMetadata) {
         // A reasoning block closed: logged now, with its metadata, so it can be replayed as a block.

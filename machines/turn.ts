@@ -17,6 +17,8 @@ export interface TurnInput {
    * left open in the log (its unanswered calls, its `step/end`), so the turn still ends well-formed.
    */
   readonly closeCrashedStep?: (turnId: string, stepIndex: number, error: unknown) => void;
+  /** Recorded on `turn/start`: the turn was queued by a follow-up (or is a late steering message). */
+  readonly followUp?: { readonly kind: 'follow-up' | 'late-steer'; readonly after: string };
 }
 
 export interface TurnOutput {
@@ -29,6 +31,7 @@ export interface TurnOutput {
 interface TurnContext {
   readonly deps: StepDeps;
   readonly closeCrashedStep: TurnInput['closeCrashedStep'];
+  readonly followUp: TurnInput['followUp'];
   readonly turnId: string;
   readonly input: string;
   readonly maxSteps: number;
@@ -73,6 +76,7 @@ export const turnMachine = setup({
   context: ({ input }) => ({
     deps: input.deps,
     closeCrashedStep: input.closeCrashedStep,
+    followUp: input.followUp,
     turnId: input.turnId,
     input: input.input,
     maxSteps: Math.max(1, input.maxSteps ?? 16),
@@ -95,7 +99,8 @@ export const turnMachine = setup({
       },
     },
     starting: {
-      entry: ({ context }) => context.deps.log.append({ type: 'turn/start', turnId: context.turnId, input: context.input }),
+      entry: ({ context }) =>
+        context.deps.log.append({ type: 'turn/start', turnId: context.turnId, input: context.input, ...(context.followUp ? { followUp: context.followUp } : {}) }),
       always: [
         { guard: 'cancelledBeforeStart', target: 'ending', actions: assign({ outcome: 'cancelled' }) },
         { guard: 'notCancelled', target: 'stepping' },

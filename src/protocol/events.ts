@@ -17,7 +17,18 @@ export type RequestErrorKind = z.infer<typeof RequestErrorKindSchema>;
 export const ExecutionModeSchema = z.enum(['parallel', 'exclusive']);
 export type ExecutionMode = z.infer<typeof ExecutionModeSchema>;
 
-export const TurnStartEvent = z.object({ ...base, type: z.literal('turn/start'), turnId: z.string(), input: z.string() });
+export const TurnStartEvent = z.object({
+  ...base,
+  type: z.literal('turn/start'),
+  turnId: z.string(),
+  input: z.string(),
+  /**
+   * A turn queued by `followUp(message)` (`kind: 'follow-up'`), or made of a steering message that
+   * arrived too late for its turn (`kind: 'late-steer'`): `after` is the turn it followed. Absent
+   * for an ordinary turn (and in older logs).
+   */
+  followUp: z.object({ kind: z.enum(['follow-up', 'late-steer']), after: z.string() }).optional(),
+});
 export const StepStartEvent = z.object({ ...base, type: z.literal('step/start'), turnId: z.string(), stepIndex: z.number().int().nonnegative() });
 /** Coalesced model output: one event per contiguous run of text (or reasoning), not one per token. */
 export const LlmStreamEvent = z.object({
@@ -145,6 +156,40 @@ export const SpilledEvent = z.object({
   lines: z.number().int().nonnegative(),
 });
 
+/**
+ * Partial output or progress of a running call (`exec.progress(update)`), coalesced: at most a few
+ * per second per call, the last one flushed before the call's result. Never part of the model's prompt.
+ */
+export const ToolProgressEvent = z.object({
+  ...base,
+  ...where,
+  type: z.literal('tool/progress'),
+  callId: z.string(),
+  toolName: z.string(),
+  /** Output produced since the previous `tool/progress` of the call (its tail, when longer than the bound). */
+  output: z.string().optional(),
+  /** Characters of output left out of `output` (the bound per event). */
+  droppedChars: z.number().int().nonnegative().optional(),
+  /** The latest status line, progress and total reported. */
+  message: z.string().optional(),
+  progress: z.number().optional(),
+  total: z.number().optional(),
+  /** How many `exec.progress` updates this event merges. */
+  updates: z.number().int().positive(),
+});
+/**
+ * A steering message (`turn.steer(message)`) entering the running turn before the model request of
+ * step `stepIndex`: logged between steps (after the previous step's results and `step/end`, before
+ * that step's `step/start`), or, when that request is a retry, inside the step before it.
+ */
+export const UserSteerEvent = z.object({
+  ...base,
+  type: z.literal('user/steer'),
+  turnId: z.string(),
+  stepIndex: z.number().int().nonnegative(),
+  text: z.string(),
+});
+
 export const LogEventSchema = z.discriminatedUnion('type', [
   TurnStartEvent,
   StepStartEvent,
@@ -160,6 +205,8 @@ export const LogEventSchema = z.discriminatedUnion('type', [
   HookFailedEvent,
   WarningEvent,
   SpilledEvent,
+  ToolProgressEvent,
+  UserSteerEvent,
 ]);
 export type LogEvent = z.infer<typeof LogEventSchema>;
 export type LogEventType = LogEvent['type'];

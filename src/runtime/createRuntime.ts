@@ -17,7 +17,7 @@ import { compactAndMeasure, defaultCompactor, type Compactor } from './compactio
 import { foldOnOverflow, resolveContextWindow, type ContextWindow } from './context/fitContext.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
 import type { ModelCallOptions } from '../../machines/modelCallOptions.js';
-import { createTurnRunner, type CompactFn } from './turns.js';
+import { createTurnRunner, type CompactFn, type TurnHandle, type TurnOptions } from './turns.js';
 import { createMemorySpillStore } from './memorySpillStore.js';
 import { DEFAULT_MAX_INLINE_BYTES, DEFAULT_SPILL_SAVE_TIMEOUT_MS, mayExceed, spillPolicy } from './policies/spill.js';
 import type { SpillStore } from './spillStore.js';
@@ -71,6 +71,8 @@ export interface RuntimeOptions {
    * `inspector.inspect`. Absent (the default), no actor is inspected.
    */
   inspect?: InspectOption;
+  /** Least spacing (ms, on the runtime's clock) of one call's `tool/progress` events (default 250). */
+  progressIntervalMs?: number;
 }
 
 /** Where a lone call runs, and who watches it. */
@@ -138,6 +140,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     argLimits,
     approval: options.approval,
     context: freeze(structuredClone(options.context ?? {}), true),
+    ...(options.progressIntervalMs !== undefined ? { progressIntervalMs: options.progressIntervalMs } : {}),
   }), log)));
   const pipeline = stages.pipeline;
 
@@ -231,7 +234,12 @@ export function createRuntime(options: RuntimeOptions = {}) {
     /** The store holding full texts of spilled results (undefined when spilling is off). */
     spillStore,
     /** Runs a turn: steps of model requests and tool calls until the model answers. */
-    startTurn,
+    startTurn: startTurn as (options: TurnOptions) => TurnHandle,
+    /**
+     * Queues a message as a new turn after the current one ends (`turn/start` with
+     * `followUp.kind: 'follow-up'`), with the latest turn's options unless `options` override them.
+     */
+    followUp: startTurn.followUp,
     hooks: {
       /** Registers a named listener on a hook; returns its remover. */
       on: <K extends HookName>(hook: K, name: string, fn: HookMap[K], opts?: ListenerOptions) => hooks.on(hook, name, fn, opts),

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Clock } from './clock.js';
+import type { ToolProgress } from './pipeline/progress.js';
 
 /** What a tool body gets besides its arguments. */
 export interface ExecContext {
@@ -13,6 +14,12 @@ export interface ExecContext {
   readonly context: Readonly<Record<string, unknown>>;
   /** Records a `warning` event about this call in the session log. */
   readonly warn: (code: string, message: string, data?: Record<string, unknown>) => void;
+  /**
+   * Reports partial output or progress while the body runs: logged as `tool/progress` events,
+   * coalesced (at most a few a second per call; the last update is logged before the result).
+   * Never part of the model's prompt. Updates after the body settled or its signal aborted are ignored.
+   */
+  readonly progress: (update: ToolProgress) => void;
 }
 
 export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {

@@ -26,3 +26,4 @@ export * from './spilledResult.js';
 export * from './typedHooks.js';
 export * from './toolOutput.js';
 export * from './inspection/index.js';
+export * from './turnDeltas.js';

@@ -22,6 +22,7 @@ import { classifyRequestError, createRequestRetryPolicy, type RequestRetryPolicy
 import { combineInspect, toXStateInspect, type InspectOption } from './inspection/inspectionEvents.js';
 import type { StageListener } from './inspection/stageEvents.js';
 import type { StageRouter } from './inspection/stageRouter.js';
+import { createTurnDeltaHub, type TurnDelta } from './turnDeltas.js';
 
 export interface TurnOptions {
   /** Any AI SDK `LanguageModelV3` provider, or `scriptedModel(...)`. */
@@ -43,7 +44,21 @@ export interface TurnOptions {
   onStage?: StageListener;
   /** Per-request settings (max output tokens, temperature, tool choice, provider options, headers), over the runtime's. */
   callOptions?: ModelCallOptions;
+  /**
+   * Options of the follow-up turns made from this turn (a late `steer`, `followUp` while it is the
+   * latest turn), over this turn's own: e.g. a fresh model for each turn. Default: this turn's options.
+   */
+  followUpOptions?: () => Partial<Omit<TurnOptions, 'input'>>;
 }
+
+/**
+ * Where a steering message went: into the running turn (logged as `user/steer` in step
+ * `stepIndex`, before that step's model request), or, when the turn had no request left to make,
+ * into a follow-up turn of its own (`turn/start` with `followUp.kind: 'late-steer'`).
+ */
+export type SteerOutcome =
+  | { readonly delivered: 'steer'; readonly stepIndex: number; readonly seq: number }
+  | { readonly delivered: 'follow-up'; readonly turn: TurnHandle };
 
 /** How a turn ended, with the model's final answer text and the tokens it used. */
 export type TurnResult = TurnOutput & TurnAnswer;
@@ -64,6 +79,23 @@ export interface TurnHandle {
    * returns the remover. Listeners are dropped when the turn ends.
    */
   onStage(listener: StageListener): () => void;
+  /**
+   * Every text and reasoning delta of the turn as it streams, in order and tagged with its step;
+   * then `step-end` per step and `turn-end`. Returns the unsubscribe function. Subscribe right after
+   * `startTurn`: nothing streams before it returns, and nothing is replayed.
+   */
+  onDelta(listener: (delta: TurnDelta) => void): () => void;
+  /** The same deltas as an async iterable, from now until `turn-end`. */
+  deltas(): AsyncIterable<TurnDelta>;
+  /**
+   * A message for the running turn: it is logged (`user/steer`) and enters the prompt before the
+   * turn's next model request, that is after every result of the current step is committed (never
+   * inside a tool batch). A steer the turn can no longer deliver (the turn ended, or its last step
+   * was already under way: it answered, ran out of steps, failed or was cancelled) becomes a
+   * follow-up turn, queued like any turn (`turn/start` with `followUp.kind: 'late-steer'`); several
+   * undelivered steers make one turn. Settles before `done` does. Throws a TypeError for an empty message.
+   */
+  steer(message: string): Promise<SteerOutcome>;
 }
 
 /** Compacts the model's view of the log; returns true only when the projected prompt shrank. */
@@ -111,8 +143,22 @@ export function toFunctionTool(tool: AnyTool): LanguageModelV3FunctionTool {
   return def;
 }
 
+/** A message for a turn: a non-empty string (a TypeError otherwise: it is the caller's mistake). */
+function checkMessage(message: unknown, what: string): string {
+  if (typeof message !== 'string' || message.trim() === '') throw new TypeError(`${what}: the message must be a non-empty string`);
+  return message;
+}
+
+type InternalTurnOptions = TurnOptions & { followUp?: { kind: 'follow-up' | 'late-steer'; after: string } };
+
 export function createTurnRunner(deps: TurnRunnerDeps) {
   const policy = deps.retryPolicy ?? createRequestRetryPolicy();
+  /** The latest turn started: what `followUp` continues from (its options, its id). */
+  let latest: { turnId: string; options: TurnOptions } | undefined;
+  const followUpOptionsOf = (o: TurnOptions): TurnOptions => {
+    const { signal: _signal, input: _input, ...rest } = o;
+    return { ...rest, ...o.followUpOptions?.(), input: '' };
+  };
 
   // One turn at a time per session (SPEC §8.16): a turn started while another runs is queued and
   // begins once every turn before it has ended, so its prompt sees their results and the log never
@@ -125,7 +171,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     else running = false;
   };
 
-  return function startTurn(options: TurnOptions): TurnHandle {
+  function startTurn(options: InternalTurnOptions): TurnHandle {
     const turnId = deps.newTurnId();
     // Registered before the turn can start, so its first call's first stage is heard.
     const stageRemovers: Array<() => void> = [];
@@ -138,6 +184,20 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     };
     if (options.onStage) onStage(options.onStage);
     const inspect = toXStateInspect(combineInspect(deps.inspect, options.inspect));
+    latest = { turnId, options };
+    const hub = createTurnDeltaHub(deps.log, turnId);
+    // Steering: messages not yet logged. `phase` says where the turn is: a steer is held until the
+    // next model request, and whatever is still held when the turn ends becomes a follow-up turn.
+    let phase: 'queued' | 'running' | 'ended' = 'queued';
+    const steers: Array<{ text: string; settle: (o: SteerOutcome) => void }> = [];
+    const deliverSteers = () => {
+      if (steers.length === 0) return;
+      const stepIndex = upcomingStep(deps.log, turnId);
+      for (const s of steers.splice(0)) {
+        const e = deps.log.append({ type: 'user/steer', turnId, stepIndex, text: s.text });
+        s.settle({ delivered: 'steer', stepIndex, seq: e.seq });
+      }
+    };
     const stepDeps: StepDeps = {
       pipeline: deps.pipeline,
       // XState leaves a crashed step's children running: the runtime's log is a step-routed view
@@ -152,10 +212,15 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       },
       concurrency: deps.concurrency,
       callOptions: mergeModelCallOptions(deps.callOptions, options.callOptions),
-      prompt: () =>
-        deps.contextWindow
+      prompt: () => {
+        // Before each model request (its step has started; the steps before it are closed): the
+        // steering messages that came meanwhile enter the log, then the prompt is projected from it.
+        deliverSteers();
+        return deps.contextWindow
           ? fitBeforeRequest(deps.log, deps.contextWindow, { turnId, system: options.system, argLimits: deps.argLimits })
-          : projectPrompt(deps.log.events(), { system: options.system, turnId, argLimits: deps.argLimits }),
+          : projectPrompt(deps.log.events(), { system: options.system, turnId, argLimits: deps.argLimits });
+      },
+      onText: (stepIndex, kind, delta) => hub.text(stepIndex, kind, delta),
       onRequestError(error, attempt, compactions): RequestErrorDecision {
         const info = classifyRequestError(error, { signal: options.signal, now: deps.clock.now() });
         const d = policy.decide({ kind: info.kind, attempt, compactionsTried: compactions, retryAfterMs: info.retryAfterMs });
@@ -173,6 +238,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         turnId,
         input: options.input,
         maxSteps: options.maxSteps,
+        ...(options.followUp ? { followUp: options.followUp } : {}),
         closeCrashedStep: (id, stepIndex, error) => {
           // The turn itself is still running: it writes its own turn/end.
           closeOpenWork(deps.log, `the step running this call crashed (${String(error)})`, { turnId: id, stepIndex }, false);
@@ -195,7 +261,26 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       ...(inspect ? { inspect } : {}),
     });
     deps.onTurnActive?.(1);
-    const done = toPromise(actor).then((out): TurnResult => ({ ...out, ...turnAnswer(deps.log.events(), out.turnId) }));
+    // Steers the turn could not deliver: one follow-up turn, queued as the turn ends (before `done` settles).
+    const endSteering = () => {
+      phase = 'ended';
+      if (steers.length === 0) return;
+      const late = steers.splice(0);
+      const turn = startTurn({ ...followUpOptionsOf(options), input: late.map((s) => s.text).join('\n\n'), followUp: { kind: 'late-steer', after: turnId } });
+      for (const s of late) s.settle({ delivered: 'follow-up', turn });
+    };
+    const done = toPromise(actor).then(
+      (out): TurnResult => {
+        endSteering();
+        return { ...out, ...turnAnswer(deps.log.events(), out.turnId) };
+      },
+      (e: unknown) => {
+        // The turn actor itself failed (no `turn/end`): delta listeners are told, steers are not lost.
+        hub.end('failed');
+        endSteering();
+        throw e;
+      },
+    );
     const ended = () => {
       over = true;
       deps.onTurnActive?.(-1);
@@ -224,6 +309,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     };
     const run = () => {
       started = true;
+      phase = 'running';
       actor.start();
       // Cancelled before it began (an already-aborted signal, SPEC §8.9, or a cancel while queued):
       // `turn/start` and `turn/end` (cancelled), no model request at all.
@@ -238,6 +324,51 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       running = true;
       begin();
     }
-    return { turnId, actor, done, cancel, onStage };
-  };
+    const steer = (message: string): Promise<SteerOutcome> => {
+      const text = checkMessage(message, 'steer');
+      if (phase === 'ended') {
+        const turn = startTurn({ ...followUpOptionsOf(options), input: text, followUp: { kind: 'late-steer', after: turnId } });
+        return Promise.resolve({ delivered: 'follow-up', turn });
+      }
+      return new Promise((settle) => steers.push({ text, settle }));
+    };
+    return { turnId, actor, done, cancel, onStage, onDelta: hub.subscribe, deltas: hub.iterate, steer };
+  }
+
+  /**
+   * Queues `message` as a new turn after the current one (and any queued before it) ends, with the
+   * latest turn's options (model, system, …) unless `options` say otherwise; logged as a
+   * `turn/start` with `followUp.kind: 'follow-up'`. Without a turn before it, `options.model` is required.
+   */
+  function followUp(message: string, options: Partial<Omit<TurnOptions, 'input'>> = {}): TurnHandle {
+    const text = checkMessage(message, 'followUp');
+    const base = latest ? followUpOptionsOf(latest.options) : undefined;
+    const model = options.model ?? base?.model;
+    if (!model) throw new TypeError('followUp: no turn has run yet, so options.model is required');
+    return startTurn({
+      ...base,
+      ...options,
+      model,
+      input: text,
+      ...(latest ? { followUp: { kind: 'follow-up' as const, after: latest.turnId } } : {}),
+    });
+  }
+
+  return Object.assign(startTurn as (options: TurnOptions) => TurnHandle, { followUp });
+}
+
+/**
+ * The step whose model request is being prepared: the turn's open step (a retried request), else
+ * the one after its last closed step. (XState runs the step's `step/start` entry after it has
+ * started the request, so the next step may not be in the log yet.)
+ */
+function upcomingStep(log: SessionLog, turnId: string): number {
+  for (let seq = log.lastSeq; seq >= 1; seq--) {
+    const e = log.get(seq);
+    if (e === undefined || !('turnId' in e) || e.turnId !== turnId) continue;
+    if (e.type === 'step/start') return e.stepIndex;
+    if (e.type === 'step/end') return e.stepIndex + 1;
+    if (e.type === 'turn/start') break;
+  }
+  return 0;
 }

@@ -57,6 +57,60 @@ describe.skipIf(!hasTmux)('dsh run on a terminal', () => {
     expect(events.flatMap((e) => (e.type === 'tool/result' ? e.sourceEventSeqs : [])).sort((a, b) => a - b)).toEqual(calls);
     rmSync(repl, { recursive: true, force: true });
   }, 180_000);
+
+  it('typing while a turn runs steers it (user/steer before the next request); a steer during the last step becomes a follow-up turn (issue 15.3)', async () => {
+    const repl = mkdtempSync(join(tmpdir(), 'dsh-steer-'));
+    writeFileSync(join(repl, 'README.md'), '# app\n');
+    const slow = (words: string[]) => words.map((w, i) => (i ? ` ${w}` : w));
+    const script = [
+      { text: slow(['Working', 'on', 'it', 'one', 'word', 'at', 'a', 'time', 'so', 'you', 'can', 'type.']), chunkDelayMs: 400, toolCalls: [{ toolName: 'read', input: { path: 'README.md' } }] },
+      { text: 'Checked c as well.' },
+      { text: slow(['Final', 'answer', 'coming', 'in', 'slowly', 'word', 'by', 'word', 'now.']), chunkDelayMs: 400 },
+      { text: 'Follow-up answered.' },
+    ];
+    writeFileSync(join(repl, 'script.json'), JSON.stringify(script));
+    const cmd = `${dshArgv('run', '--model', 'scripted:script.json').map(q).join(' ')}; echo "exit=$?"; sleep 600`;
+    tmux('new-session', '-d', '-s', 'steer', '-x', '120', '-y', '60', '-c', repl, cmd);
+    const shot = () => tmux('capture-pane', '-p', '-t', 'steer');
+    const see = (re: RegExp, what: string) => waitFor(() => re.test(shot()) && shot(), what, 90_000);
+    await see(/^dsh>\s*$/m, 'the prompt');
+    tmux('send-keys', '-t', 'steer', 'first', 'Enter');
+    await see(/Working on/, 'the first answer streaming');
+    tmux('send-keys', '-t', 'steer', 'also check c');
+    await see(/^steer› also check c$/m, 'the typed line');
+    tmux('send-keys', '-t', 'steer', 'Enter');
+    await see(/› also check c {2}\(steering\)[\s\S]*Checked c as well\.[\s\S]*turn completed[\s\S]*^dsh>\s*$/m, 'the steer delivered, the turn done');
+    tmux('send-keys', '-t', 'steer', 'second', 'Enter');
+    await see(/Final answer/, 'the second answer streaming');
+    tmux('send-keys', '-t', 'steer', 'one more', 'Enter');
+    await see(/› one more[\s\S]*Follow-up answered\.[\s\S]*turn completed[\s\S]*^dsh>\s*$/m, 'the follow-up turn done');
+    tmux('send-keys', '-t', 'steer', '/exit', 'Enter');
+    await see(/exit=0/, 'exit 0');
+    const [name] = readdirSync(join(repl, '.dsh', 'sessions'));
+    const { events } = await readJsonlLog(join(repl, '.dsh', 'sessions', name!));
+    const brief = events.flatMap((e) =>
+      e.type === 'user/steer' ? [`steer@${e.stepIndex}:${e.text}`] : e.type === 'turn/start' ? [`start:${e.input}${e.followUp ? `(${e.followUp.kind} after ${e.followUp.after})` : ''}`] : e.type === 'step/end' || e.type === 'step/start' || e.type === 'turn/end' ? [`${e.type}`] : [],
+    );
+    expect(brief).toEqual([
+      'start:first',
+      'step/start',
+      'step/end',
+      'steer@1:also check c',
+      'step/start',
+      'step/end',
+      'turn/end',
+      'start:second',
+      'step/start',
+      'step/end',
+      'turn/end',
+      'start:one more(late-steer after turn-2)',
+      'step/start',
+      'step/end',
+      'turn/end',
+    ]);
+    tmux('kill-session', '-t', 'steer');
+    rmSync(repl, { recursive: true, force: true });
+  }, 180_000);
 });
 
 async function runOneTurn() {

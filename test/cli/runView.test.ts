@@ -85,4 +85,40 @@ describe('run view projection', () => {
     expect(wrap('aaaa bbbb cccc dddd', 10)).toEqual(['aaaa bbbb', 'cccc dddd']);
     expect(wrap('z'.repeat(25), 10)).toEqual(['z'.repeat(10), 'z'.repeat(10), 'z'.repeat(5)]);
   });
+  it('shows the latest progress of a running call under its row (issue 15.1), and drops it once the call is done', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const job = defineTool({
+      name: 'job',
+      input: z.object({}),
+      execute: async (_a, exec) => {
+        exec.progress({ output: 'compiling a.c\ncompiling b.c\n', progress: 2, total: 5 });
+        await gate;
+        return 'built';
+      },
+    });
+    const rt = createRuntime({ tools: [job] });
+    let state = initialRunView();
+    rt.log.subscribe((event) => (state = reduceRunView(state, { kind: 'event', event, now: 0 })));
+    const handle = rt.runCall({ callId: 'j1', toolName: 'job', input: '{}' });
+    for (let i = 0; i < 100 && !rt.log.events().some((e) => e.type === 'tool/progress'); i++) await new Promise((r) => setImmediate(r));
+    const live = renderRunView(state, { now: 0, width: 80 }).live;
+    const row = live.findIndex((l) => l.includes('job'));
+    expect(row).toBeGreaterThanOrEqual(0);
+    expect(live[row + 1]).toBe('    ⋯ 2/5 · compiling b.c');
+    release();
+    await handle.result;
+    expect(renderRunView(state, { now: 0, width: 80 }).live.join('\n')).not.toContain('⋯');
+  });
+
+  it('shows what the user types while a turn runs, and a steering message once it is logged', () => {
+    const state = feed([
+      { kind: 'input', text: 'also check c' },
+      { kind: 'event', event: { seq: 1, time: 0, type: 'user/steer', turnId: 't', stepIndex: 1, text: 'also check c' }, now: 0 },
+      { kind: 'input', text: undefined },
+    ]);
+    const typing = feed([{ kind: 'input', text: 'also' }]);
+    expect(renderRunView(typing, { now: 0, width: 80 }).live).toEqual(['steer› also']);
+    expect(renderRunView(state, { now: 0, width: 80 })).toEqual({ stable: ['› also check c  (steering)'], live: [] });
+  });
 });

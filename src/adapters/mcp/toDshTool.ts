@@ -26,12 +26,13 @@ export interface McpProgress {
 }
 
 /**
- * Where a call's progress goes. The pipeline has no progress channel yet: when `exec` grows a
- * `progress` function, updates are passed to it; until then none are requested from the server.
+ * Where a call's progress goes: the pipeline's `exec.progress` (logged as coalesced `tool/progress`
+ * events; the server's numbers and message are bounded there). A caller that hands the body a
+ * context without one (a direct `execute`) gets no progress requested from the server.
  */
 function progressSink(exec: ExecContext): ((p: McpProgress) => void) | undefined {
-  const sink = (exec as { progress?: unknown }).progress;
-  return typeof sink === 'function' ? (p) => (sink as (p: McpProgress) => void)(p) : undefined;
+  const sink = (exec as Partial<ExecContext>).progress;
+  return typeof sink === 'function' ? (p) => sink({ progress: p.progress, total: p.total, message: p.message }) : undefined;
 }
 
 export type ToolConversion = { ok: true; tool: AnyTool } | { ok: false; reason: string };

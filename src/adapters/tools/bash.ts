@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
@@ -123,9 +124,16 @@ export function createBashTool(ws: Workspace, options: BashToolOptions = {}) {
       const timeoutError = new ToolError(ErrorCode.TIMEOUT, `command did not finish within ${ms} ms`);
       const timer = exec.clock.setTimeout(() => deadline.abort(timeoutError), ms);
       const signal = AbortSignal.any([exec.signal, deadline.signal]);
+      // The output streams as `tool/progress` events while the command runs (coalesced and bounded
+      // per event by the runtime); the result still carries the whole output.
+      const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+      const onOutput = (stream: 'stdout' | 'stderr', chunk: Buffer) => {
+        const text = decoders[stream].write(chunk);
+        if (text) exec.progress({ output: text });
+      };
       let run: ProcessRun;
       try {
-        run = await runIsolated(args.command, { cwd, signal, isolation: iso, killGraceMs: options.killGraceMs, maxOutputBytes: options.maxOutputBytes });
+        run = await runIsolated(args.command, { cwd, signal, isolation: iso, killGraceMs: options.killGraceMs, maxOutputBytes: options.maxOutputBytes, onOutput });
       } finally {
         exec.clock.clearTimeout(timer);
       }

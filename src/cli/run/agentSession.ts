@@ -110,6 +110,8 @@ export function createAgentSession(setup: RunSetup): AgentSession {
         ...(setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {}),
         ...(options.inspect ? { inspect: options.inspect } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
+        // A follow-up turn (a late steering message) gets a model of its own, as every turn does.
+        followUpOptions: () => ({ model: setup.model() }),
       });
     },
   };

@@ -3,6 +3,10 @@
  * output (live view on a TTY, one plain line per event without one, NDJSON with --json) and the
  * approval service, then runs one turn (PROMPT) or a REPL of turns (a TTY without PROMPT).
  *
+ * On a terminal, the model's text is drawn from the turn's deltas as it arrives, and a line typed
+ * while a turn runs (Enter sends it) steers that turn (`turn.steer`); one that comes too late for
+ * it becomes a follow-up turn, which runs (and is drawn) before the next prompt.
+ *
  * Ctrl-C cancels the running turn (its calls are aborted and logged, the turn ends `cancelled`);
  * a second Ctrl-C exits at once (130). Exit: 0 the last turn completed, 1 it failed or ran out of
  * steps, 130 cancelled; the REPL exits 0 on /exit, Ctrl-D or Ctrl-C at its prompt.
@@ -26,6 +30,8 @@ import { createAgentSession, type RunSetup } from './agentSession.js';
 import type { Runtime } from '../../runtime/createRuntime.js';
 import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
 import { embeddedModel } from './embeddedModel.js';
+import { readSteerInput, type SteerInput } from './steerInput.js';
+import type { TurnHandle } from '../../runtime/turns.js';
 
 export const EXIT_CANCELLED = 130;
 
@@ -117,8 +123,20 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     current.cancel('cancelled by Ctrl-C');
   };
 
+  // While a turn runs on a terminal, what the user types is a steering message (steerInput.ts);
+  // an approval question takes the keystrokes while it is open.
+  let asking = false;
+  let steering: SteerInput | undefined;
   const approval = interactive
-    ? keystrokeApproval({ input: stdin, show: (a) => renderer?.feed({ kind: 'approval', approval: a }), onInterrupt: interrupt })
+    ? keystrokeApproval({
+        input: stdin,
+        show: (a) => {
+          asking = a !== undefined;
+          renderer?.feed({ kind: 'approval', approval: a });
+          if (!a) steering?.resume();
+        },
+        onInterrupt: interrupt,
+      })
     : deniedWithoutTerminal(o.io.err);
   const session = createAgentSession({
     cwd: o.cwd,
@@ -156,25 +174,51 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     info(`session ${o.id}: ${o.file}`);
     if (o.plan || o.config?.plan) info(`plan mode (${o.plan ? '--plan' : 'config "plan": true'}): only read-only tools run (${session.runtime.tools.list().filter((t) => t.readOnly).map((t) => t.name).join(', ')}); every other call is denied`);
     let code = 0;
-    const runTurn = async (input: string) => {
+    // Turns a late steering message became (they run after the turn it was typed in).
+    const followUps: TurnHandle[] = [];
+    // One function for every turn, follow-ups included (they inherit it): it feeds the current view.
+    // The model's text comes from the turn's deltas (below), not from inspection.
+    const inspect = interactive
+      ? (ev: InspectionEvent) => {
+          const input = fromInspection(ev, Date.now());
+          if (input && input.kind !== 'text') renderer?.feed(input);
+        }
+      : undefined;
+    // `turn` is a handle, or starts one once the view is there (so the view sees its `turn/start`).
+    const watchTurn = async (turn: TurnHandle | (() => TurnHandle)) => {
       interrupts = 0;
       if (interactive) renderer = createTerminalRenderer(stdout);
-      const inspect = renderer
-        ? (ev: InspectionEvent) => {
-            const input = fromInspection(ev, Date.now());
-            if (input) renderer!.feed(input);
-          }
-        : undefined;
-      const handle = session.startTurn(input, inspect ? { inspect } : {});
+      const handle = typeof turn === 'function' ? turn() : turn;
+      const stopDeltas = renderer ? handle.onDelta((d) => d.type === 'text-delta' && renderer?.feed({ kind: 'text', delta: d.delta })) : undefined;
       current = handle;
+      if (interactive) {
+        steering = readSteerInput({
+          input: stdin,
+          show: (text) => renderer?.feed({ kind: 'input', text }),
+          submit: (text) => {
+            void handle.steer(text).then((o) => {
+              if (o.delivered === 'follow-up') followUps.push(o.turn);
+            });
+          },
+          onInterrupt: interrupt,
+          isAsking: () => asking,
+        });
+      }
       try {
         const r = await handle.done;
         code = r.outcome === 'completed' ? 0 : r.outcome === 'cancelled' ? EXIT_CANCELLED : 1;
       } finally {
+        steering?.stop();
+        steering = undefined;
+        stopDeltas?.();
         current = undefined;
         renderer?.stop();
         renderer = undefined;
       }
+    };
+    const runTurn = async (input: string) => {
+      await watchTurn(() => session.startTurn(input, inspect ? { inspect } : {}));
+      for (let next = followUps.shift(); next; next = followUps.shift()) await watchTurn(next);
     };
     if (o.prompt !== undefined) await runTurn(o.prompt);
     else {

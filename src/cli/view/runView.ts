@@ -24,6 +24,10 @@ export interface CallRow {
   error?: { code: string; message: string };
   /** The result's first line, when it succeeded. */
   summary?: string;
+  /** The latest progress the call reported (`tool/progress`), shown under its row while it runs. */
+  progress?: string;
+  /** The tail of the output it reported so far (the progress line is its last non-empty line). */
+  outputTail?: string;
 }
 
 export interface PendingApproval {
@@ -44,6 +48,8 @@ export interface RunViewState {
   approval?: PendingApproval;
   /** A line under the rows (e.g. "cancelling…"). */
   status?: string;
+  /** What the user is typing while the turn runs (a steering message, sent with Enter). */
+  input?: string;
   /** Calls of earlier steps (already in `stable`): late snapshots of theirs are ignored. */
   frozen: readonly string[];
 }
@@ -57,6 +63,7 @@ export type RunViewInput =
   | { kind: 'text'; delta: string }
   | { kind: 'approval'; approval: PendingApproval | undefined }
   | { kind: 'status'; status: string | undefined }
+  | { kind: 'input'; text: string | undefined }
   | { kind: 'note'; line: string };
 
 const STAGES: Record<string, string> = {
@@ -152,6 +159,8 @@ export function reduceRunView(state: RunViewState, input: RunViewInput, width = 
       return { ...state, approval: input.approval };
     case 'status':
       return { ...state, status: input.status };
+    case 'input':
+      return { ...state, input: input.text };
     case 'note':
       return { ...state, stable: [...state.stable, ...wrap(input.line, width)] };
     case 'stage': {
@@ -196,6 +205,18 @@ function onEvent(state: RunViewState, e: LogEvent, now: number, width: number): 
       };
       return { ...state, calls: known ? state.calls.map((c) => (c.callId === e.callId ? row : c)) : [...state.calls, row] };
     }
+    case 'tool/progress': {
+      const i = state.calls.findIndex((c) => c.callId === e.callId);
+      const c = state.calls[i];
+      if (!c || c.endedAt !== undefined) return state;
+      const outputTail = e.output !== undefined ? ((c.outputTail ?? '') + e.output).slice(-400) : c.outputTail;
+      const lastLine = outputTail?.split('\n').filter((l) => l.trim()).at(-1);
+      const status = [e.progress !== undefined ? `${e.progress}${e.total !== undefined ? `/${e.total}` : ''}` : '', e.message ?? ''].filter(Boolean).join(' ');
+      const progress = oneLine([status, lastLine ?? ''].filter(Boolean).join(' · '), 200);
+      return { ...state, calls: state.calls.map((r, j) => (j === i ? { ...r, outputTail, ...(progress ? { progress } : {}) } : r)) };
+    }
+    case 'user/steer':
+      return note(`› ${e.text}  (steering)`);
     case 'step/end':
       return freeze(state, width, now);
     case 'turn/end': {
@@ -249,6 +270,8 @@ export function callLines(c: CallRow, now: number, width: number, frame: number)
   const what = `${c.toolName}${c.args ? ` ${c.args}` : ''}`;
   const stage = c.endedAt === undefined ? c.stage : c.error ? c.error.code : 'done';
   const lines = wrap(`${mark} ${what}  ${stage}  ${time}`, width);
+  // The latest progress, one line under the row, while the call runs.
+  if (c.endedAt === undefined && c.progress) lines.push(`    ${oneLine(`⋯ ${c.progress}`, Math.max(10, width - 4))}`);
   if (c.error) lines.push(...wrap(`    ${c.error.code}: ${c.error.message}`, width));
   return lines;
 }
@@ -263,6 +286,7 @@ function liveLines(state: RunViewState, now: number, width: number, frame: numbe
     lines.push(...wrap('  [y] allow once  [a] allow always  [n] deny', width));
   }
   if (state.status) lines.push(...wrap(state.status, width));
+  if (state.input) lines.push(...wrap(`steer› ${state.input}`, width));
   return lines;
 }
 

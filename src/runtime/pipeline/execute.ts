@@ -9,9 +9,10 @@ import { describeThrown, ErrorCode, ErrorCodeSchema, thrownMessage, type ToolErr
 import type { ExecContext } from '../defineTool.js';
 import { errorInfo, toErrorInfo, toolErrorInfo, type ToolError } from '../toolError.js';
 import { toolOf } from './prepare.js';
+import { createProgressChannel, type ProgressChannel } from './progress.js';
 import { placeOf, type StageDeps } from './stageDeps.js';
 
-type ExecDeps = Pick<StageDeps, 'hooks' | 'log' | 'clock' | 'context'>;
+type ExecDeps = Pick<StageDeps, 'hooks' | 'log' | 'clock' | 'context' | 'progressIntervalMs'>;
 
 /**
  * Results carry only the stable codes of SPEC §6 (the log schema and every layer that routes on
@@ -69,7 +70,38 @@ function abortInfo(signal: AbortSignal): ToolErrorInfo {
   return toolErrorInfo(reason) ?? errorInfo(ErrorCode.ABORTED, `aborted: ${reason === undefined ? 'cancelled' : thrownMessage(reason)}`);
 }
 
-function execContext(deps: ExecDeps, view: CallView, signal: AbortSignal): ExecContext {
+/** The call's progress channel, made on the first update (most calls report none). */
+function lazyProgress(deps: ExecDeps, view: CallView, signal: AbortSignal): { report: ExecContext['progress']; close: () => void } {
+  let channel: ProgressChannel | undefined;
+  let closed = false;
+  const close = () => {
+    closed = true;
+    channel?.close();
+  };
+  return {
+    report: (update) => {
+      if (closed) return;
+      if (!channel) {
+        if (signal.aborted) return close();
+        channel = createProgressChannel({
+          clock: deps.clock,
+          intervalMs: deps.progressIntervalMs,
+          place: { ...placeOf(view), toolName: view.toolName },
+          append: (event) => void deps.log.append(event),
+        });
+        // After an abort the call settles without waiting for the body: what it reported is logged now.
+        signal.addEventListener('abort', close, { once: true });
+      }
+      channel.report(update);
+    },
+    close: () => {
+      if (channel) signal.removeEventListener('abort', close);
+      close();
+    },
+  };
+}
+
+function execContext(deps: ExecDeps, view: CallView, signal: AbortSignal, progress: ExecContext['progress']): ExecContext {
   return {
     signal,
     callId: view.callId,
@@ -77,6 +109,7 @@ function execContext(deps: ExecDeps, view: CallView, signal: AbortSignal): ExecC
     attempt: 1,
     context: deps.context,
     warn: (code, text, data) => deps.log.append({ type: 'warning', ...placeOf(view), code, message: text, data }),
+    progress,
   };
 }
 
@@ -100,8 +133,14 @@ async function runBody(p: PreparedCall, exec: ExecContext, callerSignal: AbortSi
 
 export function runExecute(deps: ExecDeps, p: PreparedCall, signal: AbortSignal): Promise<ExecOutcome> {
   const wrappers = deps.hooks.list('tools/execute');
-  const base = execContext(deps, p.view, signal);
-  if (wrappers.length === 0) return runBody(p, base, signal).then(wellFormedOutcome);
+  const progress = lazyProgress(deps, p.view, signal);
+  const base = execContext(deps, p.view, signal, progress.report);
+  // The last progress update is logged before the outcome reaches the call (and so before its result).
+  const settled = (o: ExecOutcome): ExecOutcome => {
+    progress.close();
+    return wellFormedOutcome(o);
+  };
+  if (wrappers.length === 0) return runBody(p, base, signal).then(settled);
   const run = (i: number, exec: ExecContext): Promise<ExecOutcome> => {
     if (i >= wrappers.length) return runBody(p, exec, signal);
     const w = wrappers[i]!;
@@ -133,7 +172,7 @@ export function runExecute(deps: ExecDeps, p: PreparedCall, signal: AbortSignal)
       return Promise.resolve(wrapperFailed(e));
     }
   };
-  return run(0, base).then(wellFormedOutcome);
+  return run(0, base).then(settled);
 }
 
 /** The per-call deadline: `expired` gets the TIMEOUT error unless the returned disarm comes first. */

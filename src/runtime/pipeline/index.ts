@@ -1,3 +1,4 @@
 export * from './approval.js';
 export * from './callStages.js';
 export * from './stageDeps.js';
+export * from './progress.js';

@@ -21,6 +21,8 @@ export interface StageDeps {
   readonly approval?: ApprovalService;
   /** Deep-frozen shared context handed to bodies. */
   readonly context: Readonly<Record<string, unknown>>;
+  /** Spacing of one call's `tool/progress` events (default `DEFAULT_PROGRESS_INTERVAL_MS`). */
+  readonly progressIntervalMs?: number;
 }
 
 /** Where a call's events go in the log. */

@@ -54,6 +54,8 @@ function groupThousands(n: number): string {
 }
 
 interface StepView {
+  /** Steering messages (`user/steer`) that entered before this step's request: user messages before its answer. */
+  steers: string[];
   /** Text of the current attempt; a failed attempt's partial text is dropped (see below). */
   text: string;
   /** Signed reasoning blocks of the current attempt, replayed before the text. */
@@ -93,7 +95,7 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
     const index = stepIndex ?? (turn.steps.size ? Math.max(...turn.steps.keys()) : 0);
     let step = turn.steps.get(index);
     if (!step) {
-      step = { text: '', reasoning: new ReasoningReplay(), calls: [], results: new Map() };
+      step = { steers: [], text: '', reasoning: new ReasoningReplay(), calls: [], results: new Map() };
       turn.steps.set(index, step);
     }
     return step;
@@ -143,6 +145,10 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
           summary = event.summary;
         }
         break;
+      case 'user/steer':
+        stepOf(event.turnId, event.stepIndex).steers.push(event.text);
+        break;
+      // `tool/progress` (partial output for UIs), warnings, approvals: never part of the prompt.
       default:
         break;
     }
@@ -156,6 +162,7 @@ export function projectPrompt(events: readonly LogEvent[], options: ProjectPromp
     if (turn.input !== undefined) prompt.push({ role: 'user', content: [{ type: 'text', text: turn.input }] });
     for (const index of [...turn.steps.keys()].sort((a, b) => a - b)) {
       const step = turn.steps.get(index)!;
+      for (const text of step.steers) prompt.push({ role: 'user', content: [{ type: 'text', text }] });
       // Model order, not completion order: the pairs the model sees are deterministic.
       const calls = [...step.calls].sort((a, b) => a.index - b.index || a.seq - b.seq);
       const assistant: (LanguageModelV3ReasoningPart | LanguageModelV3TextPart | LanguageModelV3ToolCallPart)[] = [...step.reasoning.parts()];

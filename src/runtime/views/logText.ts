@@ -27,7 +27,7 @@ export function describeEvent(e: LogEvent, options: LogTextOptions = {}): string
   const inputText = (input: unknown) => clip(typeof input === 'string' ? input : safeJson(input), 60);
   switch (e.type) {
     case 'turn/start':
-      return `turn/start ${e.turnId}: ${clip(e.input)}`;
+      return `turn/start ${e.turnId}${e.followUp ? ` (${e.followUp.kind} after ${e.followUp.after})` : ''}: ${clip(e.input)}`;
     case 'step/start':
       return `  step/start #${e.stepIndex}`;
     case 'llm/stream':
@@ -59,6 +59,15 @@ export function describeEvent(e: LogEvent, options: LogTextOptions = {}): string
       return `    warning ${e.code}${e.callId ? ` ${e.callId}` : ''}: ${clip(e.message, 80)}`;
     case 'tool/spilled':
       return `    tool/spilled ${e.callId}: ${e.bytes} bytes, ${e.lines} lines → ${e.locator}`;
+    case 'tool/progress': {
+      const status = [e.progress !== undefined ? `${e.progress}${e.total !== undefined ? `/${e.total}` : ''}` : '', e.message !== undefined ? clip(e.message, 60) : '']
+        .filter(Boolean)
+        .join(' ');
+      const out = e.output !== undefined ? ` ${quoted(e.output, 60)}${e.droppedChars ? ` (+${e.droppedChars} chars before)` : ''}` : '';
+      return `    tool/progress ${e.callId}${status ? ` ${status}` : ''}${out}`;
+    }
+    case 'user/steer':
+      return `  user/steer #${e.stepIndex}: ${quoted(e.text, 80)}`;
   }
 }
 

@@ -65,4 +65,20 @@ describe('a turn with MCP tools', () => {
     });
     expect(outputs[4]).toEqual({ type: 'error-text', value: 'disk on fire\nsecond line' });
   });
+  it('forwards the server\'s progress notifications as tool/progress events of the call, before its result (issue 15.1)', async () => {
+    const rt = createRuntime();
+    cleanups.push(() => rt.close());
+    const record = recordFile();
+    await attachMcpServers(rt, { fx: stdioConfig(record.path) });
+    // The call runs until cancelled: the notification is in the log while it is still running
+    // (a call that returned at once could race the SDK, which drops progress arriving with the response).
+    const h = rt.runCall({ callId: 'p1', toolName: 'fx__slow', input: { tag: 'turn-progress' } });
+    for (let i = 0; i < 600 && !rt.log.events().some((e) => e.type === 'tool/progress'); i++) await new Promise((r) => setTimeout(r, 50));
+    h.cancel('seen enough');
+    const r = await h.result;
+    expect(r.error?.code).toBe('ABORTED');
+    const events = rt.log.events().filter((e) => 'callId' in e && e.callId === 'p1');
+    expect(events.map((e) => e.type)).toEqual(['tool/call', 'tool/progress', 'tool/result']);
+    expect(events[1]).toMatchObject({ type: 'tool/progress', toolName: 'fx__slow', progress: 1, total: 2, message: 'half way', updates: 1 });
+  });
 });

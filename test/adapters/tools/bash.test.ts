@@ -151,4 +151,33 @@ describe('bash', () => {
     expect(r.metadata).toMatchObject({ partial: true, exitCode: null, stdoutChars: 40_011 });
     expect(await aliveAfterSettling(`sleep ${m}`)).toEqual([]);
   });
+  it('streams its output as tool/progress events while the command runs (issue 15.1); the result still has all of it', async () => {
+    const { rt, root } = await setup();
+    const { writeFile } = await import('node:fs/promises');
+    // The command waits for a file the test creates only once the first output is in the log.
+    const handle = rt.runCall({
+      callId: 'stream',
+      toolName: 'bash',
+      input: { command: 'echo started; echo "warn é" >&2; while [ ! -e go ]; do sleep 0.05; done; echo finished' },
+    });
+    const progressText = () =>
+      rt.log
+        .events()
+        .filter((e) => e.type === 'tool/progress' && e.callId === 'stream')
+        .map((e) => (e.type === 'tool/progress' ? (e.output ?? '') : ''))
+        .join('');
+    for (let i = 0; i < 600 && !progressText().includes('started'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(progressText()).toContain('started');
+    expect(rt.log.events().some((e) => e.type === 'tool/result')).toBe(false); // still running
+    await writeFile(join(root, 'go'), '');
+    const r = await handle.result;
+    expect(r.isError).toBe(false);
+    expect(r.content).toContain('finished');
+    // Every byte of output went through progress, in order per stream, before the result.
+    const streamed = progressText();
+    expect(streamed).toContain('warn é');
+    expect(streamed.replace('warn é\n', '')).toBe('started\nfinished\n');
+    const types = rt.log.events().filter((e) => 'callId' in e && e.callId === 'stream').map((e) => e.type);
+    expect(types.at(-1)).toBe('tool/result');
+  });
 });
