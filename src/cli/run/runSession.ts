@@ -24,6 +24,8 @@ import { createTerminalRenderer, type TerminalRenderer } from '../view/terminalR
 import { fromInspection } from '../view/runView.js';
 import { createAgentSession, type RunSetup } from './agentSession.js';
 import type { Runtime } from '../../runtime/createRuntime.js';
+import type { SessionLog } from '../../runtime/log/sessionLog.js';
+import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
 import { embeddedModel } from './embeddedModel.js';
 
@@ -53,6 +55,16 @@ export interface RunSessionOptions {
   plan?: boolean;
   /** Replaces the policies (see RunSetup.installPolicies). */
   installPolicies?: RunSetup['installPolicies'];
+  /** `--inspect`: the local inspector page follows the session (src/cli/inspect/runInspector.ts). */
+  inspector?: RunInspectorHooks;
+}
+
+/** What the inspector needs from a run: the log, the turns' inspection events, the questions. */
+export interface RunInspectorHooks {
+  /** The approval service: the page's, over the terminal's (none without a terminal: the page alone asks). */
+  approval(terminal: ApprovalService | undefined): ApprovalService;
+  attach(log: SessionLog): void;
+  inspect(ev: InspectionEvent): void;
 }
 
 /** The model for each turn from `--model`. */
@@ -117,9 +129,9 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     current.cancel('cancelled by Ctrl-C');
   };
 
-  const approval = interactive
-    ? keystrokeApproval({ input: stdin, show: (a) => renderer?.feed({ kind: 'approval', approval: a }), onInterrupt: interrupt })
-    : deniedWithoutTerminal(o.io.err);
+  const terminal = interactive ? keystrokeApproval({ input: stdin, show: (a) => renderer?.feed({ kind: 'approval', approval: a }), onInterrupt: interrupt }) : undefined;
+  const approval = o.inspector ? o.inspector.approval(terminal) : (terminal ?? deniedWithoutTerminal(o.io.err));
+  o.inspector?.attach(log);
   const session = createAgentSession({
     cwd: o.cwd,
     log,
@@ -159,12 +171,20 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     const runTurn = async (input: string) => {
       interrupts = 0;
       if (interactive) renderer = createTerminalRenderer(stdout);
-      const inspect = renderer
+      const toRenderer = renderer
         ? (ev: InspectionEvent) => {
             const input = fromInspection(ev, Date.now());
             if (input) renderer!.feed(input);
           }
         : undefined;
+      const toInspector = o.inspector ? (ev: InspectionEvent) => o.inspector!.inspect(ev) : undefined;
+      const inspect =
+        toRenderer && toInspector
+          ? (ev: InspectionEvent) => {
+              toRenderer(ev);
+              toInspector(ev);
+            }
+          : (toRenderer ?? toInspector);
       const handle = session.startTurn(input, inspect ? { inspect } : {});
       current = handle;
       try {
