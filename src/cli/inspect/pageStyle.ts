@@ -68,9 +68,9 @@ button.actor.selected { background: #ddf4ff; outline: 1px solid var(--accent); }
 .log-row.selected { box-shadow: inset 3px 0 0 var(--accent); }
 .log-row.error .code { color: var(--bad); font-weight: bold; }
 .log-row .seq, .log-head .seq { width: 3.5em; text-align: right; color: var(--muted); flex: none; }
-.log-row .type, .log-head .type { width: 13em; flex: none; overflow: hidden; }
-.log-row .call, .log-head .call { width: 8em; flex: none; overflow: hidden; text-overflow: ellipsis; }
-.log-row .code, .log-head .code { width: 9em; flex: none; overflow: hidden; text-overflow: ellipsis; }
+.log-row .type, .log-head .type { width: 11.5em; flex: none; overflow: hidden; }
+.log-row .call, .log-head .call { width: 7em; flex: none; overflow: hidden; text-overflow: ellipsis; }
+.log-row .code, .log-head .code { width: 8em; flex: none; overflow: hidden; text-overflow: ellipsis; }
 .log-row .text { flex: 1; overflow: hidden; text-overflow: ellipsis; color: var(--muted); }
 .pager { margin-top: 6px; }
 .live-stages { margin: 0; padding-left: 20px; font-family: monospace; }

@@ -17,6 +17,7 @@ const state = {
   title: '',
   live: false,
   connected: false,
+  ended: false,
   events: [] as LogEvent[],
   rows: [] as LogRow[],
   at: 0,
@@ -109,7 +110,7 @@ function draw(): void {
   }
   title.textContent = state.title;
   document.title = `dsh inspect: ${state.title}`;
-  badge.textContent = state.live ? 'live' : state.connected ? 'recorded' : 'connecting…';
+  badge.textContent = state.live ? 'live' : state.ended ? 'ended' : state.connected ? 'recorded' : 'connecting…';
   badge.className = `live-badge ${state.live ? 'on' : ''}`;
   status.textContent = state.status;
   scrubber.max = String(end);
@@ -168,6 +169,7 @@ on<{ pending: readonly PendingQuestion[] }>('approvals', (m) => {
 on<{ live: boolean }>('live', (m) => {
   state.live = m.live;
   if (!m.live) {
+    state.ended = true;
     state.status = 'the run has ended';
     source.close();
   }
