@@ -116,7 +116,10 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
       if (!tokenOk(req.headers['x-dsh-token'] as string | undefined)) return fail(res, 403, 'bad token');
       if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) return fail(res, 415, 'JSON only');
       const body = await readBody(req);
-      if (body === undefined) return fail(res, 413, 'too large');
+      if (body === undefined) {
+        res.setHeader('connection', 'close');
+        return fail(res, 413, 'too large');
+      }
       let parsed: { callId?: unknown; answer?: unknown };
       try {
         parsed = JSON.parse(body) as typeof parsed;
@@ -185,12 +188,11 @@ function readBody(req: IncomingMessage): Promise<string | undefined> {
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) {
-        resolve(undefined);
-        req.destroy();
-      } else chunks.push(c);
+      // Too large: answered 413 at once; the rest is read and dropped (the connection then closes).
+      if (size > MAX_BODY) resolve(undefined);
+      else chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(size > MAX_BODY ? undefined : Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
 }
