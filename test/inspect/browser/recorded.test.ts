@@ -36,6 +36,16 @@ async function inspect(dir: string, file: string) {
 }
 
 describe('dsh inspect on a recorded session (Chromium)', () => {
+  it('without a session to show: one line, exit 1; a missing file: one line, exit 1', async () => {
+    const dir = workDir();
+    const none = await startDsh(dir, ['inspect']).done;
+    expect(none.code).toBe(1);
+    expect(none.err).toMatch(/^dsh inspect: no sessions in .*\.dsh\/sessions/);
+    const missing = await startDsh(dir, ['inspect', 'nope.jsonl']).done;
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/^dsh inspect: .*nope\.jsonl: no such file or directory\n$/);
+  }, HANG);
+
   it('shows every stage of a call with its timing, and scrubbing the timeline changes what is shown', async () => {
     const dir = workDir();
     const file = await recordSession(dir, [
