@@ -242,8 +242,8 @@ export function renderDetail(input: RenderInput, handlers: Handlers, diagram: HT
       pending ? field('answer', answerButtons(c.callId, handlers)) : undefined,
       c.error ? field('error', h('span', { class: 'error', 'data-testid': 'call-error' }, `${c.error.code}: ${c.error.message}`)) : undefined,
       c.summary !== undefined ? field('result', h('code', {}, c.summary)) : undefined,
-      diagram,
       stagesTable(c, input.atEnd ? input.liveHistory.get(actorId('call', c.callId)) : undefined),
+      diagram,
     );
     const visited = c.durations ? STAGES.filter((s) => c.durations![s] !== undefined) : [];
     return { element: box, diagram: { machine: 'toolCall', state, visited } };
