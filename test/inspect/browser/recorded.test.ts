@@ -49,7 +49,8 @@ describe('dsh inspect on a recorded session (Chromium)', () => {
   it('shows every stage of a call with its timing, and scrubbing the timeline changes what is shown', async () => {
     const dir = workDir();
     const file = await recordSession(dir, [
-      { text: 'Reading, then a command.', toolCalls: [{ toolName: 'read', input: { path: 'a.txt' } }, { toolName: 'grep', input: { pattern: 'beta' } }] },
+      // Model output is hostile: markup in it is shown as text, never parsed.
+      { text: 'Reading <img src=x onerror="window.pwned=1">, then a command.', toolCalls: [{ toolName: 'read', input: { path: 'a.txt' } }, { toolName: 'grep', input: { pattern: '<script>window.pwned=2</script>beta' } }] },
       { toolCalls: [{ toolName: 'bash', input: { command: 'echo hello' } }] },
       { text: 'Done.' },
     ]);
@@ -99,6 +100,12 @@ describe('dsh inspect on a recorded session (Chromium)', () => {
     await page.waitForSelector('[data-testid=diagram][data-machine=step] g.current[data-state=done]');
     await page.click('[data-testid=log-row][data-seq="1"]');
     await page.waitForSelector('[data-testid=diagram][data-machine=turn] g.current[data-state=done]');
+
+    await page.click('[data-testid=step-link][data-key="turn-1/0"]');
+    await page.waitForSelector('[data-testid=detail] pre:has-text("<img src=x")');
+    expect(await page.$$('img')).toHaveLength(0);
+    expect(await page.$$('body script:not([src])')).toHaveLength(0);
+    expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
 
     expect(errors).toEqual([]);
     await page.close();
