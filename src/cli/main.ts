@@ -3,6 +3,7 @@
  *   dsh run [PROMPT]          an agent in the current directory (commands/run.ts)
  *   dsh sessions | resume | log | repair   sessions on disk (commands/*.ts)
  *   dsh mcp list              the configured MCP servers and their tools (commands/mcp.ts)
+ *   dsh inspect [SESSION]     a session in the browser: a local page (commands/inspect.ts, inspect/)
  *   dsh [tour] [--log FILE]   the pipeline tour (commands/tour.ts)
  *   dsh -h | --help | --version | help [COMMAND] | COMMAND --help
  * Exit codes: 0 done, 1 failed (a file error or corrupt log: one line on stderr, the stack only
@@ -12,6 +13,7 @@
  * `--version` and `--help` start fast. The process entry is bin.ts.
  */
 import { commandUsage, parseCommandArgs, UsageError, type CliIo, type Command } from './command.js';
+import { inspectCommand } from './commands/inspect.js';
 import { logCommand } from './commands/log.js';
 import { mcpCommand } from './commands/mcp.js';
 import { repairCommand } from './commands/repair.js';
@@ -29,7 +31,7 @@ const mcpListCommand = mcpCommand(async () => {
   return config.mcpServers ?? {};
 });
 
-export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, mcpListCommand, tourCommand];
+export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, mcpListCommand, tourCommand, inspectCommand];
 
 export const USAGE = `usage:
 ${COMMANDS.map((c) => `  ${c.synopsis}\n      ${c.summary}`).join('\n')}

@@ -3,7 +3,7 @@
 // without tsx: the `dsh` binary, `import('dsh')`, `dsh/node`, `dsh/machines` from plain Node, the
 // .d.ts under TypeScript, `dsh` bundled for the browser, and publint + arethetypeswrong on the
 // tarball. Slow (a build and an install): every bound below only catches a hang.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,9 +85,10 @@ afterAll(() => {
 }, HANG);
 
 describe('the packed tarball', () => {
-  it('ships the build, the README and package.json only: no sources, tests, bench or CI files', async () => {
+  it('ships the build, the diagrams (dsh inspect shows them), the README and package.json only: no sources, tests, bench or CI files', async () => {
     const files = ok(await run('tar', ['-tzf', tarball], work), 'tar').out.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
-    expect(files.filter((f) => !/^dist\/(src|machines)\/.+\.(js|d\.ts)$/.test(f)).sort()).toEqual(['README.md', 'package.json']);
+    const diagrams = ['scheduler', 'step', 'toolCall', 'turn'].map((m) => `visualizations/${m}.svg`);
+    expect(files.filter((f) => !/^dist\/(src|machines)\/.+\.(js|d\.ts)$/.test(f)).sort()).toEqual(['README.md', 'package.json', ...diagrams]);
     for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/policies.js', 'dist/src/policies.d.ts', 'dist/src/cli/bin.js']) {
       expect(files).toContain(entry);
     }
@@ -149,6 +150,36 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     expect(printed.out).toMatch(/turn\/end turn-1: completed after 4 steps/);
     const list = ok(await run(join(app, 'node_modules', '.bin', 'dsh'), ['sessions'], app), 'dsh sessions');
     expect(list.out).toMatch(/ 1 +completed$/m);
+  }, HANG);
+
+  it('dsh inspect serves its page from the package: the compiled page modules, the stylesheet, the diagrams (no tsx, no esbuild)', async () => {
+    const bin = join(app, 'node_modules', '.bin', 'dsh');
+    const log = join(work, 'inspect.jsonl');
+    ok(await run(bin, ['tour', '--log', log], app), 'dsh tour');
+    const child = spawn(bin, ['inspect', log], { cwd: app, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      const t0 = Date.now();
+      while (!/open (http:\/\/\S+)/.test(out) && Date.now() - t0 < HANG) await new Promise((r) => setTimeout(r, 100));
+      const url = new URL(/open (http:\/\/\S+)/.exec(out)![1]!);
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      for (const path of ['/assets/main.js', '/assets/model.js', '/assets/render.js', '/assets/timeline.js', '/assets/style.css', '/diagrams/toolCall.svg', '/diagrams/turn.svg']) {
+        const r = await fetch(new URL(path, url));
+        expect(r.status, path).toBe(200);
+        expect((await r.text()).length, path).toBeGreaterThan(100);
+      }
+      const stream = await fetch(new URL(`/api/stream?t=${url.searchParams.get('t')}`, url));
+      const reader = stream.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      expect(first).toMatch(/^event: init\ndata: \{"title":/);
+      await reader.cancel();
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
   }, HANG);
 
   it('import("dsh"), "dsh/node", "dsh/machines" and "dsh/policies" work from plain Node', async () => {

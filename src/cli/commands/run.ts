@@ -50,7 +50,7 @@ export function allowList(value: string | boolean | string[] | undefined): strin
 export const runCommand: Command = {
   name: 'run',
   summary: 'run an agent in the current directory (embedded model by default)',
-  synopsis: 'dsh run [PROMPT] [--model SPEC] [--allow TOOL] [--plan] [--json] [--demo]',
+  synopsis: 'dsh run [PROMPT] [--model SPEC] [--allow TOOL] [--plan] [--json] [--demo] [--inspect]',
   details: `Runs PROMPT as one turn of a new session in the current directory, with the built-in tools
 (read, grep, glob, write, edit, bash) confined to it. Without PROMPT on a terminal: a REPL, one
 turn after another in the same session (/exit or Ctrl-D ends it). The session is logged to
@@ -60,11 +60,14 @@ ${RUN_FLAGS_HELP}
   --demo            work in a fresh throwaway copy of an example project (in the temp directory),
                     on the embedded model, with a default prompt; without a terminal, edit, write
                     and bash are pre-approved (it is a throwaway copy). What \`npm start\` runs.
+  --inspect         follow the session on a local page (see dsh inspect): live statecharts, stages,
+                    the log; questions are answered there too (without a terminal, only there).
+                    The page stays up after the run until Ctrl-C
 
 ${RUN_CONFIG_HELP}
 
 ${RUN_EXIT_HELP}`,
-  options: { ...RUN_OPTIONS, demo: { type: 'boolean' } },
+  options: { ...RUN_OPTIONS, demo: { type: 'boolean' }, inspect: { type: 'boolean' } },
   positionals: { min: 0, max: 1, name: 'PROMPT' },
   async run({ values, positionals }, io) {
     const [{ runSession, modelFactory }, { newSessionFile }, { loadConfig }] = await Promise.all([
@@ -95,7 +98,10 @@ ${RUN_EXIT_HELP}`,
     const spec = demo ? undefined : ((values.model as string | undefined) ?? config.model);
     const models = await modelFactory(spec, { cwd, baseUrl: values['base-url'] as string | undefined, env: process.env });
     const { id, file } = newSessionFile(cwd);
-    return runSession({
+    const info = values.json === true ? io.err : io.out;
+    const inspector = values.inspect === true ? await (await import('../inspect/runInspector.js')).startRunInspector(id) : undefined;
+    if (inspector) info(`dsh run: inspector at ${inspector.url}`);
+    const running = runSession({
       id,
       file,
       cwd,
@@ -107,6 +113,19 @@ ${RUN_EXIT_HELP}`,
       plan: values.plan === true,
       io,
       env: process.env,
+      ...(inspector ? { inspector: inspector.hooks } : {}),
     });
+    const code = await running.catch(async (e: unknown) => {
+      await inspector?.close();
+      throw e;
+    });
+    if (inspector) {
+      inspector.end();
+      info(`dsh run: the run has ended; the inspector stays at ${inspector.url} until Ctrl-C`);
+      const { untilStopped } = await import('../inspect/untilStopped.js');
+      await untilStopped();
+      await inspector.close();
+    }
+    return code;
   },
 };

@@ -21,6 +21,7 @@ import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { createRuntime, type Runtime } from '../../runtime/createRuntime.js';
 import { applyConfig, runtimeOptionsFromConfig } from '../../runtime/policies/applyConfig.js';
 import { modelSummarizer } from '../../runtime/context/summarizer.js';
+import { metrics } from '../../runtime/wrappers/metrics.js';
 import type { DshConfig } from '../config/schema.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import type { TurnHandle } from '../../runtime/turns.js';
@@ -98,6 +99,9 @@ export function createAgentSession(setup: RunSetup): AgentSession {
     ...(config.maxInlineBytes !== undefined ? { maxReadBytes: Math.min(DEFAULT_MAX_READ_BYTES, Math.floor((config.maxInlineBytes * 3) / 4)) } : {}),
   });
   for (const tool of tools.all) runtime.tools.register(tool);
+  // Stage marks: every result carries its per-stage durations (`metadata.durationsMs`), so a
+  // recorded session shows each call's stages with their timings (dsh inspect).
+  runtime.hooks.on('tools/execute', 'stage-timings', metrics());
   (setup.installPolicies ?? configuredPolicies)(runtime, setup);
   return {
     runtime,

@@ -28,6 +28,8 @@ import { createTerminalRenderer, type TerminalRenderer } from '../view/terminalR
 import { fromInspection } from '../view/runView.js';
 import { createAgentSession, type RunSetup } from './agentSession.js';
 import type { Runtime } from '../../runtime/createRuntime.js';
+import type { SessionLog } from '../../runtime/log/sessionLog.js';
+import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
 import { embeddedModel } from './embeddedModel.js';
 import { readSteerInput, type SteerInput } from './steerInput.js';
@@ -59,6 +61,16 @@ export interface RunSessionOptions {
   plan?: boolean;
   /** Replaces the policies (see RunSetup.installPolicies). */
   installPolicies?: RunSetup['installPolicies'];
+  /** `--inspect`: the local inspector page follows the session (src/cli/inspect/runInspector.ts). */
+  inspector?: RunInspectorHooks;
+}
+
+/** What the inspector needs from a run: the log, the turns' inspection events, the questions. */
+export interface RunInspectorHooks {
+  /** The approval service: the page's, over the terminal's (none without a terminal: the page alone asks). */
+  approval(terminal: ApprovalService | undefined): ApprovalService;
+  attach(log: SessionLog): void;
+  inspect(ev: InspectionEvent): void;
 }
 
 /** The model for each turn from `--model`. */
@@ -127,7 +139,7 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
   // an approval question takes the keystrokes while it is open.
   let asking = false;
   let steering: SteerInput | undefined;
-  const approval = interactive
+  const terminal = interactive
     ? keystrokeApproval({
         input: stdin,
         show: (a) => {
@@ -137,7 +149,10 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
         },
         onInterrupt: interrupt,
       })
-    : deniedWithoutTerminal(o.io.err);
+    : undefined;
+  // With --inspect the page answers approvals too (the first answer wins, withdrawing the other).
+  const approval = o.inspector ? o.inspector.approval(terminal) : (terminal ?? deniedWithoutTerminal(o.io.err));
+  o.inspector?.attach(log);
   const session = createAgentSession({
     cwd: o.cwd,
     log,
@@ -178,12 +193,17 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     const followUps: TurnHandle[] = [];
     // One function for every turn, follow-ups included (they inherit it): it feeds the current view.
     // The model's text comes from the turn's deltas (below), not from inspection.
-    const inspect = interactive
-      ? (ev: InspectionEvent) => {
-          const input = fromInspection(ev, Date.now());
-          if (input && input.kind !== 'text') renderer?.feed(input);
-        }
-      : undefined;
+    // With --inspect, the page's live view hears the same events.
+    const inspect =
+      interactive || o.inspector
+        ? (ev: InspectionEvent) => {
+            if (interactive) {
+              const input = fromInspection(ev, Date.now());
+              if (input && input.kind !== 'text') renderer?.feed(input);
+            }
+            o.inspector?.inspect(ev);
+          }
+        : undefined;
     // `turn` is a handle, or starts one once the view is there (so the view sees its `turn/start`).
     const watchTurn = async (turn: TurnHandle | (() => TurnHandle)) => {
       interrupts = 0;

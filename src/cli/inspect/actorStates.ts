@@ -1,0 +1,62 @@
+/**
+ * The one place that turns XState inspection into the inspector's live actor states: which turn,
+ * step or call an `@xstate.snapshot` is about, and the state it is in, named as the generated
+ * diagrams name it (`executing_running` for `{ executing: 'running' }`; see scripts/viz).
+ *
+ * Calls are matched by the request's callId in the call actor's context, never by the actor id
+ * (`call-<index>` ids are reused across steps). Synchronous stages (validating, guard, …) pass
+ * inside one macrostep and so never show as snapshots here; their durations come from the
+ * result's `metadata.durationsMs`. A typed per-call stage stream can replace this function.
+ */
+import type { InspectionEvent } from 'xstate';
+
+export type ActorKind = 'turn' | 'step' | 'call';
+
+export interface ActorState {
+  kind: ActorKind;
+  /** turn: the turnId; step: `<turnId>/<stepIndex>`; call: the callId. */
+  key: string;
+  /** The state as the diagrams name it (`executing_running`), or `settled`/`done`. */
+  state: string;
+  /** ms since the epoch (the inspector's wall clock) when it was seen. */
+  time: number;
+}
+
+/** `{ executing: 'running' }` → `executing_running`; parallel states: the first region. */
+export function diagramStateOf(value: unknown): string {
+  const path: string[] = [];
+  let v = value;
+  while (v && typeof v === 'object') {
+    const first = Object.entries(v as Record<string, unknown>)[0];
+    if (!first) break;
+    path.push(first[0]);
+    v = first[1];
+  }
+  if (typeof v === 'string') path.push(v);
+  return path.join('_');
+}
+
+const stepKey = (turnId: string, stepIndex: number) => `${turnId}/${stepIndex}`;
+export { stepKey };
+
+/** The actor state an inspection event shows, if it is a snapshot of a turn, step or call actor. */
+export function actorStateOf(ev: InspectionEvent, now: number): ActorState | undefined {
+  if (ev.type !== '@xstate.snapshot') return undefined;
+  const snap = ev.snapshot as { machine?: { id?: unknown }; value?: unknown; context?: Record<string, unknown> };
+  const ctx = snap.context;
+  if (!ctx || typeof ctx !== 'object') return undefined;
+  const state = diagramStateOf(snap.value);
+  if (!state) return undefined;
+  switch (snap.machine?.id) {
+    case 'turn':
+      return typeof ctx.turnId === 'string' ? { kind: 'turn', key: ctx.turnId, state, time: now } : undefined;
+    case 'step':
+      return typeof ctx.turnId === 'string' && typeof ctx.stepIndex === 'number' ? { kind: 'step', key: stepKey(ctx.turnId, ctx.stepIndex), state, time: now } : undefined;
+    case 'toolCall': {
+      const req = ctx.request as { callId?: unknown } | undefined;
+      return typeof req?.callId === 'string' ? { kind: 'call', key: req.callId, state, time: now } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}

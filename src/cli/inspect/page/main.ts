@@ -1,0 +1,183 @@
+/**
+ * The inspector page: connects to the local server's event stream (the session's log events, the
+ * live actor states, the waiting questions), keeps the page state, and redraws on each change
+ * (at most once a frame). The timeline scrubber picks the point of the log the page shows.
+ */
+import type { LogEvent } from '../../../protocol/index.js';
+import type { ActorState } from '../actorStates.js';
+import type { FeedSnapshot } from '../feed.js';
+import type { PendingQuestion } from '../pageApprovals.js';
+import { logRow, recordLive, sessionAt, type LiveHistory, type LogRow } from './model.js';
+import { CALLS_PER_PAGE, DiagramPanel, h, renderActors, renderApprovals, renderDetail, type Answer, type Handlers, type Selection } from './render.js';
+import { createLogList } from './timeline.js';
+
+const token = new URLSearchParams(location.search).get('t') ?? '';
+
+const state = {
+  title: '',
+  live: false,
+  connected: false,
+  ended: false,
+  events: [] as LogEvent[],
+  rows: [] as LogRow[],
+  at: 0,
+  follow: true,
+  liveHistory: new Map() as LiveHistory,
+  pending: [] as readonly PendingQuestion[],
+  selected: undefined as Selection | undefined,
+  callPage: 0,
+  status: '',
+};
+
+const lastSeq = () => state.events.at(-1)?.seq ?? 0;
+
+// ---- layout ----
+const title = h('span', { class: 'title' });
+const badge = h('span', { class: 'live-badge', 'data-testid': 'mode' });
+const status = h('span', { class: 'status', 'data-testid': 'status' });
+const scrubber = h('input', { type: 'range', min: '0', max: '0', value: '0', 'data-testid': 'scrubber', 'aria-label': 'position in the log' }) as HTMLInputElement;
+const position = h('span', { class: 'position', 'data-testid': 'position' });
+const back = h('button', { type: 'button', 'data-testid': 'step-back', title: 'one event back' }, '◀');
+const forward = h('button', { type: 'button', 'data-testid': 'step-forward', title: 'one event on' }, '▶');
+const follow = h('input', { type: 'checkbox', 'data-testid': 'follow' }) as HTMLInputElement;
+const approvalsSlot = h('div', {});
+const actorsSlot = h('div', { class: 'col actors-col' });
+const detailSlot = h('div', { class: 'col detail-col' });
+const diagram = new DiagramPanel();
+
+const handlers: Handlers = {
+  select(s) {
+    state.selected = s;
+    if (s.kind === 'call') {
+      const i = sessionAt(state.events, state.at).calls.findIndex((c) => c.callId === s.key);
+      if (i >= 0) state.callPage = Math.floor(i / CALLS_PER_PAGE);
+    }
+    schedule();
+  },
+  page(n) {
+    state.callPage = n;
+    schedule();
+  },
+  answer(callId, answer) {
+    void sendAnswer(callId, answer);
+  },
+};
+
+const logList = createLogList((row) => {
+  if (row.actor) handlers.select(row.actor);
+});
+
+document.body.append(
+  h('header', {}, h('b', {}, 'dsh inspect'), ' ', title, ' ', badge, ' ', status),
+  h('section', { class: 'timeline' }, back, scrubber, forward, position, h('label', { class: 'follow' }, follow, ' follow the end')),
+  approvalsSlot,
+  h('main', {}, actorsSlot, detailSlot, h('div', { class: 'col log-col' }, h('h2', {}, 'Log'), h('div', { class: 'log-head' }, h('span', { class: 'seq' }, 'seq'), h('span', { class: 'type' }, 'event'), h('span', { class: 'call' }, 'call'), h('span', { class: 'code' }, 'code'), h('span', { class: 'text' }, '')), logList.element)),
+);
+
+const moveTo = (at: number) => {
+  state.at = Math.max(0, Math.min(lastSeq(), at));
+  state.follow = state.at === lastSeq();
+  schedule();
+  logList.reveal(state.at);
+};
+scrubber.addEventListener('input', () => moveTo(Number(scrubber.value)));
+back.addEventListener('click', () => moveTo(state.at - 1));
+forward.addEventListener('click', () => moveTo(state.at + 1));
+follow.addEventListener('change', () => {
+  state.follow = follow.checked;
+  if (state.follow) moveTo(lastSeq());
+});
+
+// ---- drawing ----
+let frame = 0;
+function schedule(): void {
+  if (frame) return;
+  frame = requestAnimationFrame(() => {
+    frame = 0;
+    draw();
+  });
+}
+
+function draw(): void {
+  const end = lastSeq();
+  if (state.follow) state.at = end;
+  const view = sessionAt(state.events, state.at);
+  if (!state.selected) {
+    const c = view.calls.at(-1);
+    const t = view.turns.at(-1);
+    if (c) state.selected = { kind: 'call', key: c.callId };
+    else if (t) state.selected = { kind: 'turn', key: t.turnId };
+  }
+  title.textContent = state.title;
+  document.title = `dsh inspect: ${state.title}`;
+  badge.textContent = state.live ? 'live' : state.ended ? 'ended' : state.connected ? 'recorded' : 'connecting…';
+  badge.className = `live-badge ${state.live ? 'on' : ''}`;
+  status.textContent = state.status;
+  scrubber.max = String(end);
+  scrubber.value = String(state.at);
+  follow.checked = state.follow;
+  const at = state.events.find((e) => e.seq === state.at);
+  position.textContent = `seq ${state.at} of ${end}${at ? ` · ${new Date(at.time).toISOString().slice(11, 23)} · ${at.type}` : ''}`;
+  const input = { view, atEnd: state.live && state.at === end, live: state.live, liveHistory: state.liveHistory, pending: state.pending, selected: state.selected, callPage: state.callPage };
+  approvalsSlot.replaceChildren(renderApprovals(input, handlers));
+  actorsSlot.replaceChildren(renderActors(input, handlers));
+  const detail = renderDetail(input, handlers, diagram.element);
+  detailSlot.replaceChildren(detail.element);
+  if (detail.diagram) void diagram.show(detail.diagram.machine, detail.diagram.state, detail.diagram.visited);
+  const sel = state.selected ? `${state.selected.kind}:${state.selected.key}` : undefined;
+  logList.update(state.rows, state.at, sel);
+  document.body.dataset.ready = 'true';
+}
+
+// ---- the server ----
+function addEvent(e: LogEvent): void {
+  if (e.seq <= lastSeq()) return;
+  state.events.push(e);
+  state.rows.push(logRow(e));
+}
+
+async function sendAnswer(callId: string, answer: Answer): Promise<void> {
+  try {
+    const r = await fetch('/api/approve', { method: 'POST', headers: { 'content-type': 'application/json', 'x-dsh-token': token }, body: JSON.stringify({ callId, answer }) });
+    state.status = r.ok ? `answered ${callId}: ${answer}` : `could not answer ${callId}: ${(await r.text()).trim()}`;
+  } catch (e) {
+    state.status = `could not answer ${callId}: ${String(e)}`;
+  }
+  schedule();
+}
+
+const source = new EventSource(`/api/stream?t=${encodeURIComponent(token)}`);
+const on = <T>(type: string, fn: (data: T) => void) =>
+  source.addEventListener(type, (m) => {
+    fn(JSON.parse((m as MessageEvent<string>).data) as T);
+    schedule();
+  });
+on<FeedSnapshot>('init', (s) => {
+  state.connected = true;
+  state.title = s.title;
+  state.live = s.live;
+  for (const e of s.events) addEvent(e);
+  for (const a of s.actors) recordLive(state.liveHistory, a);
+  state.pending = s.pending;
+  if (!s.live) source.close();
+});
+on<{ event: LogEvent }>('log', (m) => addEvent(m.event));
+on<{ actor: ActorState }>('actor', (m) => recordLive(state.liveHistory, m.actor));
+on<{ pending: readonly PendingQuestion[] }>('approvals', (m) => {
+  state.pending = m.pending;
+});
+on<{ live: boolean }>('live', (m) => {
+  state.live = m.live;
+  if (!m.live) {
+    state.ended = true;
+    state.status = 'the run has ended';
+    source.close();
+  }
+});
+source.addEventListener('error', () => {
+  if (source.readyState === EventSource.CLOSED) {
+    state.status = 'disconnected';
+    schedule();
+  }
+});
+schedule();

@@ -1,0 +1,283 @@
+/**
+ * The inspector page's panels, drawn from the model: the actors (turns, steps, a paged list of
+ * calls), the selected actor with its statechart (the generated diagram, current state
+ * highlighted) and, for a call, its stages with their timings, and the questions waiting for an
+ * answer. Text from the log is only ever set as text (it is model output: hostile).
+ */
+import type { ActorKind, ActorState } from '../actorStates.js';
+import type { PendingQuestion } from '../pageApprovals.js';
+import { actorId, highlightedStates, STAGES, type CallView, type SessionView, type StepView, type TurnView } from './model.js';
+
+export const CALLS_PER_PAGE = 50;
+
+export type Answer = 'allowed-once' | 'allowed-always' | 'denied';
+
+export interface Selection {
+  kind: ActorKind;
+  key: string;
+}
+
+export interface RenderInput {
+  view: SessionView;
+  /** Following the end of a live session: live actor states apply. */
+  atEnd: boolean;
+  live: boolean;
+  liveHistory: ReadonlyMap<string, readonly ActorState[]>;
+  pending: readonly PendingQuestion[];
+  selected: Selection | undefined;
+  callPage: number;
+}
+
+export interface Handlers {
+  select(s: Selection): void;
+  page(n: number): void;
+  answer(callId: string, answer: Answer): void;
+}
+
+type Child = Node | string | undefined | false;
+
+export function h(tag: string, attrs: Record<string, string | undefined> = {}, ...children: Child[]): HTMLElement {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined) el.setAttribute(k, v);
+  for (const c of children) if (c !== undefined && c !== false) el.append(c);
+  return el;
+}
+
+/** The state an actor is in: the live one while following a running session, else the log's. */
+export function currentState(input: RenderInput, kind: ActorKind, key: string, fromLog: string): string {
+  if (!input.atEnd) return fromLog;
+  const live = input.liveHistory.get(actorId(kind, key))?.at(-1);
+  if (!live) return fromLog;
+  // The log has the last word once it says the actor finished.
+  if (fromLog === 'settled' || fromLog === 'done') return fromLog;
+  return live.state;
+}
+
+const fmtMs = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms < 1000 ? ms.toFixed(1) : `${(ms / 1000).toFixed(2)} s`).replace(/\.0+$/, '') + (ms < 1000 ? ' ms' : '');
+
+function answerButtons(callId: string, handlers: Handlers): HTMLElement {
+  const b = (answer: Answer, label: string, testid: string) => {
+    const el = h('button', { type: 'button', 'data-testid': testid, 'data-call-id': callId, class: `answer ${answer}` }, label);
+    el.addEventListener('click', () => handlers.answer(callId, answer));
+    return el;
+  };
+  return h('span', { class: 'answers' }, b('allowed-once', 'Allow once', 'approve-once'), b('allowed-always', 'Always', 'approve-always'), b('denied', 'Deny', 'deny'));
+}
+
+export function renderApprovals(input: RenderInput, handlers: Handlers): HTMLElement {
+  const box = h('section', { class: 'approvals', 'data-testid': 'approvals' });
+  if (!input.live || input.pending.length === 0) return box;
+  box.append(h('h2', {}, `Waiting for an answer (${input.pending.length})`));
+  for (const q of input.pending) {
+    const row = h('div', { class: 'question', 'data-testid': 'question', 'data-call-id': q.callId }, h('b', {}, q.toolName), ' ', h('code', {}, q.args), q.reason ? h('span', { class: 'reason' }, ` — ${q.reason}`) : undefined, ' ', answerButtons(q.callId, handlers));
+    row.addEventListener('dblclick', () => handlers.select({ kind: 'call', key: q.callId }));
+    box.append(row);
+  }
+  return box;
+}
+
+function actorLink(label: Child[], sel: Selection, input: RenderInput, handlers: Handlers, testid: string, state: string): HTMLElement {
+  const selected = input.selected?.kind === sel.kind && input.selected.key === sel.key;
+  const el = h('button', { type: 'button', class: `actor ${selected ? 'selected' : ''}`, 'data-testid': testid, 'data-key': sel.key, 'data-state': state }, ...label);
+  el.addEventListener('click', () => handlers.select(sel));
+  return el;
+}
+
+export function renderActors(input: RenderInput, handlers: Handlers): HTMLElement {
+  const nav = h('nav', { class: 'actors' });
+  nav.append(h('h2', {}, 'Turns and steps'));
+  if (input.view.turns.length === 0) nav.append(h('p', { class: 'muted' }, 'nothing yet at this point of the log'));
+  const tree = h('ul', { class: 'tree' });
+  for (const t of input.view.turns) {
+    const ts = currentState(input, 'turn', t.turnId, t.state);
+    const steps = h('ul', {});
+    for (const s of t.steps) {
+      const ss = currentState(input, 'step', s.key, s.state);
+      steps.append(h('li', {}, actorLink([`step ${s.stepIndex} `, h('span', { class: 'badge' }, ss), ` ${s.callIds.length} call(s)`], { kind: 'step', key: s.key }, input, handlers, 'step-link', ss)));
+    }
+    tree.append(h('li', {}, actorLink([`${t.turnId} `, h('span', { class: 'badge' }, t.outcome ?? ts), ` ${t.input.slice(0, 40)}`], { kind: 'turn', key: t.turnId }, input, handlers, 'turn-link', ts), steps));
+  }
+  nav.append(tree);
+
+  const calls = input.view.calls;
+  const pages = Math.max(1, Math.ceil(calls.length / CALLS_PER_PAGE));
+  const page = Math.min(Math.max(0, input.callPage), pages - 1);
+  nav.append(h('h2', {}, `Calls (${calls.length})`));
+  const list = h('ol', { class: 'calls', 'data-testid': 'calls', start: String(page * CALLS_PER_PAGE + 1) });
+  for (const c of calls.slice(page * CALLS_PER_PAGE, (page + 1) * CALLS_PER_PAGE)) {
+    const st = currentState(input, 'call', c.callId, c.state);
+    const status = c.ok === true ? 'ok' : c.ok === false ? 'failed' : 'running';
+    list.append(
+      h(
+        'li',
+        { class: status },
+        actorLink([h('span', { class: 'badge' }, c.error?.code ?? st), ` ${c.toolName} `, h('code', {}, c.args), c.durations?.total !== undefined ? h('span', { class: 'muted' }, ` ${fmtMs(c.durations.total)}`) : undefined], { kind: 'call', key: c.callId }, input, handlers, 'call-row', st),
+      ),
+    );
+  }
+  nav.append(list);
+  if (pages > 1) {
+    const btn = (label: string, to: number, testid: string) => {
+      const b = h('button', { type: 'button', 'data-testid': testid }, label) as HTMLButtonElement;
+      b.disabled = to < 0 || to >= pages;
+      b.addEventListener('click', () => handlers.page(to));
+      return b;
+    };
+    nav.append(h('div', { class: 'pager', 'data-testid': 'pager' }, btn('‹ prev', page - 1, 'page-prev'), ` page ${page + 1} of ${pages} `, btn('next ›', page + 1, 'page-next')));
+  }
+  return nav;
+}
+
+/** The diagram panel: one SVG per machine, kept, its classes changed to highlight the state. */
+export class DiagramPanel {
+  readonly element = h('div', { class: 'diagram', 'data-testid': 'diagram' });
+  private readonly svgs = new Map<string, Promise<SVGSVGElement | undefined>>();
+  private shown = '';
+
+  private load(machine: string): Promise<SVGSVGElement | undefined> {
+    let p = this.svgs.get(machine);
+    if (!p) {
+      p = fetch(`/diagrams/${machine}.svg`)
+        .then((r) => (r.ok ? r.text() : Promise.reject(new Error(`${machine}.svg: HTTP ${r.status}`))))
+        .then((text) => {
+          const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+          const svg = doc.documentElement as unknown as SVGSVGElement;
+          if (svg.nodeName !== 'svg') return undefined;
+          svg.removeAttribute('width');
+          svg.removeAttribute('height');
+          return document.importNode(svg, true);
+        })
+        .catch(() => undefined);
+      this.svgs.set(machine, p);
+    }
+    return p;
+  }
+
+  /** Shows `machine`'s diagram with `state` (and its parents) highlighted and `visited` stages marked. */
+  async show(machine: string, state: string, visited: readonly string[] = []): Promise<void> {
+    this.shown = machine;
+    const svg = await this.load(machine);
+    if (this.shown !== machine) return;
+    if (!svg) {
+      this.element.replaceChildren(h('p', { class: 'muted' }, `no diagram for ${machine}`));
+      return;
+    }
+    if (this.element.firstChild !== svg) this.element.replaceChildren(svg);
+    this.element.dataset.machine = machine;
+    this.element.dataset.state = state;
+    svg.querySelectorAll('g[data-state]').forEach((g) => g.classList.remove('current', 'current-parent', 'visited'));
+    const states = highlightedStates(state);
+    states.forEach((s, i) => svg.querySelector(`g[data-state="${CSS.escape(s)}"]`)?.classList.add(i === states.length - 1 ? 'current' : 'current-parent'));
+    for (const v of visited) svg.querySelector(`g[data-state="${CSS.escape(v)}"]`)?.classList.add('visited');
+  }
+}
+
+function stagesTable(c: CallView, live: readonly ActorState[] | undefined): HTMLElement {
+  const box = h('div', { class: 'stages', 'data-testid': 'stages' });
+  if (c.durations) {
+    const total = c.durations.total ?? STAGES.reduce((n, s) => n + (c.durations?.[s] ?? 0), 0);
+    const bar = h('div', { class: 'stage-bar' });
+    const table = h('table', {}, h('tr', {}, h('th', {}, 'stage'), h('th', {}, 'time'), h('th', {}, 'share')));
+    for (const s of STAGES) {
+      const ms = c.durations[s];
+      if (ms === undefined) continue;
+      const share = total > 0 ? (ms / total) * 100 : 0;
+      const seg = h('span', { class: `seg ${s}`, title: `${s}: ${fmtMs(ms)}` });
+      seg.style.flexGrow = String(Math.max(share, 0.5));
+      bar.append(seg);
+      table.append(h('tr', { 'data-testid': 'stage-row', 'data-stage': s }, h('td', {}, h('span', { class: `dot ${s}` }), s), h('td', { class: 'num' }, fmtMs(ms)), h('td', { class: 'num' }, `${share.toFixed(0)}%`)));
+    }
+    table.append(h('tr', { class: 'total' }, h('td', {}, 'total'), h('td', { class: 'num' }, fmtMs(total)), h('td', {}, '')));
+    box.append(h('h3', {}, 'Stages'), bar, table);
+  } else if (c.state === 'settled') {
+    box.append(h('p', { class: 'muted' }, 'no stage timings: this session did not collect stage marks'));
+  }
+  if (live && live.length > 0) {
+    const t0 = live[0]!.time;
+    const list = h('ol', { class: 'live-stages', 'data-testid': 'live-stages' });
+    for (const a of live) list.append(h('li', { 'data-state': a.state }, `${a.state} `, h('span', { class: 'muted' }, `+${fmtMs(a.time - t0)}`)));
+    box.append(h('h3', {}, 'States seen live'), list);
+  }
+  return box;
+}
+
+function appendAll(el: HTMLElement, ...children: Child[]): void {
+  for (const c of children) if (c !== undefined && c !== false) el.append(c);
+}
+
+function field(name: string, value: Child): HTMLElement {
+  return h('div', { class: 'field' }, h('span', { class: 'name' }, name), h('span', { class: 'value' }, value));
+}
+
+export interface DetailOut {
+  element: HTMLElement;
+  /** Which diagram to show, in what state. */
+  diagram?: { machine: string; state: string; visited: string[] };
+}
+
+export function renderDetail(input: RenderInput, handlers: Handlers, diagram: HTMLElement): DetailOut {
+  const sel = input.selected;
+  const box = h('section', { class: 'detail', 'data-testid': 'detail' });
+  if (!sel) {
+    box.append(h('p', { class: 'muted' }, 'Select a turn, step, call or log entry.'));
+    return { element: box };
+  }
+  box.dataset.kind = sel.kind;
+  box.dataset.key = sel.key;
+  if (sel.kind === 'call') {
+    const c = input.view.callById.get(sel.key);
+    if (!c) {
+      box.append(h('h2', {}, sel.key), h('p', { class: 'muted', 'data-testid': 'not-yet' }, `not called yet at seq ${input.view.at}`));
+      return { element: box };
+    }
+    const state = currentState(input, 'call', c.callId, c.state);
+    const pending = input.live && input.pending.some((q) => q.callId === c.callId);
+    appendAll(
+      box,
+      h('h2', {}, `call ${c.callId} `, h('span', { class: 'badge', 'data-testid': 'detail-state' }, state)),
+      field('tool', h('b', {}, c.toolName)),
+      field('arguments', h('code', {}, c.args)),
+      field('where', `${c.turnId ?? '-'} step ${c.stepIndex ?? '-'}, #${c.index} in its batch (seq ${c.callSeq}${c.resultSeq ? `–${c.resultSeq}` : ''})`),
+      c.approval ? field('approval', `${c.approval.reason ?? 'asked'} → ${c.approval.answer ?? 'waiting'}`) : undefined,
+      pending ? field('answer', answerButtons(c.callId, handlers)) : undefined,
+      c.error ? field('error', h('span', { class: 'error', 'data-testid': 'call-error' }, `${c.error.code}: ${c.error.message}`)) : undefined,
+      c.summary !== undefined ? field('result', h('code', {}, c.summary)) : undefined,
+      stagesTable(c, input.atEnd ? input.liveHistory.get(actorId('call', c.callId)) : undefined),
+      diagram,
+    );
+    const visited = c.durations ? STAGES.filter((s) => c.durations![s] !== undefined) : [];
+    return { element: box, diagram: { machine: 'toolCall', state, visited } };
+  }
+  if (sel.kind === 'step') {
+    const s: StepView | undefined = input.view.steps.get(sel.key);
+    if (!s) {
+      box.append(h('h2', {}, `step ${sel.key}`), h('p', { class: 'muted', 'data-testid': 'not-yet' }, `not started yet at seq ${input.view.at}`));
+      return { element: box };
+    }
+    const state = currentState(input, 'step', s.key, s.state);
+    appendAll(
+      box,
+      h('h2', {}, `step ${s.stepIndex} of ${s.turnId} `, h('span', { class: 'badge', 'data-testid': 'detail-state' }, state)),
+      field('calls', String(s.callIds.length)),
+      s.finishReason ? field('finish', s.finishReason) : undefined,
+      s.text ? field('model text', h('pre', {}, s.text.slice(0, 2000))) : undefined,
+      diagram,
+    );
+    return { element: box, diagram: { machine: 'step', state, visited: [] } };
+  }
+  const t: TurnView | undefined = input.view.turns.find((x) => x.turnId === sel.key);
+  if (!t) {
+    box.append(h('h2', {}, sel.key), h('p', { class: 'muted', 'data-testid': 'not-yet' }, `not started yet at seq ${input.view.at}`));
+    return { element: box };
+  }
+  const state = currentState(input, 'turn', t.turnId, t.state);
+  appendAll(
+    box,
+    h('h2', {}, `turn ${t.turnId} `, h('span', { class: 'badge', 'data-testid': 'detail-state' }, state)),
+    field('input', h('pre', {}, t.input.slice(0, 2000))),
+    field('steps', String(t.steps.length)),
+    t.outcome ? field('outcome', t.outcome) : undefined,
+    diagram,
+  );
+  return { element: box, diagram: { machine: 'turn', state, visited: [] } };
+}

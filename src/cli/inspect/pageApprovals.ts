@@ -1,0 +1,76 @@
+/**
+ * Approvals answered from the inspector page. Wraps the approval service the terminal uses (the
+ * keystroke one on a TTY; none without a terminal, then the page is the only one asked): a
+ * question is shown on the page and, when there is one, on the terminal, and the first answer
+ * wins. The other asker is then withdrawn through its abort signal (the terminal prompt clears).
+ */
+import type { ApprovalAnswer } from '../../protocol/index.js';
+import type { ApprovalService } from '../../runtime/pipeline/index.js';
+import { argsText } from '../view/runView.js';
+
+export interface PendingQuestion {
+  callId: string;
+  toolName: string;
+  /** The arguments as one short line. */
+  args: string;
+  reason?: string;
+}
+
+export interface PageApprovals {
+  readonly service: ApprovalService;
+  pending(): readonly PendingQuestion[];
+  /** Answers a waiting question; false when there is none for `callId` (answered, withdrawn, unknown). */
+  answer(callId: string, answer: ApprovalAnswer): boolean;
+  /** Called whenever the pending list changes. */
+  onChange(listener: (pending: readonly PendingQuestion[]) => void): void;
+}
+
+export function pageApprovals(terminal: ApprovalService | undefined): PageApprovals {
+  const waiting = new Map<string, { question: PendingQuestion; settle: (a: ApprovalAnswer) => void }>();
+  const listeners: Array<(p: readonly PendingQuestion[]) => void> = [];
+  const pending = () => [...waiting.values()].map((w) => w.question);
+  const changed = () => {
+    const p = pending();
+    for (const l of listeners) l(p);
+  };
+  return {
+    service: {
+      request(req, signal) {
+        return new Promise<ApprovalAnswer>((resolve) => {
+          if (signal.aborted) return resolve('denied');
+          const withdraw = new AbortController();
+          let done = false;
+          const settle = (a: ApprovalAnswer) => {
+            if (done) return;
+            done = true;
+            waiting.delete(req.callId);
+            signal.removeEventListener('abort', onAbort);
+            withdraw.abort();
+            changed();
+            resolve(a);
+          };
+          const onAbort = () => settle('denied');
+          signal.addEventListener('abort', onAbort, { once: true });
+          waiting.set(req.callId, { question: { callId: req.callId, toolName: req.toolName, args: argsText(req.args), ...(req.reason ? { reason: req.reason } : {}) }, settle });
+          changed();
+          terminal?.request(req, withdraw.signal).then(
+            (a) => {
+              if (!withdraw.signal.aborted) settle(a);
+            },
+            () => settle('denied'),
+          );
+        });
+      },
+    },
+    pending,
+    answer(callId, answer) {
+      const w = waiting.get(callId);
+      if (!w) return false;
+      w.settle(answer);
+      return true;
+    },
+    onChange(listener) {
+      listeners.push(listener);
+    },
+  };
+}

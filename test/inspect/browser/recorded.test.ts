@@ -1,0 +1,159 @@
+// `dsh inspect FILE` in real headless Chromium: a recorded session replays from its log; a call
+// shows every stage it went through with its timing; scrubbing the timeline changes what the page
+// shows; 500 calls stay responsive (paged calls, a virtualised log). No console errors anywhere.
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readJsonlLog } from '../../../src/adapters/log/jsonlLog.js';
+import type { LogEvent } from '../../../src/protocol/index.js';
+import { startDsh, waitFor } from '../../cli/spawnDsh.js';
+import { launch, openPage, screenshot } from './chromium.js';
+import { recordSession, workDir } from './sessions.js';
+
+const HANG = 180_000;
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await launch();
+}, HANG);
+afterAll(async () => {
+  await browser?.close();
+});
+
+const events = async (file: string) => (await readJsonlLog(file)).events;
+
+/** `dsh inspect FILE` as a user runs it; resolves with the URL it prints. */
+async function inspect(dir: string, file: string) {
+  const run = startDsh(dir, ['inspect', file]);
+  const url = await waitFor(() => /open (http:\/\/127\.0\.0\.1:\d+\/\?t=\S+)/.exec(run.out())?.[1], 'the inspector URL');
+  return {
+    url,
+    async stop() {
+      run.child.kill('SIGTERM');
+      const r = await run.done;
+      expect(r.code).toBe(0);
+    },
+  };
+}
+
+describe('dsh inspect on a recorded session (Chromium)', () => {
+  it('without a session to show: one line, exit 1; a missing file: one line, exit 1', async () => {
+    const dir = workDir();
+    const none = await startDsh(dir, ['inspect']).done;
+    expect(none.code).toBe(1);
+    expect(none.err).toMatch(/^dsh inspect: no sessions in .*\.dsh\/sessions/);
+    const missing = await startDsh(dir, ['inspect', 'nope.jsonl']).done;
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/^dsh inspect: .*nope\.jsonl: no such file or directory\n$/);
+  }, HANG);
+
+  it('shows every stage of a call with its timing, and scrubbing the timeline changes what is shown', async () => {
+    const dir = workDir();
+    const file = await recordSession(dir, [
+      // Model output is hostile: markup in it is shown as text, never parsed.
+      { text: 'Reading <img src=x onerror="window.pwned=1">, then a command.', toolCalls: [{ toolName: 'read', input: { path: 'a.txt' } }, { toolName: 'grep', input: { pattern: '<script>window.pwned=2</script>beta' } }] },
+      { toolCalls: [{ toolName: 'bash', input: { command: 'echo hello' } }] },
+      { text: 'Done.' },
+    ]);
+    const log = await events(file);
+    const bashResult = log.find((e): e is Extract<LogEvent, { type: 'tool/result' }> => e.type === 'tool/result' && e.toolName === 'bash')!;
+    const durations = bashResult.result.metadata.durationsMs as Record<string, number>;
+    const stages = Object.keys(durations).filter((k) => k !== 'total');
+    // The call asked (awaitingApproval) and ran: the log has the stages the page must show.
+    expect(stages).toEqual(expect.arrayContaining(['validating', 'preExecute', 'awaitingApproval', 'executing', 'finalizing']));
+
+    const server = await inspect(dir, file);
+    const { page, errors } = await openPage(browser, server.url);
+    expect(await page.getAttribute('[data-testid=mode]', 'class')).not.toMatch(/\bon\b/);
+    expect(await page.textContent('[data-testid=mode]')).toBe('recorded');
+
+    // Select the bash call: its diagram, its stages with timings.
+    await page.click(`[data-testid=call-row][data-key="${bashResult.callId}"]`);
+    await page.waitForSelector(`[data-testid=detail][data-key="${bashResult.callId}"] [data-testid=stage-row]`);
+    const shown = await page.$$eval('[data-testid=stage-row]', (rows) => rows.map((r) => [r.getAttribute('data-stage'), r.children[1]!.textContent]));
+    expect(shown.map(([s]) => s)).toEqual(stages);
+    for (const [stage, time] of shown) expect(time).toMatch(new RegExp(`^${durations[stage!]}(\\.\\d+)? ms$`));
+    await page.waitForSelector('[data-testid=diagram][data-machine=toolCall] g.current[data-state=settled]');
+    for (const s of stages) expect(await page.$(`[data-testid=diagram] g.visited[data-state="${s}"]`)).not.toBeNull();
+    expect(await page.textContent('[data-testid=detail-state]')).toBe('settled');
+    await screenshot(page, 'recorded-call-stages');
+
+    // Scrub back to the approval request: the call is waiting there, its result not in yet.
+    const asked = log.find((e) => e.type === 'tool/approval-request')!;
+    await page.fill('[data-testid=scrubber]', String(asked.seq));
+    await page.waitForSelector('[data-testid=diagram] g.current[data-state=awaitingApproval]');
+    expect(await page.textContent('[data-testid=detail-state]')).toBe('awaitingApproval');
+    expect(await page.$('[data-testid=stage-row]')).toBeNull();
+    expect(await page.textContent('[data-testid=position]')).toMatch(new RegExp(`^seq ${asked.seq} of ${log.length}`));
+    expect(await page.$$eval('.log-row.future', (r) => r.length)).toBe(log.length - asked.seq);
+    await screenshot(page, 'recorded-scrubbed');
+
+    // Further back, before the call: it is not there yet; the step before is.
+    const called = log.find((e) => e.type === 'tool/call' && e.callId === bashResult.callId)!;
+    await page.fill('[data-testid=scrubber]', String(called.seq - 1));
+    await page.waitForSelector('[data-testid=not-yet]');
+    expect(await page.$$eval('[data-testid=call-row]', (r) => r.length)).toBe(2);
+
+    // A log entry selects its actor: the step of the first call.
+    await page.fill('[data-testid=scrubber]', String(log.length));
+    await page.click('[data-testid=log-row][data-seq="2"]');
+    await page.waitForSelector('[data-testid=detail][data-kind=step][data-key="turn-1/0"]');
+    await page.waitForSelector('[data-testid=diagram][data-machine=step] g.current[data-state=done]');
+    await page.click('[data-testid=log-row][data-seq="1"]');
+    await page.waitForSelector('[data-testid=diagram][data-machine=turn] g.current[data-state=done]');
+
+    await page.click('[data-testid=step-link][data-key="turn-1/0"]');
+    await page.waitForSelector('[data-testid=detail] pre:has-text("<img src=x")');
+    expect(await page.$$('img')).toHaveLength(0);
+    expect(await page.$$('body script:not([src])')).toHaveLength(0);
+    expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+
+    expect(errors).toEqual([]);
+    await page.close();
+    await server.stop();
+  }, HANG);
+
+  it('stays responsive with 500 calls: the calls are paged, the log virtualised', async () => {
+    const dir = workDir();
+    const steps = Array.from({ length: 10 }, (_, s) => ({ toolCalls: Array.from({ length: 50 }, (_, i) => ({ toolName: 'read', input: { path: 'a.txt', offset: s * 50 + i } })) }));
+    const file = await recordSession(dir, [...steps, { text: 'Read it 500 times.' }]);
+    const log = await events(file);
+    expect(log.filter((e) => e.type === 'tool/call')).toHaveLength(500);
+
+    const server = await inspect(dir, file);
+    const t0 = performance.now();
+    const { page, errors } = await openPage(browser, server.url);
+    await page.waitForSelector('[data-testid=pager]');
+    const loadMs = performance.now() - t0;
+    expect(await page.textContent('[data-testid=pager]')).toContain('page 1 of 10');
+    expect(await page.$$eval('[data-testid=call-row]', (r) => r.length)).toBe(50);
+    // Only the rows in view are in the DOM, not one per event.
+    const rows = await page.$$eval('[data-testid=log-row]', (r) => r.length);
+    expect(rows).toBeGreaterThan(10);
+    expect(rows).toBeLessThan(150);
+
+    // Scrubbing across the session, paging, and scrolling the log to its middle all answer.
+    const t1 = performance.now();
+    for (const at of [100, 400, 800, log.length]) {
+      await page.fill('[data-testid=scrubber]', String(at));
+      await page.waitForSelector(`[data-testid=position]:text-matches("^seq ${at} of ")`);
+    }
+    const scrubMs = (performance.now() - t1) / 4;
+    await page.click('[data-testid=page-next]');
+    await page.waitForSelector('[data-testid=pager]:has-text("page 2 of 10")');
+    await page.$eval('[data-testid=log]', (el) => (el.scrollTop = el.scrollHeight / 2));
+    const middle = Math.round(log.length / 2);
+    await page.waitForFunction((seq) => Array.from(document.querySelectorAll('[data-testid=log-row]')).some((r) => Math.abs(Number(r.getAttribute('data-seq')) - seq) < 30), middle);
+    // Selecting a call from the log shows it and turns the pager to its page.
+    const late = log.filter((e) => e.type === 'tool/call').at(-1)!;
+    await page.$eval('[data-testid=log]', (el, seq) => (el.scrollTop = (seq - 1) * 22 - 100), late.seq);
+    await page.click(`[data-testid=log-row][data-seq="${late.seq}"]`);
+    await page.waitForSelector('[data-testid=pager]:has-text("page 10 of 10")');
+    await page.waitForSelector(`[data-testid=call-row].selected[data-key="${(late as { callId: string }).callId}"]`);
+    await screenshot(page, 'recorded-500-calls');
+    console.log(`inspector, 500 calls (${log.length} events): page ready in ${loadMs.toFixed(0)} ms, a scrub redrawn in ${scrubMs.toFixed(0)} ms (on a loaded machine)`);
+
+    expect(errors).toEqual([]);
+    await page.close();
+    await server.stop();
+  }, HANG);
+});

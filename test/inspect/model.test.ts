@@ -1,0 +1,83 @@
+// The page's model of a session at a point of its log, and the adapter from XState inspection
+// to live actor states: what the inspector shows is what the log and the actors say.
+import { describe, expect, it } from 'vitest';
+import { createActor, createMachine } from 'xstate';
+import type { InspectionEvent } from 'xstate';
+import { actorStateOf, diagramStateOf } from '../../src/cli/inspect/actorStates.js';
+import { liveFeed, type FeedMessage } from '../../src/cli/inspect/feed.js';
+import { highlightedStates, logRow, sessionAt } from '../../src/cli/inspect/page/model.js';
+import type { LogEvent } from '../../src/protocol/index.js';
+import { createMemoryLog } from '../../src/runtime/log/sessionLog.js';
+
+function session(): readonly LogEvent[] {
+  const log = createMemoryLog();
+  log.append({ type: 'turn/start', turnId: 't1', input: 'go' });
+  log.append({ type: 'step/start', turnId: 't1', stepIndex: 0 });
+  log.append({ type: 'tool/call', turnId: 't1', stepIndex: 0, callId: 'c0', toolName: 'bash', input: '{"command":"make"}', index: 0, executionMode: 'exclusive' });
+  log.append({ type: 'tool/approval-request', turnId: 't1', stepIndex: 0, callId: 'c0', toolName: 'bash', reason: 'asks' });
+  log.append({ type: 'tool/approval-answer', turnId: 't1', stepIndex: 0, callId: 'c0', answer: 'allowed-once' });
+  log.append({
+    type: 'tool/result',
+    turnId: 't1',
+    stepIndex: 0,
+    callId: 'c0',
+    toolName: 'bash',
+    sourceEventSeqs: [3],
+    result: { callId: 'c0', toolName: 'bash', isError: true, error: { code: 'TOOL_FAILED', message: 'exit 2' }, content: 'exit 2', metadata: { durationsMs: { validating: 1, preExecute: 0, awaitingApproval: 40, guard: 0, executing: 9, finalizing: 0, total: 50 } } },
+  } as never);
+  log.append({ type: 'step/end', turnId: 't1', stepIndex: 0, finishReason: 'tool-calls', toolCalls: 1 });
+  log.append({ type: 'turn/end', turnId: 't1', outcome: 'completed', steps: 1 });
+  return log.events();
+}
+
+describe('sessionAt', () => {
+  it('follows a call through the log: called, waiting for an answer, running, settled with its stage timings', () => {
+    const events = session();
+    expect(sessionAt(events, 2).calls).toEqual([]);
+    expect(sessionAt(events, 3).callById.get('c0')?.state).toBe('validating');
+    expect(sessionAt(events, 4).callById.get('c0')?.state).toBe('awaitingApproval');
+    expect(sessionAt(events, 5).callById.get('c0')?.state).toBe('executing_running');
+    const settled = sessionAt(events, 6).callById.get('c0')!;
+    expect(settled).toMatchObject({ state: 'settled', ok: false, error: { code: 'TOOL_FAILED' }, args: 'make', approval: { answer: 'allowed-once' } });
+    expect(settled.durations).toEqual({ validating: 1, preExecute: 0, awaitingApproval: 40, guard: 0, executing: 9, finalizing: 0, total: 50 });
+    const end = sessionAt(events, 99);
+    expect(end.turns[0]).toMatchObject({ state: 'done', outcome: 'completed' });
+    expect(end.steps.get('t1/0')).toMatchObject({ state: 'done', callIds: ['c0'] });
+  });
+
+  it('log rows name their actor and what to read first (code, outcome, answer)', () => {
+    const rows = session().map(logRow);
+    expect(rows[2]).toMatchObject({ seq: 3, type: 'tool/call', callId: 'c0', actor: { kind: 'call', key: 'c0' }, text: 'bash make' });
+    expect(rows[4]).toMatchObject({ code: 'allowed-once' });
+    expect(rows[5]).toMatchObject({ code: 'TOOL_FAILED' });
+    expect(rows[6]).toMatchObject({ actor: { kind: 'step', key: 't1/0' } });
+    expect(rows[7]).toMatchObject({ actor: { kind: 'turn', key: 't1' }, code: 'completed' });
+  });
+
+  it('highlights a nested state with its parents', () => {
+    expect(highlightedStates('executing_running')).toEqual(['executing', 'executing_running']);
+    expect(diagramStateOf({ executing: 'running' })).toBe('executing_running');
+  });
+});
+
+describe('actorStateOf and the live feed', () => {
+  it('names a toolCall actor by the callId in its input, not by its (reused) actor id; only changes are news', () => {
+    const machine = createMachine({
+      id: 'toolCall',
+      context: ({ input }: { input: { callId: string } }) => ({ request: { callId: input.callId } }),
+      initial: 'awaitingApproval',
+      states: { awaitingApproval: { on: { GO: 'executing' } }, executing: { initial: 'running', states: { running: { on: { NOTE: {} } } }, on: { DONE: 'settled' } }, settled: { type: 'final' } },
+    });
+    const feed = liveFeed('t');
+    const seen: FeedMessage[] = [];
+    feed.subscribe((m) => seen.push(m));
+    const inspect = (ev: InspectionEvent) => feed.inspect(ev);
+    const actor = createActor(machine, { id: 'call-0', input: { callId: 'call-7-3' }, inspect }).start();
+    actor.send({ type: 'GO' });
+    actor.send({ type: 'NOTE' });
+    actor.send({ type: 'DONE' });
+    expect(seen.map((m) => (m.type === 'actor' ? `${m.actor.kind}:${m.actor.key}=${m.actor.state}` : m.type))).toEqual(['call:call-7-3=awaitingApproval', 'call:call-7-3=executing_running', 'call:call-7-3=settled']);
+    expect(feed.snapshot().actors).toEqual([expect.objectContaining({ kind: 'call', key: 'call-7-3', state: 'settled' })]);
+    expect(actorStateOf({ type: '@xstate.event' } as InspectionEvent, 0)).toBeUndefined();
+  });
+});
