@@ -17,6 +17,8 @@ export interface TurnInput {
    * left open in the log (its unanswered calls, its `step/end`), so the turn still ends well-formed.
    */
   readonly closeCrashedStep?: (turnId: string, stepIndex: number, error: unknown) => void;
+  /** A resumed turn (issue 15.4): its first step is this step index (the steps before it are in the log). */
+  readonly resumeAt?: number;
 }
 
 export interface TurnOutput {
@@ -69,8 +71,8 @@ export const turnMachine = setup({
     turnId: input.turnId,
     input: input.input,
     maxSteps: Math.max(1, input.maxSteps ?? 16),
-    stepIndex: 0,
-    steps: 0,
+    stepIndex: input.resumeAt ?? 0,
+    steps: input.resumeAt ?? 0,
     cancelled: false,
     outcome: undefined,
     error: undefined,

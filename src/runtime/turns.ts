@@ -17,6 +17,10 @@ import { closeOpenWork } from './openWork.js';
 import { projectPrompt } from './projection/prompt.js';
 import { turnAnswer, type TurnAnswer } from './projection/turnAnswer.js';
 import { classifyRequestError, createRequestRetryPolicy, type RequestRetryPolicy } from './requestErrors.js';
+import type { PendingSuspension } from './resume/pendingSuspension.js';
+import type { ResumedStep } from './resume/resumedStep.js';
+import type { createSuspensionRequests, TurnSuspension } from './resume/suspendTurn.js';
+import type { LogEventOf, TurnOutcome } from '../protocol/index.js';
 
 export interface TurnOptions {
   /** Any AI SDK `LanguageModelV3` provider, or `scriptedModel(...)`. */
@@ -34,8 +38,19 @@ export interface TurnOptions {
   callOptions?: ModelCallOptions;
 }
 
-/** How a turn ended, with the model's final answer text and the tokens it used. */
-export type TurnResult = TurnOutput & TurnAnswer;
+/**
+ * How a turn ended, with the model's final answer text and the tokens it used. `suspended`: the
+ * turn waits for approvals that outlive the process (`suspension` is its `turn/suspended` event);
+ * it has no `turn/end` yet, and `resumeTurn` continues it.
+ */
+export type TurnResult = Omit<TurnOutput, 'outcome'> &
+  TurnAnswer & { readonly outcome: TurnOutcome | 'suspended'; readonly suspension?: LogEventOf<'turn/suspended'> };
+
+/** What resumes a suspended turn: its suspension read from the log, and its resumed step's pieces. */
+export interface TurnResume {
+  readonly pending: PendingSuspension;
+  readonly step: ResumedStep;
+}
 
 export interface TurnHandle {
   readonly turnId: string;
@@ -70,6 +85,12 @@ export interface TurnRunnerDeps {
   callOptions?: ModelCallOptions;
   /** Raw call arguments are parsed for the prompt only within these limits (the validation limits). */
   argLimits?: ArgLimits;
+  /** Where `suspend` answers park their calls (issue 15.4); absent: turns never suspend. */
+  suspensions?: ReturnType<typeof createSuspensionRequests>;
+  /** Resolves once the log is durable up to `seq` (a JSONL log); a suspended turn settles after its `turn/suspended` is. */
+  whenDurable?: (seq: number) => Promise<void> | undefined;
+  /** True while the session has a suspended turn: a queued turn does not begin then. */
+  isSuspended?: () => boolean;
 }
 
 const schemaCache = new WeakMap<AnyTool, LanguageModelV3FunctionTool>();
@@ -103,14 +124,22 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     else running = false;
   };
 
-  return function startTurn(options: TurnOptions): TurnHandle {
-    const turnId = deps.newTurnId();
+  return function startTurn(options: TurnOptions, resume?: TurnResume): TurnHandle {
+    const turnId = resume ? resume.pending.turnId : deps.newTurnId();
+    // A resumed turn's first step continues from the log (resume/resumedStep.ts); later steps are ordinary.
+    const resuming = () => resume !== undefined && !resume.step.ended;
     const stepDeps: StepDeps = {
-      pipeline: deps.pipeline,
+      get pipeline() {
+        return resuming() ? resume!.step.pipeline : deps.pipeline;
+      },
       // XState leaves a crashed step's children running: the runtime's log is a step-routed view
       // (log/stepRoutedLog.ts), so what they append once the step is closed does not land in it.
-      log: deps.log,
-      model: options.model,
+      get log() {
+        return resuming() ? resume!.step.log : deps.log;
+      },
+      get model() {
+        return resuming() ? resume!.step.model : options.model;
+      },
       // Read at each model request (a getter): a step sees the tools as they are when it starts,
       // and changes queued during a batch (an MCP server's listChanged) land between steps.
       get tools() {
@@ -135,8 +164,9 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       input: {
         deps: stepDeps,
         turnId,
-        input: options.input,
+        input: resume?.pending.turnStart?.input ?? options.input,
         maxSteps: options.maxSteps,
+        ...(resume ? { resumeAt: resume.pending.stepIndex } : {}),
         closeCrashedStep: (id, stepIndex, error) => {
           // The turn itself is still running: it writes its own turn/end.
           closeOpenWork(deps.log, `the step running this call crashed (${String(error)})`, { turnId: id, stepIndex }, false);
@@ -155,8 +185,22 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       clock: deps.clock,
       inspect: options.inspect,
     });
+    let suspension: TurnSuspension | undefined;
+    let dropped: string | undefined;
     deps.onTurnActive?.(1);
-    const done = toPromise(actor).then((out): TurnResult => ({ ...out, ...turnAnswer(deps.log.events(), out.turnId) }));
+    let drop!: () => void;
+    const droppedBeforeStart = new Promise<undefined>((r) => (drop = () => r(undefined)));
+    const done = Promise.race([toPromise(actor), droppedBeforeStart]).then(async (out): Promise<TurnResult> => {
+      const suspended = suspension?.event;
+      suspension?.dispose();
+      if (suspended) {
+        // The process may exit once the handle settles: the suspension is on disk by then.
+        await Promise.resolve(deps.whenDurable?.(suspended.seq)).catch(() => undefined);
+        return { turnId, outcome: 'suspended', steps: suspended.stepIndex + 1, ...turnAnswer(deps.log.events(), turnId), suspension: suspended };
+      }
+      if (dropped !== undefined) return { turnId, outcome: 'cancelled', steps: 0, error: dropped, text: '' };
+      return { ...out!, ...turnAnswer(deps.log.events(), out!.turnId) };
+    });
     void done.then(
       () => deps.onTurnActive?.(-1),
       () => deps.onTurnActive?.(-1),
@@ -171,6 +215,16 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     options.signal?.addEventListener('abort', () => cancel('aborted'), { once: true });
     const begin = () => {
       started = true;
+      if (!resume && deps.isSuspended?.()) {
+        // Queued behind a turn that then suspended: it does not begin (nothing is logged), so the
+        // suspended turn stays the session's last and can be resumed.
+        dropped = 'the session has a suspended turn (resume it first); this queued turn did not start';
+        drop();
+        return;
+      }
+      if (deps.suspensions) {
+        suspension = deps.suspensions.watch({ actor, turnId, append: (e) => deps.log.append(e), onSuspended: () => {} });
+      }
       actor.start();
       // Cancelled before it began (an already-aborted signal, SPEC §8.9, or a cancel while queued):
       // `turn/start` and `turn/end` (cancelled), no model request at all.

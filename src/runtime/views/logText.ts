@@ -57,6 +57,8 @@ export function describeEvent(e: LogEvent, options: LogTextOptions = {}): string
       return `    warning ${e.code}${e.callId ? ` ${e.callId}` : ''}: ${clip(e.message, 80)}`;
     case 'tool/spilled':
       return `    tool/spilled ${e.callId}: ${e.bytes} bytes, ${e.lines} lines → ${e.locator}`;
+    case 'turn/suspended':
+      return `turn/suspended ${e.turnId} at step #${e.stepIndex}: waiting for approval of ${e.calls.map((c) => c.callId).join(', ')}`;
   }
 }
 
