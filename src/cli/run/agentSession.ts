@@ -80,6 +80,8 @@ export interface AgentSession {
   readonly tools: BuiltinTools;
   /** Starts a turn. */
   startTurn(input: string, options?: { inspect?: (e: InspectionEvent) => void; signal?: AbortSignal }): TurnHandle;
+  /** Continues the session's suspended turn (its pending approvals are asked first). */
+  resumeTurn(options?: { inspect?: (e: InspectionEvent) => void; signal?: AbortSignal }): TurnHandle;
 }
 
 export function createAgentSession(setup: RunSetup): AgentSession {
@@ -95,18 +97,21 @@ export function createAgentSession(setup: RunSetup): AgentSession {
   });
   for (const tool of tools.all) runtime.tools.register(tool);
   (setup.installPolicies ?? configuredPolicies)(runtime, setup);
+  const turnOptions = (options: { inspect?: (e: InspectionEvent) => void; signal?: AbortSignal }) => ({
+    model: setup.model(),
+    system: setup.system ?? DEFAULT_SYSTEM,
+    ...(setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {}),
+    ...(options.inspect ? { inspect: options.inspect } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   return {
     runtime,
     tools,
     startTurn(input, options = {}) {
-      return runtime.startTurn({
-        model: setup.model(),
-        input,
-        system: setup.system ?? DEFAULT_SYSTEM,
-        ...(setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {}),
-        ...(options.inspect ? { inspect: options.inspect } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
+      return runtime.startTurn({ ...turnOptions(options), input });
+    },
+    resumeTurn(options = {}) {
+      return runtime.resumeTurn(turnOptions(options));
     },
   };
 }

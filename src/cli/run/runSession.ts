@@ -25,9 +25,13 @@ import { fromInspection } from '../view/runView.js';
 import { createAgentSession, type RunSetup } from './agentSession.js';
 import type { Runtime } from '../../runtime/createRuntime.js';
 import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
+import { suspendingApproval } from '../../runtime/pipeline/approval.js';
+import { argsText } from '../view/runView.js';
 import { embeddedModel } from './embeddedModel.js';
 
 export const EXIT_CANCELLED = 130;
+/** The turn is suspended on an approval (`--suspend`): `dsh resume ID` answers it. */
+export const EXIT_SUSPENDED = 3;
 
 export interface RunSessionOptions {
   id: string;
@@ -51,6 +55,8 @@ export interface RunSessionOptions {
   config?: DshConfig;
   /** Plan mode on for this run (`--plan`), whatever the config says. */
   plan?: boolean;
+  /** Every ask suspends the turn (`--suspend`): the question waits in the log for `dsh resume`. */
+  suspend?: boolean;
   /** Replaces the policies (see RunSetup.installPolicies). */
   installPolicies?: RunSetup['installPolicies'];
 }
@@ -117,7 +123,9 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     current.cancel('cancelled by Ctrl-C');
   };
 
-  const approval = interactive
+  const approval = o.suspend
+    ? suspendingApproval
+    : interactive
     ? keystrokeApproval({ input: stdin, show: (a) => renderer?.feed({ kind: 'approval', approval: a }), onInterrupt: interrupt })
     : deniedWithoutTerminal(o.io.err);
   const session = createAgentSession({
@@ -156,7 +164,7 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     info(`session ${o.id}: ${o.file}`);
     if (o.plan || o.config?.plan) info(`plan mode (${o.plan ? '--plan' : 'config "plan": true'}): only read-only tools run (${session.runtime.tools.list().filter((t) => t.readOnly).map((t) => t.name).join(', ')}); every other call is denied`);
     let code = 0;
-    const runTurn = async (input: string) => {
+    const runTurn = async (input: string | undefined) => {
       interrupts = 0;
       if (interactive) renderer = createTerminalRenderer(stdout);
       const inspect = renderer
@@ -165,18 +173,32 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
             if (input) renderer!.feed(input);
           }
         : undefined;
-      const handle = session.startTurn(input, inspect ? { inspect } : {});
+      const handle = input === undefined ? session.resumeTurn(inspect ? { inspect } : {}) : session.startTurn(input, inspect ? { inspect } : {});
       current = handle;
       try {
         const r = await handle.done;
-        code = r.outcome === 'completed' ? 0 : r.outcome === 'cancelled' ? EXIT_CANCELLED : 1;
+        code = r.outcome === 'completed' ? 0 : r.outcome === 'cancelled' ? EXIT_CANCELLED : r.outcome === 'suspended' ? EXIT_SUSPENDED : 1;
+        if (r.outcome === 'suspended') {
+          o.io.err(`dsh: ${r.turnId} is suspended on an approval; answer it with: dsh resume ${o.id}`);
+        }
       } finally {
         current = undefined;
         renderer?.stop();
         renderer = undefined;
       }
     };
+    const pending = session.runtime.pendingSuspension();
+    if (pending) {
+      // The question the session waits on is shown, then asked again as the turn goes on.
+      for (const a of pending.approvals) {
+        o.io.err(`dsh: ${pending.turnId} waits for approval: ${a.toolName} ${argsText(a.input)} (${a.callId})${a.reason ? `: ${a.reason}` : ''}`);
+      }
+      await runTurn(undefined);
+      // Suspended again: the next question waits for the next resume.
+      if (code === EXIT_SUSPENDED) return code;
+    }
     if (o.prompt !== undefined) await runTurn(o.prompt);
+    else if (pending && !interactive) return code;
     else {
       for (;;) {
         const line = await question(stdin, stdout, 'dsh> ');
