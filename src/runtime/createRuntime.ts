@@ -206,7 +206,10 @@ export function createRuntime(options: RuntimeOptions = {}) {
     const pending = pendingSuspension();
     if (!pending) throw new Error('resumeTurn: the session has no suspended turn');
     const step = createResumedStep(pending, routedLog, pipeline);
-    return startTurn({ ...turnOptions, input: pending.turnStart?.input ?? '' }, { pending, step });
+    const off = suspensions.onPark((turnId, callId) => turnId === pending.turnId && step.parkedAgain(callId));
+    const handle = startTurn({ ...turnOptions, input: pending.turnStart?.input ?? '' }, { pending, step });
+    void handle.done.then(off, off);
+    return handle;
   }
 
   return {

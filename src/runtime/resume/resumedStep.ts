@@ -71,6 +71,11 @@ export interface ResumedStep {
   readonly pipeline: CallStages;
   /** True once the resumed step's `step/end` is in the log: later steps use the ordinary deps. */
   readonly ended: boolean;
+  /**
+   * A pending call was suspended again (its question parked once more): it no longer holds back
+   * the step's other bodies, which run and settle so the turn can suspend again with them held.
+   */
+  parkedAgain(callId: string): void;
 }
 
 /** The model, log view and pipeline view of a resumed step (see the file comment). */
@@ -86,6 +91,9 @@ export function createResumedStep(pending: PendingSuspension, log: LogPort & { e
   const allAnswered = new Promise<void>((r) => (release = r));
   const unanswered = new Set(awaiting);
   const requestsSeen = new Set<string>();
+  const settled = (callId: string) => {
+    if (unanswered.delete(callId) && unanswered.size === 0) release();
+  };
 
   const view: LogPort = {
     append(event: NewLogEvent) {
@@ -110,7 +118,7 @@ export function createResumedStep(pending: PendingSuspension, log: LogPort & { e
           }
           case 'tool/approval-answer': {
             const stamped = log.append(event);
-            if (inStep(event) && unanswered.delete(event.callId) && unanswered.size === 0) release();
+            if (inStep(event)) settled(event.callId);
             return stamped;
           }
           case 'step/end':
@@ -149,6 +157,8 @@ export function createResumedStep(pending: PendingSuspension, log: LogPort & { e
       }
       // Validated again from the logged input, at its logged place, planned as its tool/call logged.
       const outcome = pipeline.prepare(request, { index: o.call.index, turnId, stepIndex });
+      // A pending call that no longer validates (its tool gone, its schema changed) ends here, unasked.
+      if (!outcome.ok) settled(request.callId);
       if (!outcome.ok || outcome.prepared.view.executionMode === o.call.executionMode) return outcome;
       const view = Object.freeze({ ...outcome.prepared.view, executionMode: o.call.executionMode });
       return { ok: true, prepared: { ...outcome.prepared, view } };
@@ -187,5 +197,6 @@ export function createResumedStep(pending: PendingSuspension, log: LogPort & { e
     get ended() {
       return ended;
     },
+    parkedAgain: settled,
   };
 }

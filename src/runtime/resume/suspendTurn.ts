@@ -39,11 +39,13 @@ interface Watched {
 /** The registry shared by the runtime's approval stage and its turn runner. */
 export function createSuspensionRequests() {
   const turns = new Map<string, Watched>();
+  const parkListeners = new Set<(turnId: string, callId: string) => void>();
   const requests: SuspensionRequests = {
     park(turnId, callId) {
       const w = turnId === undefined ? undefined : turns.get(turnId);
       if (!w) return false;
       w.parked.add(callId);
+      for (const l of parkListeners) l(turnId!, callId);
       w.check();
       return true;
     },
@@ -94,7 +96,13 @@ export function createSuspensionRequests() {
     };
   }
 
-  return { requests, watch };
+  /** Told of every call parked (a resumed step lets its other calls go on when its pending ones park again). */
+  function onPark(listener: (turnId: string, callId: string) => void): () => void {
+    parkListeners.add(listener);
+    return () => parkListeners.delete(listener);
+  }
+
+  return { requests, watch, onPark };
 }
 
 type Quiet = Omit<LogEventOf<'turn/suspended'>, 'type' | 'turnId' | 'seq' | 'time'>;

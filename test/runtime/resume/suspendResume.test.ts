@@ -48,9 +48,9 @@ function toolsRecording(ran: string[]) {
 }
 
 /** A runtime whose policy asks before `run` and `peek`. */
-function runtimeOn(events: readonly LogEvent[], ran: string[], approval: ApprovalService) {
+function runtimeOn(events: readonly LogEvent[], ran: string[], approval: ApprovalService, concurrency = 8) {
   const log = createMemoryLog({ initial: events.map((e) => structuredClone(e)) });
-  const rt = createRuntime({ log, tools: toolsRecording(ran), approval });
+  const rt = createRuntime({ log, tools: toolsRecording(ran), approval, concurrency });
   rt.hooks.on('tools/pre-execute', 'ask', (call, next) => (call.toolName === 'run' || call.toolName === 'peek' ? { kind: 'ask', reason: `may I ${call.toolName}?` } : next()));
   return rt;
 }
@@ -171,6 +171,41 @@ describe('approvals that outlive the process (issue 15.4)', () => {
     expect(results(all)).toEqual(['p0:ok', 'p1:ok', 'p2:ok', 'p3:ok']);
     const p2 = all.find((e) => e.type === 'tool/result' && e.callId === 'p2');
     expect(p2?.type === 'tool/result' && p2.result.content).toBe('contents of b');
+  });
+
+  it('suspended again after a resume: later calls that had not started run, are held, and are not run a third time', async () => {
+    const ran: string[] = [];
+    const calls = [
+      { toolName: 'read', input: { path: 'a' }, toolCallId: 'p0' },
+      { toolName: 'peek', input: { what: 'x' }, toolCallId: 'p1' },
+      { toolName: 'read', input: { path: 'b' }, toolCallId: 'p2' },
+      { toolName: 'read', input: { path: 'c' }, toolCallId: 'p3' },
+    ];
+    // One at a time in the first process: p2 and p3 have not started when p1 suspends.
+    const rt1 = runtimeOn([], ran, suspendingApproval, 1);
+    const first = await rt1.startTurn({ model: scriptedModel([{ toolCalls: calls }]), input: 'look' }).done;
+    expect(first.suspension).toMatchObject({ calls: [{ callId: 'p1' }], held: [] });
+    expect(ran).toEqual(['read a']);
+    // The second process suspends again: p2 and p3 (waiting for p1's answer) then run and are held.
+    const rt2 = runtimeOn(rt1.log.events(), ran, suspendingApproval, 4);
+    const model2 = scriptedModel([]);
+    const second = await rt2.resumeTurn({ model: model2 }).done;
+    expect(second.outcome).toBe('suspended');
+    expect(second.suspension).toMatchObject({ calls: [{ callId: 'p1' }], held: [{ callId: 'p2' }, { callId: 'p3' }] });
+    expect(ran).toEqual(['read a', 'read b', 'read c']);
+    expect(rt2.log.events().filter((e) => e.type === 'tool/approval-request')).toHaveLength(1);
+    // The third answers: p1 runs; p2 and p3 keep the results of the second process.
+    const asked: string[] = [];
+    const rt3 = runtimeOn(rt2.log.events(), ran, answering('allowed-once', asked), 4);
+    const model3 = scriptedModel([{ text: 'seen' }]);
+    expect((await rt3.resumeTurn({ model: model3 }).done).outcome).toBe('completed');
+    expect(asked).toEqual(['peek {"what":"x"}']);
+    expect(model2.calls).toHaveLength(0);
+    expect(model3.calls).toHaveLength(1);
+    expect(ran).toEqual(['read a', 'read b', 'read c', 'peek x']);
+    const all = rt3.log.events();
+    expectValidSession(all);
+    expect(results(all)).toEqual(['p0:ok', 'p1:ok', 'p2:ok', 'p3:ok']);
   });
 
   it('a denied answer after the resume ends the call APPROVAL_DENIED and the turn goes on', async () => {
