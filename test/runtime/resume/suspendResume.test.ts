@@ -208,6 +208,40 @@ describe('approvals that outlive the process (issue 15.4)', () => {
     expect(results(all)).toEqual(['p0:ok', 'p1:ok', 'p2:ok', 'p3:ok']);
   });
 
+  it('calls after the pending one are planned by their logged mode, even if their tool now says otherwise', async () => {
+    const ran: string[] = [];
+    const calls = [
+      { toolName: 'run', input: { cmd: 'make' }, toolCallId: 'm0' },
+      { toolName: 'read', input: { path: 'a' }, toolCallId: 'm1' },
+      { toolName: 'read', input: { path: 'b' }, toolCallId: 'm2' },
+    ];
+    const rt1 = runtimeOn([], ran, suspendingApproval);
+    expect((await rt1.startTurn({ model: scriptedModel([{ toolCalls: calls }]), input: 'x' }).done).outcome).toBe('suspended');
+    // The second process's `read` claims to be exclusive now; the log planned m1 and m2 parallel.
+    let active = 0;
+    let most = 0;
+    const read = defineTool({
+      name: 'read',
+      input: z.object({ path: z.string() }),
+      isConcurrencySafe: () => false,
+      execute: async (a) => {
+        most = Math.max(most, ++active);
+        for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+        active--;
+        ran.push(`read ${a.path}`);
+        return a.path;
+      },
+    });
+    const log = createMemoryLog({ initial: rt1.log.events() });
+    const rt2 = createRuntime({ log, tools: [read, ...toolsRecording(ran).filter((t) => t.name !== 'read')], approval: answering('allowed-once', []) });
+    rt2.hooks.on('tools/pre-execute', 'ask', (call, next) => (call.toolName === 'run' ? { kind: 'ask' } : next()));
+    expect((await rt2.resumeTurn({ model: scriptedModel([{ text: 'ok' }]) }).done).outcome).toBe('completed');
+    expect(most).toBe(2);
+    expect(ran).toEqual(['run make', 'read a', 'read b']);
+    expect(results(rt2.log.events())).toEqual(['m0:ok', 'm1:ok', 'm2:ok']);
+    expectValidSession(rt2.log.events());
+  });
+
   it('a denied answer after the resume ends the call APPROVAL_DENIED and the turn goes on', async () => {
     const ran: string[] = [];
     const rt1 = runtimeOn([], ran, suspendingApproval);
