@@ -126,20 +126,12 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
 
   return function startTurn(options: TurnOptions, resume?: TurnResume): TurnHandle {
     const turnId = resume ? resume.pending.turnId : deps.newTurnId();
-    // A resumed turn's first step continues from the log (resume/resumedStep.ts); later steps are ordinary.
-    const resuming = () => resume !== undefined && !resume.step.ended;
     const stepDeps: StepDeps = {
-      get pipeline() {
-        return resuming() ? resume!.step.pipeline : deps.pipeline;
-      },
+      pipeline: deps.pipeline,
       // XState leaves a crashed step's children running: the runtime's log is a step-routed view
       // (log/stepRoutedLog.ts), so what they append once the step is closed does not land in it.
-      get log() {
-        return resuming() ? resume!.step.log : deps.log;
-      },
-      get model() {
-        return resuming() ? resume!.step.model : options.model;
-      },
+      log: deps.log,
+      model: options.model,
       // Read at each model request (a getter): a step sees the tools as they are when it starts,
       // and changes queued during a batch (an MCP server's listChanged) land between steps.
       get tools() {
@@ -160,6 +152,16 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       maxAttempts: policy.maxAttempts,
       compact: () => deps.compact({ log: deps.log, turnId, system: options.system, argLimits: deps.argLimits }),
     };
+    if (resume) {
+      // A resumed turn's first step continues from the log (resume/resumedStep.ts); later steps are
+      // ordinary. (Getters only here: an ordinary turn's steps read plain properties.)
+      const step = resume.step;
+      Object.defineProperties(stepDeps, {
+        pipeline: { get: () => (step.ended ? deps.pipeline : step.pipeline) },
+        log: { get: () => (step.ended ? deps.log : step.log) },
+        model: { get: () => (step.ended ? options.model : step.model) },
+      });
+    }
     const actor = createActor(turnMachine, {
       input: {
         deps: stepDeps,
