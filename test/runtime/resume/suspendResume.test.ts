@@ -121,6 +121,12 @@ describe('approvals that outlive the process (issue 15.4)', () => {
     // The suspended step's model response is not requested again: model2 answered steps 1 and 2 only.
     expect(model1.calls).toHaveLength(1);
     expect(model2.calls).toHaveLength(2);
+    // Its first request sees the suspended step whole: the four calls and their four results, in order.
+    const prompt = model2.calls[0]!.prompt;
+    const parts = (role: string, type: string) =>
+      prompt.flatMap((m) => (m.role === role && Array.isArray(m.content) ? (m.content as Array<{ type: string; toolCallId?: string }>).filter((p) => p.type === type).map((p) => p.toolCallId) : []));
+    expect(parts('assistant', 'tool-call')).toEqual(['c0', 'c1', 'c2', 'c3']);
+    expect(parts('tool', 'tool-result')).toEqual(['c0', 'c1', 'c2', 'c3']);
     expect(ran).toEqual(['read a', 'run make', 'run test', 'read b', 'run make']);
     const all = rt2.log.events();
     expectValidSession(all);
