@@ -87,7 +87,9 @@ export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | '
         }
         throw e;
       }
-      if (answer === SUSPEND && !signal.aborted) {
+      if (answer === SUSPEND) {
+        // Withdrawn meanwhile: nothing to suspend (the call has moved on and ignores this answer).
+        if (signal.aborted) return 'denied';
         const { turnId, callId } = p.view;
         if (deps.suspensions?.park(turnId, callId)) {
           // Parked: the question stays open until the turn is suspended (and this actor stopped) or
