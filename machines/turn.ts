@@ -19,6 +19,8 @@ export interface TurnInput {
   readonly closeCrashedStep?: (turnId: string, stepIndex: number, error: unknown) => void;
   /** Recorded on `turn/start`: the turn was queued by a follow-up (or is a late steering message). */
   readonly followUp?: { readonly kind: 'follow-up' | 'late-steer'; readonly after: string };
+  /** A resumed turn (issue 15.4): its first step is this step index (the steps before it are in the log). */
+  readonly resumeAt?: number;
 }
 
 export interface TurnOutput {
@@ -80,8 +82,8 @@ export const turnMachine = setup({
     turnId: input.turnId,
     input: input.input,
     maxSteps: Math.max(1, input.maxSteps ?? 16),
-    stepIndex: 0,
-    steps: 0,
+    stepIndex: input.resumeAt ?? 0,
+    steps: input.resumeAt ?? 0,
     cancelled: false,
     outcome: undefined,
     error: undefined,

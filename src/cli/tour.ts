@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { scriptedModel } from '../adapters/model/index.js';
 import { createRuntime, defineTool, formatEvent, timeout, type SessionLog } from '../index.js';
-import type { TurnOutput } from '../../machines/turn.js';
+import type { TurnResult } from '../runtime/turns.js';
 
 export interface TourOptions {
   /** Where the session log goes (default: a fresh in-memory log). */
@@ -16,7 +16,7 @@ export interface TourOptions {
 }
 
 /** Runs the tour turn; prints the log as it grows; resolves with the turn's outcome. */
-export async function runTour(options: TourOptions = {}): Promise<TurnOutput & { notes: string | undefined }> {
+export async function runTour(options: TourOptions = {}): Promise<TurnResult & { notes: string | undefined }> {
   const print = options.print ?? ((line: string) => console.log(line));
   let ignoredBody: Promise<string> | undefined;
   const files = new Map([

@@ -190,6 +190,27 @@ export const UserSteerEvent = z.object({
   text: z.string(),
 });
 
+/**
+ * A turn stopped on approvals that outlive the process (an approval service answered `suspend`).
+ * The step's model response is complete; the calls in `calls` wait for their answers (their
+ * `tool/approval-request` is logged), `held` are results of later calls of the step that already
+ * settled but could not be committed before them (ordered commit); every other call of the step
+ * without a `tool/result` has not started. Resuming the session from its log continues the same
+ * step from here (src/runtime/resume/), without asking the model again.
+ */
+export const TurnSuspendedEvent = z.object({
+  ...base,
+  type: z.literal('turn/suspended'),
+  turnId: z.string(),
+  stepIndex: z.number().int().nonnegative(),
+  /** The model's finish reason of the suspended step, for its `step/end`. */
+  finishReason: z.string(),
+  /** Tokens the suspended step's request used so far (its `step/end` reports them). */
+  usage: TokenUsageSchema.optional(),
+  calls: z.array(z.object({ callId: z.string(), callSeq: z.number().int().positive() })).min(1),
+  held: z.array(z.object({ callId: z.string(), callSeq: z.number().int().positive(), result: ToolResultSchema })),
+});
+
 export const LogEventSchema = z.discriminatedUnion('type', [
   TurnStartEvent,
   StepStartEvent,
@@ -207,6 +228,7 @@ export const LogEventSchema = z.discriminatedUnion('type', [
   SpilledEvent,
   ToolProgressEvent,
   UserSteerEvent,
+  TurnSuspendedEvent,
 ]);
 export type LogEvent = z.infer<typeof LogEventSchema>;
 export type LogEventType = LogEvent['type'];

@@ -24,6 +24,9 @@ import type { SpillStore } from './spillStore.js';
 import { combineInspect, toXStateInspect, type InspectOption } from './inspection/inspectionEvents.js';
 import { createStageRouter } from './inspection/stageRouter.js';
 import type { StageListener } from './inspection/stageEvents.js';
+import { findPendingSuspension, type PendingSuspension } from './resume/pendingSuspension.js';
+import { createResumedStep } from './resume/resumedStep.js';
+import { createSuspensionRequests } from './resume/suspendTurn.js';
 
 export interface RuntimeOptions {
   tools?: readonly AnyTool[];
@@ -127,6 +130,13 @@ export function createRuntime(options: RuntimeOptions = {}) {
   const argLimits: ArgLimits = { ...defaultArgLimits, ...options.argLimits };
   // A window that cannot work is a configuration error, reported now rather than at a turn.
   if (options.contextWindow) resolveContextWindow(options.contextWindow);
+  // Approvals that outlive the process (issue 15.4): a `suspend` answer parks its call here.
+  const suspensions = createSuspensionRequests();
+  // Most sessions never suspend: the log is searched for a pending suspension only once one was seen.
+  let sawSuspension = log.events().some((e) => e.type === 'turn/suspended');
+  log.subscribe((e) => {
+    if (e.type === 'turn/suspended') sawSuspension = true;
+  });
   // A spilled result carries its preview and locator, never the full text (see spilledResult.ts);
   // bodies wait until their tool/call is durable (a no-op for the in-memory log).
   // The port goes through the stage router: observed (stage events) only while someone listens.
@@ -139,6 +149,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     limits,
     argLimits,
     approval: options.approval,
+    suspensions: suspensions.requests,
     context: freeze(structuredClone(options.context ?? {}), true),
     ...(options.progressIntervalMs !== undefined ? { progressIntervalMs: options.progressIntervalMs } : {}),
   }), log)));
@@ -223,7 +234,31 @@ export function createRuntime(options: RuntimeOptions = {}) {
     ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
     stages,
     inspect: options.inspect,
+    suspensions,
+    ...(log.whenDurable ? { whenDurable: log.whenDurable } : {}),
+    isSuspended: () => pendingSuspension() !== undefined,
   });
+
+  /** The suspended turn the session log still waits on (its pending approvals), or undefined. */
+  function pendingSuspension(): PendingSuspension | undefined {
+    return sawSuspension ? findPendingSuspension(log.events()) : undefined;
+  }
+
+  /**
+   * Continues the session's suspended turn (issue 15.4) from the log alone, in this process or
+   * another: its pending approvals are asked of this runtime's approval service, the same calls go
+   * on from `awaitingApproval`, the calls after them run as planned, and the turn then goes on with
+   * `options.model`. The model is not asked again for the suspended step. Throws when nothing is suspended.
+   */
+  function resumeTurn(turnOptions: Omit<TurnOptions, 'input'>): TurnHandle {
+    const pending = pendingSuspension();
+    if (!pending) throw new Error('resumeTurn: the session has no suspended turn');
+    const step = createResumedStep(pending, routedLog, pipeline);
+    const off = suspensions.onPark((turnId, callId) => turnId === pending.turnId && step.parkedAgain(callId));
+    const handle = startTurn({ ...turnOptions, input: pending.turnStart?.input ?? '' }, { pending, step });
+    void handle.done.then(off, off);
+    return handle;
+  }
 
   return {
     log,
@@ -233,13 +268,21 @@ export function createRuntime(options: RuntimeOptions = {}) {
     concurrency,
     /** The store holding full texts of spilled results (undefined when spilling is off). */
     spillStore,
-    /** Runs a turn: steps of model requests and tool calls until the model answers. */
-    startTurn: startTurn as (options: TurnOptions) => TurnHandle,
+    /**
+     * Runs a turn: steps of model requests and tool calls until the model answers (or it suspends
+     * on an approval: outcome `suspended`). Throws while the session has a suspended turn.
+     */
+    startTurn: (turnOptions: TurnOptions): TurnHandle => {
+      if (pendingSuspension()) throw new Error('the session has a suspended turn waiting for approval: resume it first (resumeTurn)');
+      return startTurn(turnOptions);
+    },
     /**
      * Queues a message as a new turn after the current one ends (`turn/start` with
      * `followUp.kind: 'follow-up'`), with the latest turn's options unless `options` override them.
      */
     followUp: startTurn.followUp,
+    pendingSuspension,
+    resumeTurn,
     hooks: {
       /** Registers a named listener on a hook; returns its remover. */
       on: <K extends HookName>(hook: K, name: string, fn: HookMap[K], opts?: ListenerOptions) => hooks.on(hook, name, fn, opts),

@@ -27,3 +27,4 @@ export * from './typedHooks.js';
 export * from './toolOutput.js';
 export * from './inspection/index.js';
 export * from './turnDeltas.js';
+export * from './resume/pendingSuspension.js';

@@ -3,10 +3,13 @@
  * `step/end`, a `turn/start` a `turn/end`. When a step crashed, or the process died mid-turn and
  * the session is resumed from its log, those promises are kept here: unanswered calls get an
  * `INTERRUPTED` result, open steps and turns are closed, so the log (and the model's view of it)
- * is well-formed again. Pure over the log: browser-safe.
+ * is well-formed again. A turn suspended on its approvals (`turn/suspended`, still pending) is not
+ * open work but waiting work: an unscoped close leaves it alone, to be resumed. Pure over the log:
+ * browser-safe.
  */
 import { ErrorCode, errorResult, type LogEvent } from '../protocol/index.js';
 import type { SessionLog } from './log/sessionLog.js';
+import { findPendingSuspension } from './resume/pendingSuspension.js';
 
 export interface OpenWorkScope {
   /** Only this turn (default: every turn). */
@@ -30,7 +33,10 @@ const inScope = (e: LogEvent, scope: OpenWorkScope) =>
  * `why`. Returns how many of each it closed (all zero for a well-formed log).
  */
 export function closeOpenWork(log: SessionLog, why: string, scope: OpenWorkScope = {}, closeTurns = true): ClosedWork {
-  const events = log.events().filter((e) => inScope(e, scope));
+  const all = log.events();
+  // A pending suspension is kept for resumeTurn; a crash after its answer was logged is an ordinary crash.
+  const suspended = scope.turnId === undefined ? findPendingSuspension(all)?.turnId : undefined;
+  const events = all.filter((e) => inScope(e, scope) && !(suspended !== undefined && 'turnId' in e && e.turnId === suspended));
   const answered = new Set(events.flatMap((e) => (e.type === 'tool/result' ? e.sourceEventSeqs : [])));
   const closedSteps = new Set(events.flatMap((e) => (e.type === 'step/end' ? [`${e.turnId}#${e.stepIndex}`] : [])));
   const closedTurns = new Set(events.flatMap((e) => (e.type === 'turn/end' ? [e.turnId] : [])));

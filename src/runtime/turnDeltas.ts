@@ -17,7 +17,7 @@ export type TurnDelta =
   /** The step ended (`step/end` is in the log): no more deltas for it. */
   | { readonly type: 'step-end'; readonly stepIndex: number; readonly finishReason: string }
   /** The turn ended (`turn/end` is in the log): the last delta. */
-  | { readonly type: 'turn-end'; readonly outcome: TurnOutcome };
+  | { readonly type: 'turn-end'; readonly outcome: TurnOutcome | 'suspended' };
 
 export interface TurnDeltaHub {
   /** What the step reports (wired to `StepDeps.onText`): cheap when nobody listens. */
@@ -26,7 +26,7 @@ export interface TurnDeltaHub {
   /** The deltas from now on as an async iterable that ends after `turn-end`. */
   iterate(): AsyncIterable<TurnDelta>;
   /** Ends the stream without a `turn/end` in the log (the turn actor itself failed). */
-  end(outcome: TurnOutcome): void;
+  end(outcome: TurnOutcome | 'suspended'): void;
 }
 
 /** One turn's hub: step and turn markers come from the log, watched only while someone listens. */
@@ -43,7 +43,7 @@ export function createTurnDeltaHub(log: Pick<SessionLog, 'subscribe'>, turnId: s
       }
     }
   };
-  const end = (outcome: TurnOutcome) => {
+  const end = (outcome: TurnOutcome | 'suspended') => {
     if (ended) return;
     ended = { type: 'turn-end', outcome };
     unwatch?.();

@@ -23,6 +23,10 @@ import { combineInspect, toXStateInspect, type InspectOption } from './inspectio
 import type { StageListener } from './inspection/stageEvents.js';
 import type { StageRouter } from './inspection/stageRouter.js';
 import { createTurnDeltaHub, type TurnDelta } from './turnDeltas.js';
+import type { PendingSuspension } from './resume/pendingSuspension.js';
+import type { ResumedStep } from './resume/resumedStep.js';
+import type { createSuspensionRequests, TurnSuspension } from './resume/suspendTurn.js';
+import type { LogEventOf, TurnOutcome } from '../protocol/index.js';
 
 export interface TurnOptions {
   /** Any AI SDK `LanguageModelV3` provider, or `scriptedModel(...)`. */
@@ -60,8 +64,19 @@ export type SteerOutcome =
   | { readonly delivered: 'steer'; readonly stepIndex: number; readonly seq: number }
   | { readonly delivered: 'follow-up'; readonly turn: TurnHandle };
 
-/** How a turn ended, with the model's final answer text and the tokens it used. */
-export type TurnResult = TurnOutput & TurnAnswer;
+/**
+ * How a turn ended, with the model's final answer text and the tokens it used. `suspended`: the
+ * turn waits for approvals that outlive the process (`suspension` is its `turn/suspended` event);
+ * it has no `turn/end` yet, and `resumeTurn` continues it.
+ */
+export type TurnResult = Omit<TurnOutput, 'outcome'> &
+  TurnAnswer & { readonly outcome: TurnOutcome | 'suspended'; readonly suspension?: LogEventOf<'turn/suspended'> };
+
+/** What resumes a suspended turn: its suspension read from the log, and its resumed step's pieces. */
+export interface TurnResume {
+  readonly pending: PendingSuspension;
+  readonly step: ResumedStep;
+}
 
 export interface TurnHandle {
   readonly turnId: string;
@@ -124,6 +139,12 @@ export interface TurnRunnerDeps {
   stages?: StageRouter;
   /** Inspection of every turn, beside each turn's own `inspect`. */
   inspect?: InspectOption;
+  /** Where `suspend` answers park their calls (issue 15.4); absent: turns never suspend. */
+  suspensions?: ReturnType<typeof createSuspensionRequests>;
+  /** Resolves once the log is durable up to `seq` (a JSONL log); a suspended turn settles after its `turn/suspended` is. */
+  whenDurable?: (seq: number) => Promise<void> | undefined;
+  /** True while the session has a suspended turn: a queued turn does not begin then. */
+  isSuspended?: () => boolean;
 }
 
 const schemaCache = new WeakMap<AnyTool, LanguageModelV3FunctionTool>();
@@ -171,8 +192,8 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     else running = false;
   };
 
-  function startTurn(options: InternalTurnOptions): TurnHandle {
-    const turnId = deps.newTurnId();
+  function startTurn(options: InternalTurnOptions, resume?: TurnResume): TurnHandle {
+    const turnId = resume ? resume.pending.turnId : deps.newTurnId();
     // Registered before the turn can start, so its first call's first stage is heard.
     const stageRemovers: Array<() => void> = [];
     let over = false;
@@ -232,13 +253,24 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       maxAttempts: policy.maxAttempts,
       compact: () => deps.compact({ log: deps.log, turnId, system: options.system, argLimits: deps.argLimits }),
     };
+    if (resume) {
+      // A resumed turn's first step continues from the log (resume/resumedStep.ts); later steps are
+      // ordinary. (Getters only here: an ordinary turn's steps read plain properties.)
+      const step = resume.step;
+      Object.defineProperties(stepDeps, {
+        pipeline: { get: () => (step.ended ? deps.pipeline : step.pipeline) },
+        log: { get: () => (step.ended ? deps.log : step.log) },
+        model: { get: () => (step.ended ? options.model : step.model) },
+      });
+    }
     const actor = createActor(turnMachine, {
       input: {
         deps: stepDeps,
         turnId,
-        input: options.input,
+        input: resume?.pending.turnStart?.input ?? options.input,
         maxSteps: options.maxSteps,
         ...(options.followUp ? { followUp: options.followUp } : {}),
+        ...(resume ? { resumeAt: resume.pending.stepIndex } : {}),
         closeCrashedStep: (id, stepIndex, error) => {
           // The turn itself is still running: it writes its own turn/end.
           closeOpenWork(deps.log, `the step running this call crashed (${String(error)})`, { turnId: id, stepIndex }, false);
@@ -260,7 +292,11 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       systemId: 'turn',
       ...(inspect ? { inspect } : {}),
     });
+    let suspension: TurnSuspension | undefined;
+    let dropped: string | undefined;
     deps.onTurnActive?.(1);
+    let drop!: () => void;
+    const droppedBeforeStart = new Promise<undefined>((r) => (drop = () => r(undefined)));
     // Steers the turn could not deliver: one follow-up turn, queued as the turn ends (before `done` settles).
     const endSteering = () => {
       phase = 'ended';
@@ -269,10 +305,22 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       const turn = startTurn({ ...followUpOptionsOf(options), input: late.map((s) => s.text).join('\n\n'), followUp: { kind: 'late-steer', after: turnId } });
       for (const s of late) s.settle({ delivered: 'follow-up', turn });
     };
-    const done = toPromise(actor).then(
-      (out): TurnResult => {
+    const done = Promise.race([toPromise(actor), droppedBeforeStart]).then(
+      async (out): Promise<TurnResult> => {
         endSteering();
-        return { ...out, ...turnAnswer(deps.log.events(), out.turnId) };
+        const suspended = suspension?.event;
+        suspension?.dispose();
+        if (suspended) {
+          // The process may exit once the handle settles: the suspension is on disk by then.
+          await Promise.resolve(deps.whenDurable?.(suspended.seq)).catch(() => undefined);
+          hub.end('suspended');
+          return { turnId, outcome: 'suspended', steps: suspended.stepIndex + 1, ...turnAnswer(deps.log.events(), turnId), suspension: suspended };
+        }
+        if (dropped !== undefined) {
+          hub.end('cancelled');
+          return { turnId, outcome: 'cancelled', steps: 0, error: dropped, text: '' };
+        }
+        return { ...out!, ...turnAnswer(deps.log.events(), out!.turnId) };
       },
       (e: unknown) => {
         // The turn actor itself failed (no `turn/end`): delta listeners are told, steers are not lost.
@@ -310,6 +358,16 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     const run = () => {
       started = true;
       phase = 'running';
+      if (!resume && deps.isSuspended?.()) {
+        // Queued behind a turn that then suspended: it does not begin (nothing is logged), so the
+        // suspended turn stays the session's last and can be resumed.
+        dropped = 'the session has a suspended turn (resume it first); this queued turn did not start';
+        drop();
+        return;
+      }
+      if (deps.suspensions) {
+        suspension = deps.suspensions.watch({ actor, turnId, append: (e) => deps.log.append(e), onSuspended: () => {} });
+      }
       actor.start();
       // Cancelled before it began (an already-aborted signal, SPEC §8.9, or a cancel while queued):
       // `turn/start` and `turn/end` (cancelled), no model request at all.
@@ -354,7 +412,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     });
   }
 
-  return Object.assign(startTurn as (options: TurnOptions) => TurnHandle, { followUp });
+  return Object.assign(startTurn as (options: TurnOptions, resume?: TurnResume) => TurnHandle, { followUp });
 }
 
 /**

@@ -12,7 +12,11 @@ PROMPT as its next turn, in the directory the session works in (<dir> of
 <dir>/.dsh/sessions/ID.jsonl); without PROMPT on a terminal, a REPL. A session that stopped mid-turn
 (a crash, a kill) is closed first: every tool/call without a result gets an INTERRUPTED one, open
 steps and turns are ended, so every call stays paired and nothing already logged is lost. A torn
-last line is cut off and reported; a corrupt log is an error (dsh repair).
+last line is cut off and reported; a corrupt log is an error (dsh repair). A session whose turn is
+suspended on an approval (dsh run --suspend) is not closed: its pending question is shown and asked
+(on a terminal one keystroke; without one it is denied unless --allow pre-approves the tool), the
+same call goes on from there and the turn finishes (the model is not asked again for that step);
+then PROMPT, if given, runs as the next turn.
 
 ${RUN_FLAGS_HELP}
 
@@ -35,7 +39,10 @@ ${RUN_EXIT_HELP}`,
     if (!existsSync(file)) throw new Error(`no session ${positionals[0]} (${file}: no such file; dsh sessions lists them)`);
     const prompt = positionals[1];
     const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY) && values.json !== true;
-    if (prompt === undefined && !tty) throw new UsageError('missing PROMPT (without a terminal there is no REPL)', resumeCommand);
+    // Without a terminal a PROMPT is needed, unless the session waits on a suspended approval.
+    if (prompt === undefined && !tty && !(await hasSuspendedTurn(file))) {
+      throw new UsageError('missing PROMPT (without a terminal there is no REPL)', resumeCommand);
+    }
     // The config and the model before the log is opened (a bad one leaves the log untouched).
     const { config } = await loadConfig({ cwd, env: process.env });
     const models = await modelFactory((values.model as string | undefined) ?? config.model, {
@@ -51,6 +58,7 @@ ${RUN_EXIT_HELP}`,
       models,
       config,
       plan: values.plan === true,
+      suspend: values.suspend === true,
       json: values.json === true,
       allow: allowList(values.allow as string[] | undefined),
       resume: true,
@@ -59,3 +67,13 @@ ${RUN_EXIT_HELP}`,
     });
   },
 };
+
+/** True when the session log ends on a turn suspended on an approval (read without changing it). */
+async function hasSuspendedTurn(file: string): Promise<boolean> {
+  const [{ readJsonlLog }, { findPendingSuspension }] = await Promise.all([import('../../adapters/log/jsonlLog.js'), import('../../runtime/resume/pendingSuspension.js')]);
+  try {
+    return findPendingSuspension((await readJsonlLog(file, { repair: true })).events) !== undefined;
+  } catch {
+    return false; // runSession reports a corrupt log
+  }
+}

@@ -8,6 +8,7 @@ export const RUN_OPTIONS = {
   json: { type: 'boolean' },
   allow: { type: 'string', multiple: true },
   plan: { type: 'boolean' },
+  suspend: { type: 'boolean' },
 } as const;
 
 export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MODEL, anthropic:MODEL (key from OPENAI_API_KEY /
@@ -23,6 +24,9 @@ export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MOD
                     denied with a reason telling the model to answer with its plan instead (also
                     "plan": true in dsh.config.json)
   --json            stream the session log's events as NDJSON on stdout (no questions: asks are denied)
+  --suspend         an ask suspends the turn instead of being answered now: the question stays
+                    in the session log, the process exits 3, and dsh resume ID asks it later
+                    (in any process) and finishes the same turn
   -h, --help        this text`;
 
 export const RUN_CONFIG_HELP = `Configuration: dsh.config.json in the working directory (or a parent up to the repository
@@ -39,7 +43,8 @@ n deny). Without one: one plain line per event, and every ask is denied with a l
 --allow that pre-approves it. Ctrl-C cancels the turn; a second Ctrl-C exits.
 
 Exit: 0 the turn completed (the REPL: left with /exit, Ctrl-D or Ctrl-C at its prompt), 1 it
-failed or ran out of steps, or a file/model error, 2 bad usage, 130 cancelled (Ctrl-C).`;
+failed or ran out of steps, or a file/model error, 2 bad usage, 3 suspended on an approval
+(--suspend; dsh resume ID answers it), 130 cancelled (Ctrl-C).`;
 
 /** Splits `--allow a,b --allow c`. */
 export function allowList(value: string | boolean | string[] | undefined): string[] {
@@ -111,6 +116,7 @@ ${RUN_EXIT_HELP}`,
       allow,
       config,
       plan: values.plan === true,
+      suspend: values.suspend === true,
       io,
       env: process.env,
       ...(inspector ? { inspector: inspector.hooks } : {}),

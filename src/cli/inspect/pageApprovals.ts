@@ -6,6 +6,7 @@
  */
 import type { ApprovalAnswer } from '../../protocol/index.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
+import type { SUSPEND } from '../../runtime/pipeline/approval.js';
 import { argsText } from '../view/runView.js';
 
 export interface PendingQuestion {
@@ -36,11 +37,11 @@ export function pageApprovals(terminal: ApprovalService | undefined): PageApprov
   return {
     service: {
       request(req, signal) {
-        return new Promise<ApprovalAnswer>((resolve) => {
+        return new Promise<ApprovalAnswer | typeof SUSPEND>((resolve) => {
           if (signal.aborted) return resolve('denied');
           const withdraw = new AbortController();
           let done = false;
-          const settle = (a: ApprovalAnswer) => {
+          const settle = (a: ApprovalAnswer | typeof SUSPEND) => {
             if (done) return;
             done = true;
             waiting.delete(req.callId);

@@ -82,6 +82,8 @@ export interface AgentSession {
   readonly tools: BuiltinTools;
   /** Starts a turn. */
   startTurn(input: string, options?: { inspect?: (e: InspectionEvent) => void; signal?: AbortSignal }): TurnHandle;
+  /** Continues the session's suspended turn (its pending approvals are asked first). */
+  resumeTurn(options?: { inspect?: (e: InspectionEvent) => void; signal?: AbortSignal }): TurnHandle;
 }
 
 export function createAgentSession(setup: RunSetup): AgentSession {
@@ -103,20 +105,22 @@ export function createAgentSession(setup: RunSetup): AgentSession {
   // recorded session shows each call's stages with their timings (dsh inspect).
   runtime.hooks.on('tools/execute', 'stage-timings', metrics());
   (setup.installPolicies ?? configuredPolicies)(runtime, setup);
+  const turnOptions = (options: { inspect?: (e: InspectionEvent) => void; signal?: AbortSignal }) => ({
+    model: setup.model(),
+    system: setup.system ?? DEFAULT_SYSTEM,
+    ...(setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {}),
+    ...(options.inspect ? { inspect: options.inspect } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   return {
     runtime,
     tools,
     startTurn(input, options = {}) {
-      return runtime.startTurn({
-        model: setup.model(),
-        input,
-        system: setup.system ?? DEFAULT_SYSTEM,
-        ...(setup.maxSteps !== undefined ? { maxSteps: setup.maxSteps } : {}),
-        ...(options.inspect ? { inspect: options.inspect } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-        // A follow-up turn (a late steering message) gets a model of its own, as every turn does.
-        followUpOptions: () => ({ model: setup.model() }),
-      });
+      // A follow-up turn (a late steering message) gets a model of its own, as every turn does.
+      return runtime.startTurn({ ...turnOptions(options), input, followUpOptions: () => ({ model: setup.model() }) });
+    },
+    resumeTurn(options = {}) {
+      return runtime.resumeTurn(turnOptions(options));
     },
   };
 }

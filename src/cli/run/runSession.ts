@@ -31,11 +31,15 @@ import type { Runtime } from '../../runtime/createRuntime.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
+import { suspendingApproval } from '../../runtime/pipeline/approval.js';
+import { argsText } from '../view/runView.js';
 import { embeddedModel } from './embeddedModel.js';
 import { readSteerInput, type SteerInput } from './steerInput.js';
 import type { TurnHandle } from '../../runtime/turns.js';
 
 export const EXIT_CANCELLED = 130;
+/** The turn is suspended on an approval (`--suspend`): `dsh resume ID` answers it. */
+export const EXIT_SUSPENDED = 3;
 
 export interface RunSessionOptions {
   id: string;
@@ -59,6 +63,8 @@ export interface RunSessionOptions {
   config?: DshConfig;
   /** Plan mode on for this run (`--plan`), whatever the config says. */
   plan?: boolean;
+  /** Every ask suspends the turn (`--suspend`): the question waits in the log for `dsh resume`. */
+  suspend?: boolean;
   /** Replaces the policies (see RunSetup.installPolicies). */
   installPolicies?: RunSetup['installPolicies'];
   /** `--inspect`: the local inspector page follows the session (src/cli/inspect/runInspector.ts). */
@@ -139,7 +145,7 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
   // an approval question takes the keystrokes while it is open.
   let asking = false;
   let steering: SteerInput | undefined;
-  const terminal = interactive
+  const terminal = interactive && !o.suspend
     ? keystrokeApproval({
         input: stdin,
         show: (a) => {
@@ -151,7 +157,8 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
       })
     : undefined;
   // With --inspect the page answers approvals too (the first answer wins, withdrawing the other).
-  const approval = o.inspector ? o.inspector.approval(terminal) : (terminal ?? deniedWithoutTerminal(o.io.err));
+  // --suspend: an approval suspends the turn (answered later by `dsh resume`, in this or another process).
+  const approval = o.suspend ? suspendingApproval : o.inspector ? o.inspector.approval(terminal) : (terminal ?? deniedWithoutTerminal(o.io.err));
   o.inspector?.attach(log);
   const session = createAgentSession({
     cwd: o.cwd,
@@ -226,7 +233,10 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
       }
       try {
         const r = await handle.done;
-        code = r.outcome === 'completed' ? 0 : r.outcome === 'cancelled' ? EXIT_CANCELLED : 1;
+        code = r.outcome === 'completed' ? 0 : r.outcome === 'cancelled' ? EXIT_CANCELLED : r.outcome === 'suspended' ? EXIT_SUSPENDED : 1;
+        if (r.outcome === 'suspended') {
+          o.io.err(`dsh: ${r.turnId} is suspended on an approval; answer it with: dsh resume ${o.id}`);
+        }
       } finally {
         steering?.stop();
         steering = undefined;
@@ -240,7 +250,18 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
       await watchTurn(() => session.startTurn(input, inspect ? { inspect } : {}));
       for (let next = followUps.shift(); next; next = followUps.shift()) await watchTurn(next);
     };
+    const pending = session.runtime.pendingSuspension();
+    if (pending) {
+      // The question the session waits on is shown, then asked again as the turn goes on.
+      for (const a of pending.approvals) {
+        o.io.err(`dsh: ${pending.turnId} waits for approval: ${a.toolName} ${argsText(a.input)} (${a.callId})${a.reason ? `: ${a.reason}` : ''}`);
+      }
+      await watchTurn(() => session.resumeTurn(inspect ? { inspect } : {}));
+      // Suspended again: the next question waits for the next resume.
+      if (code === EXIT_SUSPENDED) return code;
+    }
     if (o.prompt !== undefined) await runTurn(o.prompt);
+    else if (pending && !interactive) return code;
     else {
       for (;;) {
         const line = await question(stdin, stdout, 'dsh> ');

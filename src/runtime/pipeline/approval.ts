@@ -8,10 +8,20 @@ import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type LogEven
 import { parseArgs } from '../args.js';
 import { placeOf, type StageDeps } from './stageDeps.js';
 
+/**
+ * Answered by an approval service to suspend the turn on this question instead of answering it now
+ * (issue 15.4): the question stays pending in the log, the turn's handle settles `suspended`, and
+ * `resumeSession` (in this process or another) asks it again and continues the same call.
+ */
+export const SUSPEND = 'suspend' as const;
+
 /** Asks a person (or a policy service) whether a call may run. */
 export interface ApprovalService {
-  request(req: { callId: string; toolName: string; args: unknown; reason?: string }, signal: AbortSignal): Promise<ApprovalAnswer>;
+  request(req: { callId: string; toolName: string; args: unknown; reason?: string }, signal: AbortSignal): Promise<ApprovalAnswer | typeof SUSPEND>;
 }
+
+/** An approval service that suspends every question (answer later, after `resumeSession`). */
+export const suspendingApproval: ApprovalService = { request: async () => SUSPEND };
 
 export interface ApprovalStage {
   isRemembered(call: PreparedCall): boolean;
@@ -57,7 +67,7 @@ export function rememberedInLog(events: readonly LogEvent[], deps: Pick<StageDep
   return keys;
 }
 
-export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | 'tools' | 'argLimits'>): ApprovalStage {
+export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | 'tools' | 'argLimits' | 'suspensions'>): ApprovalStage {
   const { log } = deps;
   // Read from the log on first use (tools registered after the runtime was created count too).
   let remembered: Set<string> | undefined;
@@ -76,6 +86,27 @@ export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | '
           log.append({ type: 'warning', ...placeOf(p.view), code: 'APPROVAL_FAILED', message: `the approval service failed: ${describeThrown(e)}` });
         }
         throw e;
+      }
+      if (answer === SUSPEND) {
+        // Withdrawn meanwhile: nothing to suspend (the call has moved on and ignores this answer).
+        if (signal.aborted) return 'denied';
+        const { turnId, callId } = p.view;
+        if (deps.suspensions?.park(turnId, callId)) {
+          // Parked: the question stays open until the turn is suspended (and this actor stopped) or
+          // the call leaves awaitingApproval (a cancel, the approval timeout).
+          return new Promise<never>((_, reject) =>
+            signal.addEventListener(
+              'abort',
+              () => {
+                deps.suspensions!.unpark(turnId, callId);
+                reject(signal.reason);
+              },
+              { once: true },
+            ),
+          );
+        }
+        log.append({ type: 'warning', ...placeOf(p.view), code: 'APPROVAL_SUSPEND_UNAVAILABLE', message: 'the approval service answered "suspend", but only a call of a running turn can suspend; treated as denied' });
+        return 'denied';
       }
       // Anything but the three answers denies (SPEC §8.3), and the log only ever holds those three.
       if (ApprovalAnswerSchema.safeParse(answer).success) return answer as ApprovalAnswer;

@@ -9,6 +9,7 @@ import type { ToolRegistry } from '../defineTool.js';
 import type { GuardRegistry, HookRegistry } from '../hooks.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { ApprovalService } from './approval.js';
+import type { SuspensionRequests } from '../resume/suspendTurn.js';
 
 export interface StageDeps {
   readonly tools: ToolRegistry;
@@ -19,6 +20,8 @@ export interface StageDeps {
   readonly limits: PipelineLimits;
   readonly argLimits: ArgLimits;
   readonly approval?: ApprovalService;
+  /** Where a `suspend` answer parks its call (absent: `suspend` is denied). */
+  readonly suspensions?: SuspensionRequests;
   /** Deep-frozen shared context handed to bodies. */
   readonly context: Readonly<Record<string, unknown>>;
   /** Spacing of one call's `tool/progress` events (default `DEFAULT_PROGRESS_INTERVAL_MS`). */

@@ -68,6 +68,8 @@ export function describeEvent(e: LogEvent, options: LogTextOptions = {}): string
     }
     case 'user/steer':
       return `  user/steer #${e.stepIndex}: ${quoted(e.text, 80)}`;
+    case 'turn/suspended':
+      return `turn/suspended ${e.turnId} at step #${e.stepIndex}: waiting for approval of ${e.calls.map((c) => c.callId).join(', ')}`;
   }
 }
 
