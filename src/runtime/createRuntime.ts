@@ -13,6 +13,7 @@ import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName, t
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
 import { dispatchWhenDurable } from './durableDispatch.js';
 import { createStepRoutedLog } from './log/stepRoutedLog.js';
+import { sessionIndexOf } from './log/sessionIndex.js';
 import { compactAndMeasure, defaultCompactor, type Compactor } from './compaction.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
 import type { ModelCallOptions } from '../../machines/modelCallOptions.js';
@@ -154,7 +155,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
   let closed: Promise<void> | undefined;
 
   // Turn ids go on from the turns already in the log (a resumed session).
-  let turns = log.events().filter((e) => e.type === 'turn/start').length;
+  let turns = sessionIndexOf(log).turnCount;
   const concurrency = options.concurrency ?? 8;
   const startTurn = createTurnRunner({
     log: routedLog,

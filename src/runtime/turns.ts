@@ -14,7 +14,7 @@ import type { Clock } from './clock.js';
 import type { AnyTool } from './defineTool.js';
 import type { SessionLog } from './log/sessionLog.js';
 import { closeOpenWork } from './openWork.js';
-import { projectPrompt } from './projection/prompt.js';
+import { sessionIndexOf } from './log/sessionIndex.js';
 import { turnAnswer, type TurnAnswer } from './projection/turnAnswer.js';
 import { classifyRequestError, createRequestRetryPolicy, type RequestRetryPolicy } from './requestErrors.js';
 
@@ -119,7 +119,8 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       },
       concurrency: deps.concurrency,
       callOptions: mergeModelCallOptions(deps.callOptions, options.callOptions),
-      prompt: () => projectPrompt(deps.log.events(), { system: options.system, turnId, argLimits: deps.argLimits }),
+      // The projection kept as the log grows (log/sessionIndex.ts): a request renders what changed.
+      prompt: () => sessionIndexOf(deps.log).prompt.render({ system: options.system, turnId, argLimits: deps.argLimits }),
       onRequestError(error, attempt, compactions): RequestErrorDecision {
         const info = classifyRequestError(error, { signal: options.signal, now: deps.clock.now() });
         const d = policy.decide({ kind: info.kind, attempt, compactionsTried: compactions, retryAfterMs: info.retryAfterMs });
@@ -156,7 +157,9 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       inspect: options.inspect,
     });
     deps.onTurnActive?.(1);
-    const done = toPromise(actor).then((out): TurnResult => ({ ...out, ...turnAnswer(deps.log.events(), out.turnId) }));
+    // The answer is read from the turn's own events: from where the log stood when it began.
+    let firstSeq = deps.log.lastSeq + 1;
+    const done = toPromise(actor).then((out): TurnResult => ({ ...out, ...turnAnswer(deps.log.events({ from: firstSeq }), out.turnId) }));
     void done.then(
       () => deps.onTurnActive?.(-1),
       () => deps.onTurnActive?.(-1),
@@ -171,6 +174,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     options.signal?.addEventListener('abort', () => cancel('aborted'), { once: true });
     const begin = () => {
       started = true;
+      firstSeq = deps.log.lastSeq + 1;
       actor.start();
       // Cancelled before it began (an already-aborted signal, SPEC §8.9, or a cancel while queued):
       // `turn/start` and `turn/end` (cancelled), no model request at all.

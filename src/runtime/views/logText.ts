@@ -57,6 +57,8 @@ export function describeEvent(e: LogEvent, options: LogTextOptions = {}): string
       return `    warning ${e.code}${e.callId ? ` ${e.callId}` : ''}: ${clip(e.message, 80)}`;
     case 'tool/spilled':
       return `    tool/spilled ${e.callId}: ${e.bytes} bytes, ${e.lines} lines → ${e.locator}`;
+    case 'session/checkpoint':
+      return `session/checkpoint (state of events 1–${e.seq - 1})`;
   }
 }
 
