@@ -4,6 +4,7 @@ import type { JsonlTiming, W2Breakdown, W2Result, W3Result, W5Result } from '../
 import type { W4Detail, W4Result } from '../workloads/w4.js';
 import type { W6Detail, W6Result } from '../workloads/w6.js';
 import { COLD_RUN_TARGET_MS, type ColdStartDetail, type ColdStartResult } from '../workloads/coldStart.js';
+import type { W8Detail, W8Result } from '../workloads/w8.js';
 
 export interface Results {
   node: string;
@@ -19,6 +20,8 @@ export interface Results {
   w7: { spillMiB: number; peakRssOverInput: number | null; ms: number | null; logBytesPerSpill?: number | null; pageReadMs?: number | null };
   /** Cold start of the built `dsh --version` and `dsh run` to its first model request (absent in results from before it was measured). */
   coldStart?: ColdStartResult | null;
+  /** Flat per-step cost and resume time (issue 16.1; absent in results from before it was measured). */
+  w8?: W8Result | null;
 }
 
 /** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
@@ -33,6 +36,7 @@ export interface Notes {
   w6?: W6Detail;
   w7?: { baselineRssMiB: number; peakRssMiB: number; pageStoreBytes?: number } | { notMeasured: string };
   coldStart?: ColdStartDetail | { notMeasured: string };
+  w8?: W8Detail;
 }
 
 /** Per-call cost at N=256 may exceed N=64's by this much and still count as "no worse" (run-to-run noise). */
@@ -113,6 +117,22 @@ export function renderTable(r: Results, notes: Notes): string {
     rows.push(['cold start', '`dsh run` (embedded model) to its first model request ms; `node -e 0` ms', `**${f(c.runMs, 0)} ms**; ${f(c.nodeMs, 0)} ms (×${f(c.runRatio, 2)})`, `≤ ${COLD_RUN_TARGET_MS} ms`, c.runMs <= COLD_RUN_TARGET_MS ? 'yes' : '**no**', how]);
   } else if (csn && 'notMeasured' in csn) {
     rows.push(['cold start', '`dsh --version`; `dsh run` to its first model request', 'not measured', `≤ ${COLD_RUN_TARGET_MS} ms (run)`, '', csn.notMeasured]);
+  }
+  if (r.w8) {
+    const w = r.w8;
+    const d = notes.w8;
+    rows.push(['W8', 'CPU µs per step with 1k / 10k / 100k events in the log; 100k ÷ 1k', `${f(w.us1k, 0)} / ${f(w.us10k, 0)} / ${f(w.us100k, 0)} µs; **×${f(w.ratio, 2)}**`, '≤ 1.2', yes(w.ratio <= 1.2), d ? `medians of ${d.reps} interleaved repetitions of ${d.turnsPerSample} turns (2 steps, 8 calls)` : '']);
+    if (d) {
+      const resume = w.resumeMs1M ?? null;
+      rows.push([
+        'W8',
+        `resume of a ${k(d.resumeEvents)}-event JSONL session (from its last checkpoint)`,
+        resume !== null ? `**${f(resume, 0)} ms**` : 'not measured (quick)',
+        '—',
+        '',
+        `${f(d.fileMiB, 0)} MiB file; last checkpoint ${f(d.checkpointMiB, 1)} MiB, ${k(d.eventsAfterCheckpoint)} events after it; whole file replayed instead ${d.fullReplayMs !== null ? `${f(d.fullReplayMs, 0)} ms` : '?'}`,
+      ]);
+    }
   }
   const head = ['workload', 'measure', 'dsh', 'target', 'holds', 'reference / detail'];
   const lines = [
