@@ -111,7 +111,7 @@ async function sample(prefill: readonly LogEvent[], turns: number): Promise<numb
 }
 
 /** Writes a JSONL session of `events` events with checkpoints and compactions, as described above. */
-async function writeLongSession(path: string, events: number): Promise<void> {
+export async function writeLongSession(path: string, events: number): Promise<void> {
   const out = createWriteStream(path);
   const index = new SessionIndex();
   let chunk: string[] = [];

@@ -11,13 +11,12 @@
 import { z } from 'zod';
 import {
   ApprovalAnswerEvent,
-  ContentPartSchema,
   ToolCallEvent,
   type LogEvent,
   type LogEventOf,
   type NewLogEvent,
 } from '../../protocol/index.js';
-import { PromptProjection, type PromptProjectionState } from '../projection/promptState.js';
+import { isPromptProjectionState, PromptProjection } from '../projection/promptState.js';
 import type { SessionLog } from './sessionLog.js';
 
 /** Format of `session/checkpoint` state this code writes and reads. */
@@ -150,7 +149,7 @@ export class SessionIndex {
     const state: CheckpointState = {
       seq: this.seq,
       turnStarts: this.turnStarts,
-      prompt: this.prompt.toJSON() as unknown as CheckpointState['prompt'],
+      prompt: this.prompt.toJSON(),
       calls: [...this.calls.values()],
       steps: [...this.steps.values()],
       turns: [...this.turns.values()],
@@ -169,7 +168,8 @@ export class SessionIndex {
     const parsed = CheckpointStateSchema.safeParse(event.state);
     if (!parsed.success || parsed.data.seq !== event.seq - 1) return undefined;
     const s = parsed.data;
-    const index = new SessionIndex(PromptProjection.restore(s.prompt as PromptProjectionState));
+    if (!isPromptProjectionState(s.prompt)) return undefined;
+    const index = new SessionIndex(PromptProjection.restore(s.prompt));
     index.seq = event.seq;
     index.turnStarts = s.turnStarts;
     for (const c of s.calls) {
@@ -184,49 +184,11 @@ export class SessionIndex {
 }
 
 const nat = z.number().int().nonnegative();
-const ProviderOptionsSchema = z.record(z.string(), z.record(z.string(), z.unknown()));
-const PromptStateSchema = z.object({
-  turns: z.array(
-    z.object({
-      turnId: z.string(),
-      input: z.string().optional(),
-      ended: z.boolean(),
-      steps: z.array(
-        z.object({
-          index: nat,
-          text: z.string(),
-          reasoning: z.object({
-            open: z.string(),
-            closed: z.array(z.object({ type: z.literal('reasoning'), text: z.string(), providerOptions: ProviderOptionsSchema.optional() })),
-          }),
-          calls: z.array(z.object({ seq: nat, index: nat, callId: z.string(), toolName: z.string(), input: z.unknown() })),
-          results: z.array(
-            z.tuple([
-              nat,
-              z.object({
-                seq: nat,
-                callId: z.string(),
-                toolName: z.string(),
-                isError: z.boolean(),
-                chars: nat,
-                content: z.string().optional(),
-                parts: z.array(ContentPartSchema).optional(),
-                locator: z.string().optional(),
-              }),
-            ]),
-          ),
-        }),
-      ),
-    }),
-  ),
-  stubbed: z.array(nat),
-  locators: z.array(z.tuple([z.string(), z.string()])),
-});
-
 const CheckpointStateSchema = z.object({
   seq: nat,
   turnStarts: nat,
-  prompt: PromptStateSchema,
+  // Checked by isPromptProjectionState (zod over tens of thousands of results takes seconds).
+  prompt: z.unknown(),
   calls: z.array(ToolCallEvent),
   steps: z.array(z.object({ turnId: z.string(), stepIndex: nat, toolCalls: nat })),
   turns: z.array(z.object({ turnId: z.string(), steps: nat })),

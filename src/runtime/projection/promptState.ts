@@ -89,6 +89,55 @@ export interface PromptProjectionState {
   locators: Array<[string, string]>;
 }
 
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isNat = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+const isStr = (v: unknown): v is string => typeof v === 'string';
+const optional = (v: unknown, check: (v: unknown) => boolean) => v === undefined || check(v);
+const isPart = (p: unknown) =>
+  isObj(p) &&
+  ((p.type === 'image' || p.type === 'audio') ? isStr(p.data) && isStr(p.mediaType) : p.type === 'resource' && isStr(p.uri) && optional(p.text, isStr) && optional(p.data, isStr) && optional(p.mediaType, isStr));
+const isReasoningPart = (p: unknown) => isObj(p) && p.type === 'reasoning' && isStr(p.text) && optional(p.providerOptions, isObj);
+const isCall = (c: unknown) => isObj(c) && isNat(c.seq) && isNat(c.index) && isStr(c.callId) && isStr(c.toolName);
+const isResult = (r: unknown) =>
+  isObj(r) &&
+  isNat(r.seq) &&
+  isStr(r.callId) &&
+  isStr(r.toolName) &&
+  typeof r.isError === 'boolean' &&
+  isNat(r.chars) &&
+  optional(r.content, isStr) &&
+  optional(r.parts, (ps) => Array.isArray(ps) && ps.every(isPart)) &&
+  optional(r.locator, isStr);
+const isStep = (s: unknown) =>
+  isObj(s) &&
+  isNat(s.index) &&
+  isStr(s.text) &&
+  isObj(s.reasoning) &&
+  isStr(s.reasoning.open) &&
+  Array.isArray(s.reasoning.closed) &&
+  s.reasoning.closed.every(isReasoningPart) &&
+  Array.isArray(s.calls) &&
+  s.calls.every(isCall) &&
+  Array.isArray(s.results) &&
+  s.results.every((e) => Array.isArray(e) && e.length === 2 && isNat(e[0]) && isResult(e[1]));
+const isTurn = (t: unknown) => isObj(t) && isStr(t.turnId) && optional(t.input, isStr) && typeof t.ended === 'boolean' && Array.isArray(t.steps) && t.steps.every(isStep);
+
+/**
+ * Whether a checkpoint's value is a state `restore` can take: every field of the shape `toJSON`
+ * writes (a plain check, not zod: a long session's state holds tens of thousands of results).
+ */
+export function isPromptProjectionState(v: unknown): v is PromptProjectionState {
+  return (
+    isObj(v) &&
+    Array.isArray(v.turns) &&
+    v.turns.every(isTurn) &&
+    Array.isArray(v.stubbed) &&
+    v.stubbed.every(isNat) &&
+    Array.isArray(v.locators) &&
+    v.locators.every((e) => Array.isArray(e) && e.length === 2 && isStr(e[0]) && isStr(e[1]))
+  );
+}
+
 const locatorKey = (turnId: string, callId: string) => `${turnId}\u0000${callId}`;
 
 export class PromptProjection {

@@ -136,15 +136,25 @@ describe('JSONL log checkpoints (issue 16.1)', () => {
     expect(error).toMatchObject({ code: 'CHECKSUM_MISMATCH', line: found.event.seq });
   });
 
-  it('a checkpoint whose state does not check out (right checksum) is not used: the full replay gives the same session', async () => {
+  it.each([
+    ['claims to cover one event fewer', (state: Record<string, unknown>) => ({ ...state, seq: (state.seq as number) - 1 })],
+    [
+      'a result of the wrong shape in its prompt',
+      (state: Record<string, unknown>) => {
+        const copy = structuredClone(state) as { prompt: { turns: Array<{ steps: Array<{ results: Array<[number, Record<string, unknown>]> }> }> } };
+        copy.prompt.turns[0]!.steps[0]!.results[0]![1].chars = 'many';
+        return copy;
+      },
+    ],
+    ['an open call that is not a tool/call', (state: Record<string, unknown>) => ({ ...state, calls: [{ type: 'tool/call' }] })],
+  ])('a checkpoint whose state does not check out (right checksum: %s) is not used: the full replay gives the same session', async (_, forge) => {
     const path = await session(12);
     const reference = await openJsonlSessionLog(path, { fromCheckpoint: false, checkpointEvery: 0, fsync: false });
     await reference.sink.close();
     const found = (await findLastCheckpoint(path))!;
     const bytes = await readFile(path);
-    const state = found.event.state as { seq: number };
-    // Another writer's idea of the state: it claims to cover one event fewer. Checksum recomputed.
-    const forged = JSON.stringify({ ...found.event, state: { ...state, seq: state.seq - 1 } });
+    // Another writer's idea of the state, checksum recomputed.
+    const forged = JSON.stringify({ ...found.event, state: forge(found.event.state) });
     const line = Buffer.from(`${checksumHex(crc32cOfUtf8(forged))} ${forged}\n`, 'utf8');
     await writeFile(path, Buffer.concat([bytes.subarray(0, found.start), line, bytes.subarray(found.end)]));
     const opened = await openJsonlSessionLog(path, { checkpointEvery: 0, fsync: false });
