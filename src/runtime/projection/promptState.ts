@@ -303,7 +303,10 @@ export class PromptProjection {
     };
   }
 
-  /** The projection a checkpoint recorded (the state is trusted: validate it first). */
+  /**
+   * The projection a checkpoint recorded (the state is trusted: check it first). Its objects are
+   * taken over, not copied: pass a state nothing else holds (as one just parsed).
+   */
   static restore(state: PromptProjectionState): PromptProjection {
     const p = new PromptProjection();
     for (const seq of state.stubbed) p.stubbed.add(seq);
@@ -316,9 +319,9 @@ export class PromptProjection {
         const step = p.stepOf(t.turnId, s.index);
         step.text = s.text;
         step.reasoning = ReasoningReplay.from(s.reasoning);
-        step.calls = s.calls.map((c) => ({ ...c }));
+        step.calls = s.calls;
         for (const [callSeq, r] of s.results) {
-          step.results.set(callSeq, { ...r });
+          step.results.set(callSeq, r);
           p.resultAt.set(r.seq, { step, callSeq });
         }
       }
