@@ -93,7 +93,7 @@ export function renderTable(r: Results, notes: Notes): string {
   if (r.w6) {
     const d = notes.w6;
     rows.push(['W6', 'JSONL append, fsync at commit points (group commit)', `${k(r.w6.appendEventsPerSec)} events/s`, '≥ 50 k/s', yes(r.w6.appendEventsPerSec >= 50_000), d ? `${k(d.appendEvents)} events, ${d.commitPoints.toLocaleString('en')} commit points, ${d.commits.toLocaleString('en')} fsyncs` : '']);
-    rows.push(['W6', `replay, validated (${d ? k(d.replayEvents) : '?'} events)`, `${k(r.w6.replayEventsPerSec)} events/s`, '≥ 500 k/s', yes(r.w6.replayEventsPerSec >= 500_000), d ? `${f(d.replayMiB, 0)} MiB file; JSON.parse of every line alone (no validation, file already read) ${k(d.parseOnlyEventsPerSec)} events/s` : '']);
+    rows.push(['W6', `replay, validated (${d ? k(d.replayEvents) : '?'} events)`, `${k(r.w6.replayEventsPerSec)} events/s`, '≥ 300 k/s (issue 16.6)', yes(r.w6.replayEventsPerSec >= 300_000), d ? `${f(d.replayMiB, 0)} MiB file; JSON.parse of every line alone (no validation, file already read) ${k(d.parseOnlyEventsPerSec)} events/s` : '']);
   }
   const w7n = notes.w7;
   if (r.w7.peakRssOverInput !== null && r.w7.ms !== null) {
