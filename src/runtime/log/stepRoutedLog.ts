@@ -76,7 +76,7 @@ export function createStepRoutedLog(log: SessionLog): SessionLog {
     const memo = known.get(k);
     if (memo !== undefined) return memo;
     let ended = false;
-    for (let seq = log.lastSeq; seq >= 1; seq--) {
+    for (let seq = log.lastSeq; seq >= (log.firstSeq ?? 1); seq--) {
       const e = log.get(seq);
       if (!e || (e.type !== 'step/end' && e.type !== 'step/start') || e.turnId !== turnId || e.stepIndex !== stepIndex) continue;
       ended = e.type === 'step/end';
@@ -114,6 +114,7 @@ export function createStepRoutedLog(log: SessionLog): SessionLog {
       return log.lastSeq;
     },
     subscribe: (listener) => log.subscribe(listener),
+    ...(log.firstSeq !== undefined ? { firstSeq: log.firstSeq } : {}),
     ...(log.whenDurable ? { whenDurable: log.whenDurable } : {}),
   };
   attachSessionIndex(view, index, false);
