@@ -14,6 +14,7 @@ import { runW4 } from './workloads/w4.js';
 import { runW6 } from './workloads/w6.js';
 import { runColdStart } from './workloads/coldStart.js';
 import { runBundle } from './workloads/bundle.js';
+import { runW8 } from './workloads/w8.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = import.meta.url.endsWith('.js');
@@ -128,6 +129,12 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (want('bundle')) {
     log('browser bundle of the `dsh` entry (Vite, minified, gzip -9)');
     results.bundle = await runBundle({ root, detail: true });
+  }
+  if (want('w8')) {
+    log('W8 flat per-step cost; resume from a checkpoint');
+    const { result, detail } = await runW8({ quick, log });
+    results.w8 = result;
+    notes.w8 = detail;
   }
   notes.seconds = (Date.now() - started) / 1000;
 

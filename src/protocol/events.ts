@@ -155,6 +155,21 @@ export const SpilledEvent = z.object({
   bytes: z.number().int().nonnegative(),
   lines: z.number().int().nonnegative(),
 });
+/**
+ * What the runtime derives from the log up to this event (the prompt projection, open work, turn
+ * count, remembered approvals: `state`, format `version`), so a resumed session starts from here
+ * instead of replaying its history (issue 16.1). Written by the JSONL log every so many events;
+ * nothing else reads it. `state` is checked when it is read: one that does not check out is
+ * ignored, and the history replayed.
+ */
+export const CheckpointEvent = z.object({
+  ...base,
+  // Never set (a checkpoint belongs to no turn); declared so `event.turnId` reads on every event.
+  ...where,
+  type: z.literal('session/checkpoint'),
+  version: z.number().int().positive(),
+  state: z.record(z.string(), z.unknown()),
+});
 
 /**
  * Partial output or progress of a running call (`exec.progress(update)`), coalesced: at most a few
@@ -229,6 +244,7 @@ export const LogEventSchema = z.discriminatedUnion('type', [
   ToolProgressEvent,
   UserSteerEvent,
   TurnSuspendedEvent,
+  CheckpointEvent,
 ]);
 export type LogEvent = z.infer<typeof LogEventSchema>;
 export type LogEventType = LogEvent['type'];

@@ -7,7 +7,8 @@
 import type { LogEvent, LogEventOf } from '../protocol/index.js';
 import type { ArgLimits } from './args.js';
 import type { SessionLog } from './log/sessionLog.js';
-import { compactedStub, projectPrompt, promptSize } from './projection/prompt.js';
+import { compactedStub } from './projection/prompt.js';
+import { sessionIndexOf } from './log/sessionIndex.js';
 
 export interface CompactionOptions {
   /** The turn whose next request overflowed. */
@@ -99,27 +100,26 @@ export function compactAndMeasure(
   compactor: Compactor,
   options: CompactionOptions & { system?: string; argLimits?: ArgLimits },
 ): CompactionMeasurement {
-  const events = log.events();
-  // Measured on exactly the prompt the model is sent (same system text, same argument limits).
-  const projection = {
+  // Measured on exactly the prompt the model is sent (same system text, same argument limits),
+  // from the projection the log's index keeps: nothing is projected again from the whole log.
+  const projection = sessionIndexOf(log).prompt;
+  const view = {
     turnId: options.turnId,
     ...(options.system !== undefined ? { system: options.system } : {}),
     ...(options.argLimits !== undefined ? { argLimits: options.argLimits } : {}),
   };
-  const beforeChars = promptSize(projectPrompt(events, projection));
+  const beforeChars = projection.size(view);
   const unchanged: CompactionMeasurement = { compacted: false, shrank: false, beforeChars, afterChars: beforeChars };
-  const choice = compactor.compact(events, { turnId: options.turnId });
+  const choice = compactor.compact(log.events(), { turnId: options.turnId });
   if (!choice) return unchanged;
 
   // Only seqs that name a tool result not already stubbed count: a compactor that offers the same
   // stubs again must not look like progress.
-  const already = new Set(events.flatMap((e) => (e.type === 'context/compacted' ? e.stubbedSeqs : [])));
-  const stubbedSeqs = [...new Set(choice.stubbedSeqs)].filter((seq) => log.get(seq)?.type === 'tool/result' && !already.has(seq)).sort((a, b) => a - b);
+  const isResult = (seq: number) => projection.hasResult(seq) || log.get(seq)?.type === 'tool/result';
+  const stubbedSeqs = [...new Set(choice.stubbedSeqs)].filter((seq) => isResult(seq) && !projection.isStubbed(seq)).sort((a, b) => a - b);
   if (!stubbedSeqs.length) return unchanged;
 
-  const pending = { type: 'context/compacted', turnId: options.turnId, strategy: choice.strategy, stubbedSeqs, beforeChars, afterChars: 0 } as const;
-  const preview = { ...pending, seq: log.lastSeq + 1, time: 0 } as LogEvent;
-  const afterChars = promptSize(projectPrompt([...events, preview], projection));
-  const event = log.append({ ...pending, stubbedSeqs, afterChars });
+  const afterChars = projection.sizeIfStubbed(stubbedSeqs, view);
+  const event = log.append({ type: 'context/compacted', turnId: options.turnId, strategy: choice.strategy, stubbedSeqs, beforeChars, afterChars });
   return { compacted: true, shrank: afterChars < beforeChars, beforeChars, afterChars, event };
 }

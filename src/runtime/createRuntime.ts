@@ -13,6 +13,7 @@ import { GuardRegistry, HookRegistry, type Guard, type HookMap, type HookName, t
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
 import { dispatchWhenDurable } from './durableDispatch.js';
 import { createStepRoutedLog } from './log/stepRoutedLog.js';
+import { sessionIndexOf } from './log/sessionIndex.js';
 import { compactAndMeasure, defaultCompactor, type Compactor } from './compaction.js';
 import { foldOnOverflow, resolveContextWindow, type ContextWindow } from './context/fitContext.js';
 import type { RequestRetryPolicy } from './requestErrors.js';
@@ -132,11 +133,6 @@ export function createRuntime(options: RuntimeOptions = {}) {
   if (options.contextWindow) resolveContextWindow(options.contextWindow);
   // Approvals that outlive the process (issue 15.4): a `suspend` answer parks its call here.
   const suspensions = createSuspensionRequests();
-  // Most sessions never suspend: the log is searched for a pending suspension only once one was seen.
-  let sawSuspension = log.events().some((e) => e.type === 'turn/suspended');
-  log.subscribe((e) => {
-    if (e.type === 'turn/suspended') sawSuspension = true;
-  });
   // A spilled result carries its preview and locator, never the full text (see spilledResult.ts);
   // bodies wait until their tool/call is durable (a no-op for the in-memory log).
   // The port goes through the stage router: observed (stage events) only while someone listens.
@@ -208,7 +204,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
   let closed: Promise<void> | undefined;
 
   // Turn ids go on from the turns already in the log (a resumed session).
-  let turns = log.events().filter((e) => e.type === 'turn/start').length;
+  let turns = sessionIndexOf(log).turnCount;
   const concurrency = options.concurrency ?? 8;
   const startTurn = createTurnRunner({
     log: routedLog,
@@ -241,7 +237,9 @@ export function createRuntime(options: RuntimeOptions = {}) {
 
   /** The suspended turn the session log still waits on (its pending approvals), or undefined. */
   function pendingSuspension(): PendingSuspension | undefined {
-    return sawSuspension ? findPendingSuspension(log.events()) : undefined;
+    // Most sessions never suspend: the log is searched for a pending suspension only once the
+    // session's index has seen one.
+    return sessionIndexOf(log).sawSuspension ? findPendingSuspension(log.events()) : undefined;
   }
 
   /**

@@ -28,3 +28,4 @@ export * from './toolOutput.js';
 export * from './inspection/index.js';
 export * from './turnDeltas.js';
 export * from './resume/pendingSuspension.js';
+export * from './log/sessionIndex.js';

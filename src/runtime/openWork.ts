@@ -7,16 +7,12 @@
  * open work but waiting work: an unscoped close leaves it alone, to be resumed. Pure over the log:
  * browser-safe.
  */
-import { ErrorCode, errorResult, type LogEvent } from '../protocol/index.js';
+import { ErrorCode, errorResult } from '../protocol/index.js';
 import type { SessionLog } from './log/sessionLog.js';
 import { findPendingSuspension } from './resume/pendingSuspension.js';
+import { sessionIndexOf, type OpenWorkScope } from './log/sessionIndex.js';
 
-export interface OpenWorkScope {
-  /** Only this turn (default: every turn). */
-  turnId?: string;
-  /** Only this step of `turnId`. */
-  stepIndex?: number;
-}
+export type { OpenWorkScope } from './log/sessionIndex.js';
 
 export interface ClosedWork {
   calls: number;
@@ -24,26 +20,22 @@ export interface ClosedWork {
   turns: number;
 }
 
-const inScope = (e: LogEvent, scope: OpenWorkScope) =>
-  (scope.turnId === undefined || ('turnId' in e && e.turnId === scope.turnId)) &&
-  (scope.stepIndex === undefined || ('stepIndex' in e && e.stepIndex === scope.stepIndex));
-
 /**
  * Appends what closes the open calls, steps and turns in `scope`, innermost first, each stating
- * `why`. Returns how many of each it closed (all zero for a well-formed log).
+ * `why`. Returns how many of each it closed (all zero for a well-formed log). What is open comes
+ * from the log's index (log/sessionIndex.ts), not from a scan of the log.
  */
 export function closeOpenWork(log: SessionLog, why: string, scope: OpenWorkScope = {}, closeTurns = true): ClosedWork {
-  const all = log.events();
-  // A pending suspension is kept for resumeTurn; a crash after its answer was logged is an ordinary crash.
-  const suspended = scope.turnId === undefined ? findPendingSuspension(all)?.turnId : undefined;
-  const events = all.filter((e) => inScope(e, scope) && !(suspended !== undefined && 'turnId' in e && e.turnId === suspended));
-  const answered = new Set(events.flatMap((e) => (e.type === 'tool/result' ? e.sourceEventSeqs : [])));
-  const closedSteps = new Set(events.flatMap((e) => (e.type === 'step/end' ? [`${e.turnId}#${e.stepIndex}`] : [])));
-  const closedTurns = new Set(events.flatMap((e) => (e.type === 'turn/end' ? [e.turnId] : [])));
+  // A pending suspension is kept for resumeTurn; a crash after its answer was logged is an ordinary
+  // crash. (Looked for only in an unscoped close, i.e. on resume, and only if the index saw one.)
+  const index = sessionIndexOf(log);
+  const suspended = scope.turnId === undefined && index.sawSuspension ? findPendingSuspension(log.events())?.turnId : undefined;
+  const all = index.openWork(scope);
+  const keep = <T extends { turnId?: string }>(list: readonly T[]) => (suspended === undefined ? list : list.filter((w) => w.turnId !== suspended));
+  const open = { calls: keep(all.calls), steps: keep(all.steps), turns: keep(all.turns) };
   const done: ClosedWork = { calls: 0, steps: 0, turns: 0 };
 
-  for (const call of events) {
-    if (call.type !== 'tool/call' || answered.has(call.seq)) continue;
+  for (const call of open.calls) {
     log.append({
       type: 'tool/result',
       turnId: call.turnId,
@@ -55,17 +47,13 @@ export function closeOpenWork(log: SessionLog, why: string, scope: OpenWorkScope
     });
     done.calls++;
   }
-  for (const step of events) {
-    if (step.type !== 'step/start' || closedSteps.has(`${step.turnId}#${step.stepIndex}`)) continue;
-    const toolCalls = events.filter((e) => e.type === 'tool/call' && e.turnId === step.turnId && e.stepIndex === step.stepIndex).length;
-    log.append({ type: 'step/end', turnId: step.turnId, stepIndex: step.stepIndex, finishReason: 'error', toolCalls });
+  for (const step of open.steps) {
+    log.append({ type: 'step/end', turnId: step.turnId, stepIndex: step.stepIndex, finishReason: 'error', toolCalls: step.toolCalls });
     done.steps++;
   }
   if (closeTurns) {
-    for (const turn of events) {
-      if (turn.type !== 'turn/start' || closedTurns.has(turn.turnId)) continue;
-      const steps = events.filter((e) => e.type === 'step/start' && e.turnId === turn.turnId).length;
-      log.append({ type: 'turn/end', turnId: turn.turnId, outcome: 'failed', steps, error: why });
+    for (const turn of open.turns) {
+      log.append({ type: 'turn/end', turnId: turn.turnId, outcome: 'failed', steps: turn.steps, error: why });
       done.turns++;
     }
   }

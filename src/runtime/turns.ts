@@ -14,8 +14,8 @@ import type { Clock } from './clock.js';
 import type { AnyTool } from './defineTool.js';
 import type { SessionLog } from './log/sessionLog.js';
 import { closeOpenWork } from './openWork.js';
-import { projectPrompt } from './projection/prompt.js';
 import { fitBeforeRequest, fitBeforeTurn, type ContextWindow } from './context/fitContext.js';
+import { sessionIndexOf } from './log/sessionIndex.js';
 import { turnAnswer, type TurnAnswer } from './projection/turnAnswer.js';
 import { describeThrown } from '../protocol/index.js';
 import { classifyRequestError, createRequestRetryPolicy, type RequestRetryPolicy } from './requestErrors.js';
@@ -239,7 +239,8 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         deliverSteers();
         return deps.contextWindow
           ? fitBeforeRequest(deps.log, deps.contextWindow, { turnId, system: options.system, argLimits: deps.argLimits })
-          : projectPrompt(deps.log.events(), { system: options.system, turnId, argLimits: deps.argLimits });
+          : // The projection kept as the log grows (log/sessionIndex.ts): a request renders what changed.
+            sessionIndexOf(deps.log).prompt.render({ system: options.system, turnId, argLimits: deps.argLimits });
       },
       onText: (stepIndex, kind, delta) => hub.text(stepIndex, kind, delta),
       onRequestError(error, attempt, compactions): RequestErrorDecision {
@@ -295,6 +296,8 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     let suspension: TurnSuspension | undefined;
     let dropped: string | undefined;
     deps.onTurnActive?.(1);
+    // The answer is read from the turn's own events: from where the log stood when it began.
+    let firstSeq = resume?.pending.turnStart?.seq ?? deps.log.lastSeq + 1;
     let drop!: () => void;
     const droppedBeforeStart = new Promise<undefined>((r) => (drop = () => r(undefined)));
     // Steers the turn could not deliver: one follow-up turn, queued as the turn ends (before `done` settles).
@@ -314,13 +317,13 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
           // The process may exit once the handle settles: the suspension is on disk by then.
           await Promise.resolve(deps.whenDurable?.(suspended.seq)).catch(() => undefined);
           hub.end('suspended');
-          return { turnId, outcome: 'suspended', steps: suspended.stepIndex + 1, ...turnAnswer(deps.log.events(), turnId), suspension: suspended };
+          return { turnId, outcome: 'suspended', steps: suspended.stepIndex + 1, ...turnAnswer(deps.log.events({ from: firstSeq }), turnId), suspension: suspended };
         }
         if (dropped !== undefined) {
           hub.end('cancelled');
           return { turnId, outcome: 'cancelled', steps: 0, error: dropped, text: '' };
         }
-        return { ...out!, ...turnAnswer(deps.log.events(), out!.turnId) };
+        return { ...out!, ...turnAnswer(deps.log.events({ from: firstSeq }), out!.turnId) };
       },
       (e: unknown) => {
         // The turn actor itself failed (no `turn/end`): delta listeners are told, steers are not lost.
@@ -368,6 +371,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       if (deps.suspensions) {
         suspension = deps.suspensions.watch({ actor, turnId, append: (e) => deps.log.append(e), onSuspended: () => {} });
       }
+      if (!resume) firstSeq = deps.log.lastSeq + 1;
       actor.start();
       // Cancelled before it began (an already-aborted signal, SPEC §8.9, or a cancel while queued):
       // `turn/start` and `turn/end` (cancelled), no model request at all.

@@ -212,27 +212,6 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     });
   }, HANG);
 
-  it('the JSONL replay worker runs from the build (it is started from a source string)', async () => {
-    const log = join(work, 'worker.jsonl');
-    ok(await run(join(app, 'node_modules', '.bin', 'dsh'), ['tour', '--log', log], app), 'dsh tour');
-    const r = ok(
-      await node(`
-        import { replayJsonlLog } from 'dsh/node';
-        const stats = { arrayRuns: 0, lineRuns: 0, workerFailed: false };
-        const small = { blockBytes: 4096, firstBlockBytes: 300, runBytes: 700, slots: 2, aloneReadBytes: 0 };
-        const withWorker = await replayJsonlLog(${JSON.stringify(log)}, () => {}, { parallelMinBytes: 0, parallelChunking: small, parallelStats: stats });
-        const alone = await replayJsonlLog(${JSON.stringify(log)}, () => {}, { parallelMinBytes: Infinity });
-        console.log(JSON.stringify({ stats, same: withWorker.events === alone.events && withWorker.lastSeq === alone.lastSeq, events: alone.events }));
-      `),
-      'replay',
-    );
-    const { stats, same, events } = JSON.parse(r.out) as { stats: { arrayRuns: number; workerFailed: boolean }; same: boolean; events: number };
-    expect(stats.workerFailed).toBe(false);
-    expect(stats.arrayRuns).toBeGreaterThan(0);
-    expect(same).toBe(true);
-    expect(events).toBeGreaterThan(10);
-  }, HANG);
-
   it('the .d.ts type-check an app under NodeNext resolution', async () => {
     writeFileSync(
       join(app, 'app.ts'),

@@ -5,9 +5,7 @@
  *
  * Node has no CRC-32C of its own (`zlib.crc32` is the other CRC-32, and only from 20.15), so it
  * is computed here, slicing by 8 (eight table lookups per 8 bytes, about as fast as a native call
- * per line of a few hundred bytes). The replay worker runs from source text and cannot import
- * this module: it gets `CRC32C_SOURCE`, the same code as plain JavaScript; a test checks that
- * both give the same checksums.
+ * per line of a few hundred bytes).
  */
 
 /** 8 tables of 256: table k maps a byte to its CRC shifted through k more zero bytes. */
@@ -92,43 +90,3 @@ export function parseChecksum(b: Uint8Array, at: number): number {
   }
   return v;
 }
-
-/**
- * The same `crc32c(b, start, end)` and `parseChecksum(b, at)` as plain JavaScript, for the replay
- * worker (which runs from source text).
- */
-export const CRC32C_SOURCE = String.raw`
-const crcTable = (() => {
-  const t = new Int32Array(256 * 8);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78 ^ (c >>> 1) : c >>> 1;
-    t[n] = c;
-  }
-  for (let n = 0; n < 256; n++) for (let k = 1; k < 8; k++) t[k * 256 + n] = (t[(k - 1) * 256 + n] >>> 8) ^ t[t[(k - 1) * 256 + n] & 255];
-  return t;
-})();
-function crc32c(b, start, end) {
-  const T = crcTable;
-  let c = -1;
-  let i = start;
-  for (; i + 8 <= end; i += 8) {
-    const a = c ^ (b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24));
-    c = T[1792 + (a & 255)] ^ T[1536 + ((a >>> 8) & 255)] ^ T[1280 + ((a >>> 16) & 255)] ^ T[1024 + (a >>> 24)] ^
-      T[768 + b[i + 4]] ^ T[512 + b[i + 5]] ^ T[256 + b[i + 6]] ^ T[b[i + 7]];
-  }
-  for (; i < end; i++) c = T[(c ^ b[i]) & 255] ^ (c >>> 8);
-  return (c ^ -1) >>> 0;
-}
-function parseChecksum(b, at) {
-  let v = 0;
-  for (let k = 0; k < 8; k++) {
-    const d = b[at + k];
-    if (d === undefined) return -1;
-    if (d >= 48 && d <= 57) v = v * 16 + (d - 48);
-    else if (d >= 97 && d <= 102) v = v * 16 + (d - 87);
-    else return -1;
-  }
-  return v;
-}
-`;

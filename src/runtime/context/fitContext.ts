@@ -15,7 +15,7 @@ import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { ArgLimits } from '../args.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { compactAndMeasure, stubOlderToolResults } from '../compaction.js';
-import { projectPrompt, promptSize } from '../projection/prompt.js';
+import { sessionIndexOf } from '../log/sessionIndex.js';
 import { appendFold, planFold } from './foldTurns.js';
 import { writeSummary, type TurnSummarizer } from './summarizer.js';
 import { digestSummary, readFoldedTurns } from './turnDigest.js';
@@ -51,8 +51,9 @@ export function resolveContextWindow(window: ContextWindow): Required<Omit<Conte
   return { maxChars: window.maxChars, foldAt, foldTo, summaryMaxChars, summarizer: window.summarizer };
 }
 
+/** The prompt's size now, from the projection the log's index keeps (no events are read). */
 function sizeNow(log: SessionLog, options: FitOptions): number {
-  return promptSize(projectPrompt(log.events(), { ...(options.system !== undefined ? { system: options.system } : {}), ...(options.argLimits !== undefined ? { argLimits: options.argLimits } : {}) }));
+  return sessionIndexOf(log).prompt.size({ ...(options.system !== undefined ? { system: options.system } : {}), ...(options.argLimits !== undefined ? { argLimits: options.argLimits } : {}) });
 }
 
 const stubber = stubOlderToolResults({ keepRecentSteps: 1 });
@@ -69,7 +70,7 @@ export async function fitBeforeTurn(log: SessionLog, window: ContextWindow, opti
   if (sizeNow(log, options) <= w.maxChars * w.foldAt) return;
   const target = Math.floor(w.maxChars * w.foldTo);
   if (stubUnder(log, target, options)) return;
-  const plan = planFold(log.events(), { keepTurnId: options.turnId, targetChars: target, summaryMaxChars: w.summaryMaxChars, system: options.system, argLimits: options.argLimits });
+  const plan = planFold(log, { keepTurnId: options.turnId, targetChars: target, summaryMaxChars: w.summaryMaxChars, system: options.system, argLimits: options.argLimits });
   if (!plan) return;
   const written = await writeSummary(w.summarizer, {
     previous: plan.previous,
@@ -90,18 +91,18 @@ export async function fitBeforeTurn(log: SessionLog, window: ContextWindow, opti
 export function fitBeforeRequest(log: SessionLog, window: ContextWindow, options: FitOptions): LanguageModelV3Prompt {
   const w = resolveContextWindow(window);
   const projection = { turnId: options.turnId, ...(options.system !== undefined ? { system: options.system } : {}), ...(options.argLimits !== undefined ? { argLimits: options.argLimits } : {}) };
-  const prompt = projectPrompt(log.events(), projection);
-  if (promptSize(prompt) <= w.maxChars) return prompt;
+  const index = sessionIndexOf(log);
+  if (index.prompt.size(projection) <= w.maxChars) return index.prompt.render(projection);
   const target = Math.floor(w.maxChars * w.foldTo);
   if (!stubUnder(log, target, options)) {
-    const plan = planFold(log.events(), { keepTurnId: options.turnId, targetChars: target, summaryMaxChars: w.summaryMaxChars, system: options.system, argLimits: options.argLimits });
+    const plan = planFold(log, { keepTurnId: options.turnId, targetChars: target, summaryMaxChars: w.summaryMaxChars, system: options.system, argLimits: options.argLimits });
     if (plan) {
       // Synchronous here (a request is being built): always the digest.
       const summary = digestSummary(plan.previous, readFoldedTurns(log.events(), plan.turnIds), w.summaryMaxChars);
       appendFold(log, { turnId: options.turnId, plan, summary, strategy: 'fold-old-turns:digest', system: options.system, argLimits: options.argLimits });
     }
   }
-  return projectPrompt(log.events(), projection);
+  return index.prompt.render(projection);
 }
 
 /**
@@ -111,7 +112,7 @@ export function fitBeforeRequest(log: SessionLog, window: ContextWindow, options
  */
 export function foldOnOverflow(log: SessionLog, options: FitOptions): boolean {
   const before = sizeNow(log, options);
-  const plan = planFold(log.events(), {
+  const plan = planFold(log, {
     keepTurnId: options.turnId,
     targetChars: Math.floor(before / 2),
     summaryMaxChars: Math.max(200, Math.min(12_000, Math.floor(before * 0.1))),

@@ -5,10 +5,10 @@
  *
  * Only finished turns fold, oldest first, and never the turn being made room for.
  */
-import type { LogEvent, LogEventOf } from '../../protocol/index.js';
+import type { LogEventOf } from '../../protocol/index.js';
 import type { ArgLimits } from '../args.js';
+import { sessionIndexOf } from '../log/sessionIndex.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { projectPrompt, promptSize } from '../projection/prompt.js';
 
 export interface FoldPlanOptions {
   /** The turn the room is made for: it never folds. */
@@ -28,56 +28,36 @@ export interface FoldPlan {
   readonly beforeChars: number;
 }
 
-/** The prompt's summary and the turns already folded, from the log. */
-export function foldState(events: readonly LogEvent[]): { summary: string | undefined; folded: Set<string> } {
-  let summary: string | undefined;
-  const folded = new Set<string>();
-  for (const e of events) {
-    if (e.type !== 'context/compacted' || !e.foldedTurnIds) continue;
-    for (const id of e.foldedTurnIds) folded.add(id);
-    summary = e.summary;
-  }
-  return { summary, folded };
-}
-
 /**
  * Chooses the oldest finished turns whose folding brings the prompt to `targetChars`; undefined
- * when the prompt already fits or nothing can fold. Each turn's share of the prompt is measured by
- * projecting it alone (with the stubs already chosen), so one pass over the log suffices.
+ * when the prompt already fits or nothing can fold. Each turn's share of the prompt comes from the
+ * projection the log's index keeps, so planning reads no events.
  */
-export function planFold(events: readonly LogEvent[], options: FoldPlanOptions): FoldPlan | undefined {
-  const projection = { ...(options.system !== undefined ? { system: options.system } : {}), ...(options.argLimits !== undefined ? { argLimits: options.argLimits } : {}) };
-  const beforeChars = promptSize(projectPrompt(events, projection));
+export function planFold(log: SessionLog, options: FoldPlanOptions): FoldPlan | undefined {
+  const projection = sessionIndexOf(log).prompt;
+  const view = { ...(options.system !== undefined ? { system: options.system } : {}), ...(options.argLimits !== undefined ? { argLimits: options.argLimits } : {}) };
+  const beforeChars = projection.size(view);
   if (beforeChars <= options.targetChars) return undefined;
-  const { summary, folded } = foldState(events);
-  const compactions = events.filter((e): e is LogEventOf<'context/compacted'> => e.type === 'context/compacted');
-  const byTurn = new Map<string, LogEvent[]>();
-  const finished = new Set<string>();
-  for (const e of events) {
-    if (!('turnId' in e) || e.turnId === undefined || folded.has(e.turnId) || e.type === 'context/compacted') continue;
-    if (e.type === 'turn/end') finished.add(e.turnId);
-    const list = byTurn.get(e.turnId);
-    if (list) list.push(e);
-    else byTurn.set(e.turnId, [e]);
-  }
-  const summaryNow = summary?.length ?? 0;
-  let remaining = beforeChars - summaryNow + options.summaryMaxChars;
+  const previous = projection.foldedSummary;
+  let remaining = beforeChars - (previous === undefined ? 0 : previous.length) + options.summaryMaxChars;
   const turnIds: string[] = [];
-  for (const [turnId, turnEvents] of byTurn) {
+  for (const turn of projection.turnShares(view)) {
     if (remaining <= options.targetChars) break;
-    if (turnId === options.keepTurnId || !finished.has(turnId)) continue;
-    remaining -= promptSize(projectPrompt([...turnEvents, ...compactions], { argLimits: options.argLimits }));
-    turnIds.push(turnId);
+    if (turn.turnId === options.keepTurnId || !turn.ended) continue;
+    remaining -= turn.chars;
+    turnIds.push(turn.turnId);
   }
-  return turnIds.length ? { turnIds, previous: summary, beforeChars } : undefined;
+  return turnIds.length ? { turnIds, previous, beforeChars } : undefined;
 }
 
-/** Appends the fold and returns it with the prompt's size after it. */
+/** Appends the fold, its `afterChars` the size the prompt has with it. */
 export function appendFold(
   log: SessionLog,
   fold: { turnId: string; plan: FoldPlan; summary: string; strategy: string; system?: string; argLimits?: ArgLimits },
 ): LogEventOf<'context/compacted'> {
-  const pending: Omit<LogEventOf<'context/compacted'>, 'seq' | 'time'> = {
+  const view = { ...(fold.system !== undefined ? { system: fold.system } : {}), ...(fold.argLimits !== undefined ? { argLimits: fold.argLimits } : {}) };
+  const afterChars = sessionIndexOf(log).prompt.sizeIfFolded(fold.plan.turnIds, fold.summary, view);
+  return log.append({
     type: 'context/compacted',
     turnId: fold.turnId,
     strategy: fold.strategy,
@@ -85,10 +65,6 @@ export function appendFold(
     foldedTurnIds: [...fold.plan.turnIds],
     summary: fold.summary,
     beforeChars: fold.plan.beforeChars,
-    afterChars: 0,
-  };
-  const preview: LogEvent = { ...pending, seq: log.lastSeq + 1, time: 0 };
-  const projection = { ...(fold.system !== undefined ? { system: fold.system } : {}), ...(fold.argLimits !== undefined ? { argLimits: fold.argLimits } : {}) };
-  const afterChars = promptSize(projectPrompt([...log.events(), preview], projection));
-  return log.append({ ...pending, afterChars });
+    afterChars,
+  });
 }

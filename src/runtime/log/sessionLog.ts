@@ -8,12 +8,20 @@ type Stamped<E> = E & { seq: number; time: number };
 export interface SessionLog {
   /** Appends an event, stamping it with the next `seq` (from 1, strictly increasing) and the time. */
   append<E extends NewLogEvent>(event: E): Stamped<E>;
-  /** Events with `from <= seq <= to` (both optional, inclusive). */
+  /**
+   * Events with `from <= seq <= to` (both optional, inclusive), of those the log holds: every
+   * event, unless it was resumed from a checkpoint (then those after it, see `firstSeq`).
+   */
   events(range?: { from?: number; to?: number }): readonly LogEvent[];
   /** The event with this `seq`, if any. */
   get(seq: number): LogEvent | undefined;
   /** `seq` of the last appended event (0 when empty). */
   readonly lastSeq: number;
+  /**
+   * `seq` of the first event the log holds in memory when it does not hold them all (a session
+   * resumed from a checkpoint: what came before is summed up in the checkpoint); absent when it does.
+   */
+  readonly firstSeq?: number;
   /** Called synchronously after each append; returns an unsubscribe function. */
   subscribe(listener: (event: LogEvent) => void): () => void;
   /**
@@ -35,13 +43,19 @@ export interface LogSink {
   whenDurable?(seq: number): Promise<void> | undefined;
 }
 
-/** Browser-safe in-memory log. Events are frozen (shallowly: results inside are already deep-frozen). */
-export function createMemoryLog(options: { clock?: Clock; sink?: LogSink; initial?: readonly LogEvent[] } = {}): SessionLog {
+/**
+ * Browser-safe in-memory log. Events are frozen (shallowly: results inside are already deep-frozen).
+ * `initial`: events already in the log, the first with `seq` `firstSeq` (default 1: a log resumed
+ * from a checkpoint holds only what came after it).
+ */
+export function createMemoryLog(options: { clock?: Clock; sink?: LogSink; initial?: readonly LogEvent[]; firstSeq?: number } = {}): SessionLog {
   const clock = options.clock ?? systemClock;
   const store: LogEvent[] = [];
   const listeners = new Set<(event: LogEvent) => void>();
+  /** `seq` of store[0] is offset + 1. */
+  const offset = Math.max(0, (options.firstSeq ?? 1) - 1);
   for (const e of options.initial ?? []) {
-    if (e.seq !== store.length + 1) throw new Error(`log replay: expected seq ${store.length + 1}, got ${e.seq}`);
+    if (e.seq !== offset + store.length + 1) throw new Error(`log replay: expected seq ${offset + store.length + 1}, got ${e.seq}`);
     store.push(Object.freeze(e));
   }
   const log: SessionLog = {
@@ -49,7 +63,7 @@ export function createMemoryLog(options: { clock?: Clock; sink?: LogSink; initia
       // Object.assign, not `{ ...event, seq, time }`: V8 (Node 20) takes a slow path for a spread
       // followed by more properties, and this runs for every event of every session.
       const stamped = Object.assign({}, event) as unknown as { seq: number; time: number };
-      stamped.seq = store.length + 1;
+      stamped.seq = offset + store.length + 1;
       stamped.time = clock.now();
       Object.freeze(stamped);
       store.push(stamped as unknown as LogEvent);
@@ -64,16 +78,17 @@ export function createMemoryLog(options: { clock?: Clock; sink?: LogSink; initia
       return stamped as never;
     },
     events(range) {
-      const from = Math.max(1, range?.from ?? 1);
-      const to = Math.min(store.length, range?.to ?? store.length);
-      return store.slice(from - 1, to);
+      const from = Math.max(offset + 1, range?.from ?? 1);
+      const to = Math.min(offset + store.length, range?.to ?? offset + store.length);
+      return store.slice(from - 1 - offset, to - offset);
     },
     get(seq) {
-      return store[seq - 1];
+      return seq > offset ? store[seq - 1 - offset] : undefined;
     },
     get lastSeq() {
-      return store.length;
+      return offset + store.length;
     },
+    ...(offset > 0 ? { firstSeq: offset + 1 } : {}),
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -13,6 +13,7 @@
  */
 import type { LogEvent, NewLogEvent } from '../../protocol/index.js';
 import type { SessionLog } from './sessionLog.js';
+import { attachSessionIndex, sessionIndexOf } from './sessionIndex.js';
 
 /** The warning code that replaces an event which arrived after its step was closed. */
 export const LATE_EVENT_DISCARDED = 'LATE_EVENT_DISCARDED';
@@ -59,7 +60,14 @@ export function createStepRoutedLog(log: SessionLog): SessionLog {
         break;
     }
   };
-  for (const e of log.events()) track(e);
+  // What is open now comes from the log's index (no scan of the log); then the view keeps track.
+  const index = sessionIndexOf(log);
+  for (const turnId of index.openTurns()) openTurns.add(turnId);
+  for (const [turnId, stepIndex] of index.openSteps()) {
+    let steps = openSteps.get(turnId);
+    if (!steps) openSteps.set(turnId, (steps = new Set()));
+    steps.add(stepIndex);
+  }
   log.subscribe(track);
 
   /** True when the log shows this step ended (it is not open): a backwards look, then remembered. */
@@ -68,7 +76,7 @@ export function createStepRoutedLog(log: SessionLog): SessionLog {
     const memo = known.get(k);
     if (memo !== undefined) return memo;
     let ended = false;
-    for (let seq = log.lastSeq; seq >= 1; seq--) {
+    for (let seq = log.lastSeq; seq >= (log.firstSeq ?? 1); seq--) {
       const e = log.get(seq);
       if (!e || (e.type !== 'step/end' && e.type !== 'step/start') || e.turnId !== turnId || e.stepIndex !== stepIndex) continue;
       ended = e.type === 'step/end';
@@ -87,7 +95,7 @@ export function createStepRoutedLog(log: SessionLog): SessionLog {
     return hasEnded(turnId, stepIndex);
   };
 
-  return {
+  const view: SessionLog = {
     append(event) {
       if (!isLate(event)) return log.append(event);
       const callId = 'callId' in event && typeof event.callId === 'string' ? event.callId : undefined;
@@ -106,5 +114,9 @@ export function createStepRoutedLog(log: SessionLog): SessionLog {
       return log.lastSeq;
     },
     subscribe: (listener) => log.subscribe(listener),
+    ...(log.firstSeq !== undefined ? { firstSeq: log.firstSeq } : {}),
+    ...(log.whenDurable ? { whenDurable: log.whenDurable } : {}),
   };
+  attachSessionIndex(view, index, false);
+  return view;
 }

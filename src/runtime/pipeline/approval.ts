@@ -7,6 +7,7 @@ import type { PreparedCall } from '../../../machines/callStages.js';
 import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type LogEvent } from '../../protocol/index.js';
 import { parseArgs } from '../args.js';
 import { placeOf, type StageDeps } from './stageDeps.js';
+import { sessionIndexOf } from '../log/sessionIndex.js';
 
 /**
  * Answered by an approval service to suspend the turn on this question instead of answering it now
@@ -71,7 +72,8 @@ export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | '
   const { log } = deps;
   // Read from the log on first use (tools registered after the runtime was created count too).
   let remembered: Set<string> | undefined;
-  const memory = () => (remembered ??= rememberedInLog(log.events(), deps));
+  // The answers come from the log's index (a resumed session's too), not from a scan of the log.
+  const memory = () => (remembered ??= rememberedInLog(sessionIndexOf(log).rememberedApprovals(), deps));
   return {
     isRemembered: (p) => memory().has(approvalKey(p.view.toolName, p.view.args)),
     remember: (p) => void memory().add(approvalKey(p.view.toolName, p.view.args)),

@@ -1,2 +1,3 @@
 export * from './prompt.js';
 export * from './turnAnswer.js';
+export * from './promptState.js';

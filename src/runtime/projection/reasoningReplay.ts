@@ -29,4 +29,16 @@ export class ReasoningReplay {
   parts(): readonly LanguageModelV3ReasoningPart[] {
     return this.closed;
   }
+
+  /** Plain data, for a checkpoint. */
+  toJSON(): { open: string; closed: LanguageModelV3ReasoningPart[] } {
+    return { open: this.open, closed: [...this.closed] };
+  }
+
+  static from(state: { open: string; closed: readonly LanguageModelV3ReasoningPart[] }): ReasoningReplay {
+    const r = new ReasoningReplay();
+    r.open = state.open;
+    r.closed.push(...state.closed);
+    return r;
+  }
 }

@@ -70,6 +70,8 @@ export function describeEvent(e: LogEvent, options: LogTextOptions = {}): string
       return `  user/steer #${e.stepIndex}: ${quoted(e.text, 80)}`;
     case 'turn/suspended':
       return `turn/suspended ${e.turnId} at step #${e.stepIndex}: waiting for approval of ${e.calls.map((c) => c.callId).join(', ')}`;
+    case 'session/checkpoint':
+      return `session/checkpoint (state of events 1–${e.seq - 1})`;
   }
 }
 

@@ -1,9 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checksumHex, CRC32C_SOURCE, crc32c, crc32cOfUtf8, parseChecksum } from '../../../src/adapters/log/crc32c.js';
+import { checksumHex, crc32c, crc32cOfUtf8, parseChecksum } from '../../../src/adapters/log/crc32c.js';
 
-/** The replay worker's copy (plain JavaScript source), evaluated. */
-const worker = new Function(`${CRC32C_SOURCE}\nreturn { crc32c, parseChecksum };`)() as { crc32c: typeof crc32c; parseChecksum: typeof parseChecksum };
+/** CRC-32C bit by bit, the definition the sliced implementation must match. */
+function crc32cBitwise(b: Uint8Array, start: number, end: number): number {
+  let c = 0xffffffff;
+  for (let i = start; i < end; i++) {
+    c ^= b[i]!;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0x82f63b78 ^ (c >>> 1) : c >>> 1;
+  }
+  return (c ^ 0xffffffff) >>> 0;
+}
 
 describe('CRC-32C of log lines', () => {
   it('gives the standard check values', () => {
@@ -15,7 +22,7 @@ describe('CRC-32C of log lines', () => {
     expect(crc32cOfUtf8('123456789')).toBe(0xe3069283);
   });
 
-  it('of a string equals that of its UTF-8 bytes; the worker copy equals this one on any bytes and range', () => {
+  it('of a string equals that of its UTF-8 bytes; equals the bit-by-bit definition on any bytes and range', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme' }), (s) => {
         expect(crc32cOfUtf8(s)).toBe(crc32c(Buffer.from(s, 'utf8')));
@@ -26,7 +33,7 @@ describe('CRC-32C of log lines', () => {
       fc.property(fc.uint8Array({ maxLength: 300 }), fc.nat(), fc.nat(), (bytes, a, b) => {
         const start = bytes.length ? a % bytes.length : 0;
         const end = start + (bytes.length - start ? b % (bytes.length - start + 1) : 0);
-        expect(worker.crc32c(bytes, start, end)).toBe(crc32c(bytes, start, end));
+        expect(crc32cBitwise(bytes, start, end)).toBe(crc32c(bytes, start, end));
       }),
       { numRuns: 2000 },
     );
@@ -37,11 +44,9 @@ describe('CRC-32C of log lines', () => {
       const hex = checksumHex(n);
       expect(hex).toMatch(/^[0-9a-f]{8}$/);
       expect(parseChecksum(Buffer.from(hex), 0)).toBe(n);
-      expect(worker.parseChecksum(Buffer.from(hex), 0)).toBe(n);
     }
     for (const bad of ['E3069283', 'e306928', 'e306928g', ' e306928', 'e3069-83']) {
       expect(parseChecksum(Buffer.from(bad), 0)).toBe(-1);
-      expect(worker.parseChecksum(Buffer.from(bad), 0)).toBe(-1);
     }
   });
 });
