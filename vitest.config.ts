@@ -8,6 +8,8 @@ const PROCESS_TESTS = ['test/package/**/*.test.ts', 'test/cli/exitCodes.test.ts'
 export default defineConfig({
   test: {
     testTimeout: 20_000,
+    // A throwaway PostgreSQL for the session store tests (or DSH_TEST_PG_URL's; see the file).
+    globalSetup: ['./test/store/pgGlobalSetup.ts'],
     reporters: ['default', './test/summaryReporter.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...PROCESS_TESTS], sequence: { groupOrder: 0 } } },

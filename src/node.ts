@@ -6,3 +6,4 @@ export * from './adapters/log/index.js';
 export * from './adapters/model/providers.js';
 export * from './cli/config/index.js';
 export * from './adapters/mcp/index.js';
+export * from './adapters/store/index.js';

@@ -22,3 +22,4 @@ export * from './spillLines.js';
 export * from './spilledResult.js';
 export * from './typedHooks.js';
 export * from './toolOutput.js';
+export * from './store/index.js';

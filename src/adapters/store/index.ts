@@ -1,0 +1,2 @@
+export * from './jsonlStore.js';
+export * from './pgStore.js';

@@ -1,0 +1,3 @@
+export * from './sessionStore.js';
+export * from './storeSink.js';
+export * from './storedSession.js';
