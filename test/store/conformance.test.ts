@@ -209,7 +209,7 @@ describe.each(backends)('session store conformance: $name', (backend) => {
     const r = await rt.runCall({ callId: 'c1', toolName: 'side', input: {} }).result;
     expect(ran).toBe(0);
     expect(r.isError).toBe(true);
-    expect(r.isError && r.error.code).toBe(ErrorCode.ABORTED_BEFORE_DISPATCH);
+    expect(r.isError && r.error?.code).toBe(ErrorCode.ABORTED_BEFORE_DISPATCH);
     expect(await thief.lastSeq(id)).toBe(0);
   });
 });
