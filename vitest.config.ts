@@ -3,7 +3,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // Tests that spawn many processes (the CLI as a user runs it; the packed package: a build, an
 // install) run after the others, not beside them: on a loaded machine they would otherwise slow
 // the others' timers and push them past their timeouts.
-const PROCESS_TESTS = ['test/package/**/*.test.ts', 'test/cli/exitCodes.test.ts'];
+const PROCESS_TESTS = ['test/package/**/*.test.ts', 'test/cli/exitCodes.test.ts', 'test/store/workers.test.ts'];
 
 export default defineConfig({
   test: {

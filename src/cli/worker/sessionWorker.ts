@@ -90,7 +90,7 @@ export async function startSessionWorker(o: SessionWorkerOptions): Promise<Runni
           cwd,
           log,
           model: () => model,
-          approval: deniedWithoutTerminal(say),
+          approval: deniedWithoutTerminal((line) => say(line.replace(/^dsh: /, ''))),
           ...(o.allow ? { allow: o.allow } : {}),
           ...(o.config ? { config: o.config } : {}),
         });
