@@ -2,7 +2,8 @@
  * A throwaway PostgreSQL cluster for tests and benchmarks: `initdb` in a temp dir, `postgres` on
  * 127.0.0.1 on a free port (and a Unix socket in the same dir), trust auth, one database `dsh`.
  * Postgres refuses to run as root: as root the cluster is made and run as the `postgres` user
- * (Debian's package creates it: spawned with its uid/gid), else as the current user.
+ * (Debian's package creates it; else a system user `dsh-postgres` is created), spawned with its
+ * uid/gid; as anyone else, as the current user.
  *
  * Binaries: `$DSH_PG_BIN` (a directory with initdb and postgres), else `initdb` on PATH, else the
  * newest /usr/lib/postgresql/N/bin (Debian's `postgresql` package). `.ci/run` installs it.
@@ -54,8 +55,16 @@ const isRoot = () => typeof process.getuid === 'function' && process.getuid() ==
 /** uid/gid of the `postgres` user when this process is root (spawned as it: signals reach it directly). */
 function serverUser(): { uid: number; gid: number } | undefined {
   if (!isRoot()) return undefined;
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
-  return { uid: id('-u'), gid: id('-g') };
+  const id = (flag: string, user: string) => Number(execFileSync('id', [flag, user], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+  for (const user of ['postgres', 'dsh-postgres']) {
+    try {
+      return { uid: id('-u', user), gid: id('-g', user) };
+    } catch {
+      // no such user: try the next, else create one
+    }
+  }
+  execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', 'dsh-postgres'], { stdio: 'ignore' });
+  return { uid: id('-u', 'dsh-postgres'), gid: id('-g', 'dsh-postgres') };
 }
 
 export async function startThrowawayPostgres(options: { bin?: string; log?: (line: string) => void } = {}): Promise<ThrowawayPostgres> {

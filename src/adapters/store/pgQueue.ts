@@ -43,14 +43,15 @@ export async function migrateTurnQueue(pool: PgPoolLike): Promise<void> {
   });
   const { runMigrations } = await import('graphile-worker');
   // graphile-worker takes its own lock while migrating.
-  await runMigrations({ pgPool: pool as never, logger: quietLogger(await import('graphile-worker')) });
+  await runMigrations({ pgPool: pool as never, logger: await quietLogger() });
 }
 
 /** graphile-worker's logger, silenced below warnings. */
-export function quietLogger(gw: typeof import('graphile-worker')) {
+export async function quietLogger(): Promise<never> {
+  const gw = await import('graphile-worker');
   return new gw.Logger(() => (level, message) => {
     if (level === 'error' || level === 'warning') process.stderr.write(`dsh worker queue: ${level}: ${message}\n`);
-  });
+  }) as never;
 }
 
 export interface SubmittedTurn {

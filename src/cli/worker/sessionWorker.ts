@@ -115,7 +115,7 @@ export async function startSessionWorker(o: SessionWorkerOptions): Promise<Runni
     pollInterval: 1000,
     taskList: { [QUEUE_TASK]: task as never },
     events: events as never,
-    logger: quietLogger(gw),
+    logger: await quietLogger(),
   });
   const beat = () =>
     heartbeat(pool, id, jobWorkerIds, leaseMs).then(
