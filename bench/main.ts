@@ -13,6 +13,7 @@ import { runW2, runW3, runW5 } from './workloads/timing.js';
 import { runW4 } from './workloads/w4.js';
 import { runW6 } from './workloads/w6.js';
 import { runColdStart } from './workloads/coldStart.js';
+import { runStore } from './workloads/store.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = import.meta.url.endsWith('.js');
@@ -121,6 +122,17 @@ export async function main(argv: readonly string[]): Promise<void> {
       notes.coldStart = r.detail;
     } else {
       notes.coldStart = r;
+    }
+  }
+  if (want('store')) {
+    log('session store: append latency (Postgres, JSONL), turns per second with 1 and 2 dsh workers');
+    const bin = compiled ? [process.execPath, join(here, '..', 'src', 'cli', 'bin.js')] : [process.execPath, '--import', 'tsx', join(root, 'src', 'cli', 'bin.ts')];
+    const r = await runStore({ quick, root, bin, log });
+    if ('result' in r) {
+      results.store = r.result;
+      notes.store = r.detail;
+    } else {
+      notes.store = r;
     }
   }
   notes.seconds = (Date.now() - started) / 1000;

@@ -67,7 +67,14 @@ function serverUser(): { uid: number; gid: number } | undefined {
   return { uid: id('-u', 'dsh-postgres'), gid: id('-g', 'dsh-postgres') };
 }
 
-export async function startThrowawayPostgres(options: { bin?: string; log?: (line: string) => void } = {}): Promise<ThrowawayPostgres> {
+export interface ThrowawayPostgresOptions {
+  bin?: string;
+  log?: (line: string) => void;
+  /** Keep the server's durability settings (fsync, synchronous_commit on: for benchmarks); default off (tests). */
+  durable?: boolean;
+}
+
+export async function startThrowawayPostgres(options: ThrowawayPostgresOptions = {}): Promise<ThrowawayPostgres> {
   const bin = options.bin ?? findPostgresBin();
   if (!bin) throw new Error('no PostgreSQL server found (set DSH_PG_BIN, or apt-get install postgresql)');
   const dir = mkdtempSync(join(tmpdir(), 'dsh-pg-'));
@@ -78,9 +85,9 @@ export async function startThrowawayPostgres(options: { bin?: string; log?: (lin
   execFileSync(join(bin, 'initdb'), ['-D', data, '-U', 'dsh', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'], { stdio: 'pipe', ...user, cwd: dir });
   const port = await freePort();
   const child: ChildProcess = spawn(join(bin, 'postgres'), [
-    '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
+    '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'max_connections=300',
     // A test cluster: speed over durability of the cluster itself (the store still commits per append).
-    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300',
+    ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
   ], { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir, ...user });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => {

@@ -3,6 +3,7 @@ import type { W1Detail, W1Result } from '../workloads/w1.js';
 import type { JsonlTiming, W2Breakdown, W2Result, W3Result, W5Result } from '../workloads/timing.js';
 import type { W4Detail, W4Result } from '../workloads/w4.js';
 import type { W6Detail, W6Result } from '../workloads/w6.js';
+import { storeRows, type StoreDetail, type StoreResult } from '../workloads/store.js';
 import { COLD_RUN_TARGET_MS, type ColdStartDetail, type ColdStartResult } from '../workloads/coldStart.js';
 
 export interface Results {
@@ -19,6 +20,8 @@ export interface Results {
   w7: { spillMiB: number; peakRssOverInput: number | null; ms: number | null; logBytesPerSpill?: number | null; pageReadMs?: number | null };
   /** Cold start of the built `dsh --version` and `dsh run` to its first model request (absent in results from before it was measured). */
   coldStart?: ColdStartResult | null;
+  /** Session store: append latency Postgres vs JSONL, turns/s with 1 and 2 workers (issue 16). */
+  store?: StoreResult | null;
 }
 
 /** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
@@ -33,6 +36,7 @@ export interface Notes {
   w6?: W6Detail;
   w7?: { baselineRssMiB: number; peakRssMiB: number; pageStoreBytes?: number } | { notMeasured: string };
   coldStart?: ColdStartDetail | { notMeasured: string };
+  store?: StoreDetail | { notMeasured: string };
 }
 
 /** Per-call cost at N=256 may exceed N=64's by this much and still count as "no worse" (run-to-run noise). */
@@ -114,6 +118,7 @@ export function renderTable(r: Results, notes: Notes): string {
   } else if (csn && 'notMeasured' in csn) {
     rows.push(['cold start', '`dsh --version`; `dsh run` to its first model request', 'not measured', `≤ ${COLD_RUN_TARGET_MS} ms (run)`, '', csn.notMeasured]);
   }
+  rows.push(...storeRows(r.store, notes.store, f));
   const head = ['workload', 'measure', 'dsh', 'target', 'holds', 'reference / detail'];
   const lines = [
     `dsh bench — node ${r.node}, ${r.date}, ${r.quick ? '**quick** run' : 'full run'}, ${notes.mode}${notes.seconds ? `, ${notes.seconds.toFixed(0)} s` : ''}`,

@@ -14,6 +14,7 @@ export async function setup(project: TestProject) {
   if (!url) {
     if (findPostgresBin()) {
       server = await startThrowawayPostgres();
+      if (process.env.DSH_DEBUG_PG) process.stderr.write(`throwaway postgres for ${project.name}: ${server.url}\n`);
       url = server.url;
     } else if (process.env.CI === 'true') {
       throw new Error('CI=true and no PostgreSQL: install it (apt-get install postgresql) or set DSH_TEST_PG_URL');
