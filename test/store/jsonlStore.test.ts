@@ -56,3 +56,19 @@ describe('JSONL session store', () => {
     await s.close();
   });
 });
+
+describe('JSONL session store: a lease file left empty', () => {
+  it('by a process that died between creating and writing it is taken over once stale, with the next token', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-jstore-'));
+    const s = createJsonlStore({ dir, fsync: false, staleLockMs: 5_000 });
+    const empty = join(dir, 's.lease.1');
+    writeFileSync(empty, '');
+    expect(await s.acquire('s', 'w', 30_000)).toBeUndefined(); // fresh: maybe being written
+    const old = (Date.now() - 60_000) / 1000;
+    utimesSync(empty, old, old);
+    const lease = await s.acquire('s', 'w', 30_000);
+    expect(lease?.token).toBe(2);
+    await s.append(lease!, 0, [ev(1)]);
+    expect(await s.lastSeq('s')).toBe(1);
+  });
+});

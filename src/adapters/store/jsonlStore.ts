@@ -36,7 +36,7 @@ export interface JsonlStoreOptions {
   fsync?: boolean;
   /** An append needs at least this much of its lease left (default 1000 ms, at most a quarter of the lease). */
   marginMs?: number;
-  /** An append lock this old (ms) was left by a dead process and is broken (default 10 s). */
+  /** An append lock (or an unreadable lease file) this old, ms, was left by a dead process: broken, taken over (default 10 s). */
   staleLockMs?: number;
   /** Milliseconds since the epoch (default Date.now). */
   now?: () => number;
@@ -191,8 +191,18 @@ export function createJsonlStore(options: JsonlStoreOptions): JsonlSessionStore 
         writeRecord(sessionId, renewed);
         return toLease(sessionId, renewed);
       }
-      // A lease file being written (renamed into place) reads as missing for an instant: live, to be safe.
-      if (top > 0 && (!current || current.expiresAt > t)) return undefined;
+      if (top > 0 && current && current.expiresAt > t) return undefined;
+      if (top > 0 && !current) {
+        // Unreadable: being created this instant (live, to be safe), or left empty by a process
+        // that died between creating and writing it (taken over once it is stale).
+        let age = 0;
+        try {
+          age = t - statSync(leaseFile(sessionId, top)).mtimeMs;
+        } catch {
+          return undefined;
+        }
+        if (age < (options.staleLockMs ?? 10_000)) return undefined;
+      }
       const record: LeaseRecord = { owner, token: top + 1, expiresAt: t + ttlMs, ttlMs };
       try {
         writeFileSync(leaseFile(sessionId, record.token), JSON.stringify(record), { flag: 'wx', mode: 0o600 });
