@@ -61,10 +61,20 @@ async function rawSeqs(url: string, sessionId: string): Promise<{ count: number;
   }
 }
 
+/** A `dsh worker` process; `running` settles once it says it runs (a SIGTERM before that is a kill). */
 const worker = (cwd: string, url: string, ...extra: string[]) => {
   const w = startDsh(cwd, ['worker', '--database', url, '--workspaces', join(cwd, 'ws'), ...extra]);
   children.push(w);
-  return w;
+  let err = '';
+  const running = new Promise<void>((resolve, reject) => {
+    w.child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (/ running \(concurrency/.test(err)) resolve();
+    });
+    w.child.once('exit', (code, signal) => reject(new Error(`dsh worker exited (${code ?? signal}) before running: ${err}`)));
+  });
+  running.catch(() => {});
+  return { ...w, running };
 };
 
 const scriptFile = (dir: string, steps: unknown[]) => {
@@ -152,6 +162,7 @@ describe('sessions across workers on Postgres', () => {
       expect(events.flatMap((e) => (e.type === 'turn/end' ? [e.outcome] : []))).toEqual(Array(8).fill('completed'));
       const raw = await rawSeqs(url, 'shared');
       expect(raw).toEqual({ count: events.length, distinct: events.length, max: events.length });
+      await Promise.all([w1.running, w2.running]);
       w1.child.kill('SIGTERM');
       w2.child.kill('SIGTERM');
       expect((await w1.done).code).toBe(0);
@@ -195,6 +206,7 @@ describe('sessions across workers on Postgres', () => {
       const ends = events.filter((e) => e.type === 'turn/end');
       expect(ends.map((e) => (e.type === 'turn/end' ? e.outcome : ''))).toEqual(['failed', 'completed']);
       expect(ends[0]?.type === 'turn/end' && ends[0].error).toBe('the session stopped before this finished (closed on resume)');
+      await b.running;
       b.child.kill('SIGTERM');
       const bRun = await b.done;
       expect(bRun.code).toBe(0);
@@ -225,6 +237,7 @@ describe('sessions across workers on Postgres', () => {
         expectWellFormed(events, id);
         expect(events.flatMap((e) => (e.type === 'turn/end' ? [e.outcome] : [])), id).toEqual(['completed']);
       }
+      await Promise.all([w1.running, w2.running]);
       w1.child.kill('SIGTERM');
       w2.child.kill('SIGTERM');
       const [r1, r2] = await Promise.all([w1.done, w2.done]);

@@ -62,10 +62,20 @@ Exit: 0 stopped, 1 the database or the model cannot be used, 2 bad usage.`,
     ]);
     const concurrency = positiveInt(values.concurrency, 'concurrency', workerCommand) ?? 4;
     const leaseMs = positiveInt(values['lease-ms'], 'lease-ms', workerCommand);
-    const { config } = await loadConfig({ cwd: process.cwd(), env: process.env });
-    const store = await openPostgresStore({ connectionString: databaseUrl(values.database as string | undefined, process.env, config), maxConnections: concurrency + 6 });
+    // A stop asked for while the worker starts is carried out once it has started.
+    let stopAsked = false;
+    let worker: Awaited<ReturnType<typeof startSessionWorker>> | undefined;
+    const onSignal = () => {
+      stopAsked = true;
+      void worker?.stop();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    let store: Awaited<ReturnType<typeof openPostgresStore>> | undefined;
     try {
-      const worker = await startSessionWorker({
+      const { config } = await loadConfig({ cwd: process.cwd(), env: process.env });
+      store = await openPostgresStore({ connectionString: databaseUrl(values.database as string | undefined, process.env, config), maxConnections: concurrency + 6 });
+      worker = await startSessionWorker({
         store,
         workspaces: resolve((values.workspaces as string | undefined) ?? '.dsh/workspaces'),
         concurrency,
@@ -77,15 +87,13 @@ Exit: 0 stopped, 1 the database or the model cannot be used, 2 bad usage.`,
         say: (line) => io.err(`dsh worker: ${line}`),
       });
       io.err(`dsh worker: ${worker.id} running (concurrency ${concurrency})`);
-      const onSignal = () => void worker.stop();
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
+      if (stopAsked) void worker.stop();
       await worker.done;
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
       return 0;
     } finally {
-      await store.close();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await store?.close();
     }
   },
 };
