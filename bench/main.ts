@@ -15,6 +15,7 @@ import { runW6 } from './workloads/w6.js';
 import { runColdStart } from './workloads/coldStart.js';
 import { runBundle } from './workloads/bundle.js';
 import { runW8 } from './workloads/w8.js';
+import { runStore } from './workloads/store.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = import.meta.url.endsWith('.js');
@@ -135,6 +136,17 @@ export async function main(argv: readonly string[]): Promise<void> {
     const { result, detail } = await runW8({ quick, log });
     results.w8 = result;
     notes.w8 = detail;
+  }
+  if (want('store')) {
+    log('session store: append latency (Postgres, JSONL), turns per second with 1 and 2 dsh workers');
+    const bin = compiled ? [process.execPath, join(here, '..', 'src', 'cli', 'bin.js')] : [process.execPath, '--import', 'tsx', join(root, 'src', 'cli', 'bin.ts')];
+    const r = await runStore({ quick, root, bin, log });
+    if ('result' in r) {
+      results.store = r.result;
+      notes.store = r.detail;
+    } else {
+      notes.store = r;
+    }
   }
   notes.seconds = (Date.now() - started) / 1000;
 

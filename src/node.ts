@@ -7,3 +7,4 @@ export * from './adapters/model/providers.js';
 export * from './cli/config/index.js';
 export * from './adapters/mcp/index.js';
 export * from './policies.js';
+export * from './adapters/store/index.js';

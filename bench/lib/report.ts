@@ -3,6 +3,7 @@ import type { W1Detail, W1Result } from '../workloads/w1.js';
 import type { JsonlTiming, W2Breakdown, W2Result, W3Result, W5Result } from '../workloads/timing.js';
 import type { W4Detail, W4Result } from '../workloads/w4.js';
 import type { W6Detail, W6Result } from '../workloads/w6.js';
+import { storeRows, type StoreDetail, type StoreResult } from '../workloads/store.js';
 import { COLD_RUN_TARGET_MS, type ColdStartDetail, type ColdStartResult } from '../workloads/coldStart.js';
 import { BUNDLE_BUDGET_BYTES, type BundleResult } from '../workloads/bundle.js';
 import type { W8Detail, W8Result } from '../workloads/w8.js';
@@ -25,6 +26,8 @@ export interface Results {
   bundle?: BundleResult | null;
   /** Flat per-step cost and resume time (issue 16.1; absent in results from before it was measured). */
   w8?: W8Result | null;
+  /** Session store: append latency Postgres vs JSONL, turns/s with 1 and 2 workers (issue 16). */
+  store?: StoreResult | null;
 }
 
 /** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
@@ -40,6 +43,7 @@ export interface Notes {
   w7?: { baselineRssMiB: number; peakRssMiB: number; pageStoreBytes?: number } | { notMeasured: string };
   coldStart?: ColdStartDetail | { notMeasured: string };
   w8?: W8Detail;
+  store?: StoreDetail | { notMeasured: string };
 }
 
 /** Per-call cost at N=256 may exceed N=64's by this much and still count as "no worse" (run-to-run noise). */
@@ -155,6 +159,7 @@ export function renderTable(r: Results, notes: Notes): string {
       ]);
     }
   }
+  rows.push(...storeRows(r.store, notes.store, f));
   const head = ['workload', 'measure', 'dsh', 'target', 'holds', 'reference / detail'];
   const lines = [
     `dsh bench — node ${r.node}, ${r.date}, ${r.quick ? '**quick** run' : 'full run'}, ${notes.mode}${notes.seconds ? `, ${notes.seconds.toFixed(0)} s` : ''}`,

@@ -21,6 +21,7 @@ import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
 import { sessionsCommand } from './commands/sessions.js';
 import { tourCommand } from './commands/tour.js';
+import { submitCommand, workerCommand } from './commands/worker.js';
 import { describeError } from './describeError.js';
 import { packageVersion } from './version.js';
 
@@ -31,7 +32,7 @@ const mcpListCommand = mcpCommand(async () => {
   return config.mcpServers ?? {};
 });
 
-export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, mcpListCommand, tourCommand, inspectCommand];
+export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, mcpListCommand, tourCommand, inspectCommand, workerCommand, submitCommand];
 
 export const USAGE = `usage:
 ${COMMANDS.map((c) => `  ${c.synopsis}\n      ${c.summary}`).join('\n')}

@@ -29,3 +29,4 @@ export * from './inspection/index.js';
 export * from './turnDeltas.js';
 export * from './resume/pendingSuspension.js';
 export * from './log/sessionIndex.js';
+export * from './store/index.js';

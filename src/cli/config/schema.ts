@@ -74,6 +74,8 @@ export const DshConfigSchema = z.strictObject({
     .optional(),
   /** MCP servers by name (entry schema: see mcpServers.ts). */
   mcpServers: McpServersSchema.optional(),
+  /** PostgreSQL URL of the session store and turn queue (`dsh worker`, `dsh submit`); env `DSH_DATABASE_URL` wins. */
+  database: z.string().min(1).optional(),
 });
 
 export type DshConfig = z.infer<typeof DshConfigSchema>;

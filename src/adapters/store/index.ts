@@ -1,0 +1,3 @@
+export * from './jsonlStore.js';
+export * from './pgStore.js';
+export * from './pgQueue.js';

@@ -1,0 +1,138 @@
+/**
+ * `dsh worker`: takes sessions' queued turns from the Postgres queue (graphile-worker, see
+ * src/adapters/store/pgQueue.ts) and runs them, any number of sessions at once (`concurrency`),
+ * each session's turns in order on whichever worker holds its lease (runPendingTurns). A session
+ * works in `<workspaces>/<session id>` with the built-in tools confined to it, the config's
+ * policies, and no one to ask: an `ask` is denied unless pre-approved (`allow`).
+ */
+import { EventEmitter } from 'node:events';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { LanguageModelV3 } from '@ai-sdk/provider';
+import { heartbeat, leaveWorkers, migrateTurnQueue, pendingTurns, QUEUE_TASK, quietLogger } from '../../adapters/store/pgQueue.js';
+import type { PostgresSessionStore } from '../../adapters/store/pgStore.js';
+import { scriptedModel, type ScriptedResponse } from '../../adapters/model/scriptedModel.js';
+import { assertSessionId } from '../../runtime/store/sessionStore.js';
+import { runPendingTurns } from '../../runtime/store/sessionTurns.js';
+import type { DshConfig } from '../config/schema.js';
+import { createAgentSession } from '../run/agentSession.js';
+import { deniedWithoutTerminal } from '../run/approvals.js';
+import { modelFactory } from '../run/runSession.js';
+
+export interface SessionWorkerOptions {
+  store: PostgresSessionStore;
+  /** Directory of the sessions' working directories (`<workspaces>/<id>`, created as needed). */
+  workspaces: string;
+  /** Sessions run at once by this process (default 4). */
+  concurrency?: number;
+  /** Lease (and liveness) time to live, ms (default 30 s; renewed every third of it). */
+  leaseMs?: number;
+  /** `provider:model`, `scripted:FILE.json`, or undefined for the embedded scripted model. */
+  model?: string;
+  baseUrl?: string;
+  config?: DshConfig;
+  allow?: readonly string[];
+  /** One line per session run, takeover and failure. */
+  say?: (line: string) => void;
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface RunningWorker {
+  readonly id: string;
+  /** Stops taking jobs, lets running turns finish, leaves. */
+  stop(): Promise<void>;
+  /** Settles when the worker has stopped. */
+  readonly done: Promise<void>;
+}
+
+/** A fresh model for each turn in `cwd` (a scripted model counts its requests: one per turn). */
+async function perTurnModel(o: SessionWorkerOptions): Promise<(cwd: string) => Promise<LanguageModelV3>> {
+  const env = o.env ?? process.env;
+  const spec = o.model ?? o.config?.model;
+  if (spec?.startsWith('scripted:')) {
+    const file = spec.slice('scripted:'.length);
+    const steps = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    if (!Array.isArray(steps)) throw new Error(`${file}: a scripted model is a JSON array of responses`);
+    return async () => scriptedModel(steps as ScriptedResponse[], { modelId: `scripted:${file}` });
+  }
+  if (spec === undefined || spec === 'embedded') return async (cwd) => (await modelFactory(undefined, { cwd, env }))();
+  const make = await modelFactory(spec, { cwd: process.cwd(), baseUrl: o.baseUrl, env });
+  return async () => make();
+}
+
+export async function startSessionWorker(o: SessionWorkerOptions): Promise<RunningWorker> {
+  const gw = await import('graphile-worker');
+  const store = o.store;
+  const pool = store.pool;
+  const leaseMs = o.leaseMs ?? 30_000;
+  const say = o.say ?? (() => {});
+  const id = `${hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const modelFor = await perTurnModel(o);
+  await migrateTurnQueue(pool);
+
+  const task = async (payload: unknown, helpers: { job: { id: string | number } }) => {
+    const sessionId = (payload as { sessionId?: unknown } | null)?.sessionId;
+    if (typeof sessionId !== 'string') throw new Error(`a ${QUEUE_TASK} job without a session id`);
+    assertSessionId(sessionId);
+    const cwd = join(o.workspaces, sessionId);
+    mkdirSync(cwd, { recursive: true });
+    const r = await runPendingTurns({
+      store,
+      sessionId,
+      owner: `${id}/job-${helpers.job.id}`,
+      ttlMs: leaseMs,
+      pending: (started) => pendingTurns(pool, sessionId, started),
+      onClosed: (c) => say(`session ${sessionId}: taken over: ${c.calls} call(s) marked INTERRUPTED, ${c.steps} step(s) and ${c.turns} turn(s) closed`),
+      runTurn: async (log, turn) => {
+        const model = await modelFor(cwd);
+        const session = createAgentSession({
+          cwd,
+          log,
+          model: () => model,
+          approval: deniedWithoutTerminal((line) => say(line.replace(/^dsh: /, ''))),
+          ...(o.allow ? { allow: o.allow } : {}),
+          ...(o.config ? { config: o.config } : {}),
+        });
+        try {
+          const done = await session.startTurn(turn.message).done;
+          say(`session ${sessionId}: turn ${turn.n} ${done.outcome}`);
+        } finally {
+          await session.runtime.close();
+        }
+      },
+    });
+    if (r.ran === 0 && r.closed.turns === 0) say(`session ${sessionId}: nothing to run`);
+  };
+
+  const events = new EventEmitter();
+  const jobWorkerIds: string[] = [];
+  events.on('worker:create', ({ worker }: { worker: { workerId: string } }) => jobWorkerIds.push(worker.workerId));
+  const runner = await gw.run({
+    pgPool: pool as never,
+    concurrency: o.concurrency ?? 4,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    taskList: { [QUEUE_TASK]: task as never },
+    events: events as never,
+    logger: await quietLogger(),
+  });
+  const beat = () =>
+    heartbeat(pool, id, jobWorkerIds, leaseMs).then(
+      (reaped) => {
+        for (const w of reaped) say(`worker ${w} stopped renewing: its jobs are unlocked`);
+      },
+      (e: unknown) => say(`heartbeat failed: ${String(e)}`),
+    );
+  await beat();
+  const timer = setInterval(() => void beat(), Math.max(50, Math.floor(leaseMs / 3)));
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      clearInterval(timer);
+      await runner.stop();
+      await leaveWorkers(pool, id).catch(() => {});
+    })());
+  const done = runner.promise.then(() => stop());
+  return { id, stop, done };
+}

@@ -1,0 +1,4 @@
+export * from './sessionStore.js';
+export * from './storeSink.js';
+export * from './storedSession.js';
+export * from './sessionTurns.js';

@@ -1,0 +1,86 @@
+/**
+ * Running a stored session's queued turns as its one writer: take the session's lease (waiting a
+ * while if another holds it), replay its log from the store, close what a writer that died left
+ * open exactly as a local resume does (`closeOpenWork`: calls without a result get `INTERRUPTED`,
+ * open steps and turns end), then run the turns the log has not started yet, in order, one at a
+ * time, and release the lease. The log is the record of what ran: a turn counts as started once
+ * its `turn/start` is in the store, so a turn that a dead writer started is closed, never run twice.
+ * Browser-safe.
+ */
+import type { Clock } from '../clock.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { closeOpenWork, type ClosedWork } from '../openWork.js';
+import { StoreConflictError, type SessionStore } from './sessionStore.js';
+import { keepLease, openStoredSessionLog } from './storedSession.js';
+
+/** What `closeOpenWork` states when a session is taken over: the words of `dsh resume`. */
+export const RESUME_REASON = 'the session stopped before this finished (closed on resume)';
+
+export interface PendingTurn {
+  /** Its place among the session's turns (1, 2, …). */
+  n: number;
+  message: string;
+}
+
+export interface RunPendingTurnsOptions {
+  store: SessionStore;
+  sessionId: string;
+  /** The lease owner (unique per job: a worker id and the job's). */
+  owner: string;
+  /** Lease time to live (renewed every third of it). */
+  ttlMs: number;
+  /** How long to wait for a lease another owner holds (default 2 × ttlMs), then `LEASE_HELD`. */
+  waitMs?: number;
+  /** The session's submitted turns after the first `started` ones, in order. */
+  pending(started: number): Promise<readonly PendingTurn[]>;
+  /** Runs one turn on the log (resolves once it has ended). */
+  runTurn(log: SessionLog, turn: PendingTurn): Promise<void>;
+  clock?: Clock;
+  /** Told what a takeover closed (when it closed anything). */
+  onClosed?: (closed: ClosedWork) => void;
+}
+
+export interface PendingTurnsResult {
+  /** Turns run now. */
+  ran: number;
+  /** What was left open and closed first. */
+  closed: ClosedWork;
+  /** The fencing token this run wrote under. */
+  token: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runPendingTurns(o: RunPendingTurnsOptions): Promise<PendingTurnsResult> {
+  const deadline = Date.now() + (o.waitMs ?? 2 * o.ttlMs);
+  let lease = await o.store.acquire(o.sessionId, o.owner, o.ttlMs);
+  while (!lease) {
+    if (Date.now() > deadline) throw new StoreConflictError('LEASE_HELD', o.sessionId, `another owner holds the lease (waited ${o.waitMs ?? 2 * o.ttlMs} ms)`);
+    await sleep(Math.max(20, Math.floor(o.ttlMs / 4)));
+    lease = await o.store.acquire(o.sessionId, o.owner, o.ttlMs);
+  }
+  const keeper = keepLease(o.store, lease, o.ttlMs);
+  try {
+    const { log, sink } = await openStoredSessionLog(o.store, keeper, { clock: o.clock });
+    const closed = closeOpenWork(log, RESUME_REASON);
+    if (closed.calls + closed.steps + closed.turns > 0) o.onClosed?.(closed);
+    let ran = 0;
+    for (;;) {
+      await sink.flush();
+      const started = log.events().filter((e) => e.type === 'turn/start').length;
+      const next = (await o.pending(started)).filter((t) => t.n > started);
+      if (next.length === 0) break;
+      for (const turn of next) {
+        if (turn.n !== log.events().filter((e) => e.type === 'turn/start').length + 1) break;
+        await o.runTurn(log, turn);
+        ran++;
+        // A lost lease fails the sink: stop here (the next holder goes on from the store).
+        await sink.flush();
+      }
+    }
+    await sink.close();
+    return { ran, closed, token: lease.token };
+  } finally {
+    await keeper.release();
+  }
+}
