@@ -9,6 +9,16 @@ export const median = (xs: readonly number[]): number => {
 
 export const nowMs = (): number => performance.now();
 
+/**
+ * CPU time this process has used (user + system, all its threads: JIT and GC helpers included), in
+ * ms. W1 measures cost per call with it: on a shared, loaded machine wall time also counts the time
+ * the process waited for a core, which no code change affects.
+ */
+export const cpuMs = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
 /** Runs a full GC when the process was started with --expose-gc (npm run bench does). */
 export function collect(): void {
   const g = (globalThis as { gc?: () => void }).gc;

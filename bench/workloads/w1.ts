@@ -6,7 +6,7 @@
 import { scriptedModel } from '../../src/adapters/model/scriptedModel.js';
 import { countingInspector, dshScript, dshTurn, floorScript, floorTurn } from '../lib/fixtures.js';
 import { skeletonTurn } from '../lib/skeleton.js';
-import { median, nowMs } from '../lib/stats.js';
+import { cpuMs, median, nowMs } from '../lib/stats.js';
 
 export const W1_NS = [1, 8, 64, 256] as const;
 
@@ -34,11 +34,11 @@ export interface W1Detail {
   inspectedUs?: number;
 }
 
-/** Runs `turn` repeatedly for at least `ms` (and at least `min` times); returns ms per turn. */
+/** Runs `turn` k times; returns CPU ms per turn (see `cpuMs`). */
 async function sample(turn: () => Promise<void>, k: number): Promise<number> {
-  const t0 = nowMs();
+  const t0 = cpuMs();
   for (let i = 0; i < k; i++) await turn();
-  return (nowMs() - t0) / k;
+  return (cpuMs() - t0) / k;
 }
 
 async function calibrate(turn: () => Promise<void>, targetMs: number): Promise<number> {

@@ -81,7 +81,7 @@ export interface TurnResume {
 export interface TurnHandle {
   readonly turnId: string;
   /**
-   * The turn actor: subscribe for snapshots; children are the step, scheduler and calls. A turn
+   * The turn actor: subscribe for snapshots; children are the step and its scheduler (call actors have the scheduler as parent but are not in its snapshot: see them with `inspect`). A turn
    * started while another runs is queued: its actor starts only when the turns before it have ended.
    */
   readonly actor: ActorRefFrom<typeof turnMachine>;
