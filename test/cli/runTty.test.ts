@@ -61,7 +61,8 @@ describe.skipIf(!hasTmux)('dsh run on a terminal', () => {
   it('typing while a turn runs steers it (user/steer before the next request); a steer during the last step becomes a follow-up turn (issue 15.3)', async () => {
     const repl = mkdtempSync(join(tmpdir(), 'dsh-steer-'));
     writeFileSync(join(repl, 'README.md'), '# app\n');
-    const slow = (words: string[]) => words.map((w, i) => (i ? ` ${w}` : w));
+    // Slow answers (about 10 s each) leave time to type while they stream, however loaded the machine.
+    const slow = (words: string[]) => [...words, ...Array.from({ length: 16 }, () => '…')].map((w, i) => (i ? ` ${w}` : w));
     const script = [
       { text: slow(['Working', 'on', 'it', 'one', 'word', 'at', 'a', 'time', 'so', 'you', 'can', 'type.']), chunkDelayMs: 400, toolCalls: [{ toolName: 'read', input: { path: 'README.md' } }] },
       { text: 'Checked c as well.' },
