@@ -226,7 +226,6 @@ export const stepMachine = setup({
         enqueueActions(({ context, enqueue }) =>
           enqueue.spawnChild('scheduler', {
             id: 'scheduler',
-            systemId: 'scheduler',
             input: {
               pipeline: context.deps.pipeline,
               log: context.deps.log,

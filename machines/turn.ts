@@ -96,7 +96,6 @@ export const turnMachine = setup({
         assign({ steps: ({ context }) => context.steps + 1 }),
         spawnChild('step', {
           id: 'step',
-          systemId: 'step',
           input: ({ context }) => ({ deps: context.deps, turnId: context.turnId, stepIndex: context.stepIndex, cancelled: context.cancelled }),
         }),
       ],

@@ -41,7 +41,7 @@ const twoSteps = (clock: ManualClock) =>
   );
 
 describe('actor ids', () => {
-  it('the root turn actor is the turn (id = turn id, systemId turn); its step and scheduler are named; calls are call-<index>', async () => {
+  it('the root turn actor is the turn (id = turn id, systemId turn); its step and scheduler are named step and scheduler; calls are call-<index>', async () => {
     const { rt, clock } = setup();
     const actors: InspectedActorRef[] = [];
     const turn = rt.startTurn({
@@ -58,16 +58,16 @@ describe('actor ids', () => {
     const named = actors.filter((a) => a.id !== 'model').map((a) => ({ id: a.id, systemId: a.systemId, parent: a._parent?.id }));
     expect(named).toEqual([
       { id: 'turn-1', systemId: 'turn', parent: undefined },
-      { id: 'step', systemId: 'step', parent: 'turn-1' },
-      { id: 'scheduler', systemId: 'scheduler', parent: 'step' },
+      { id: 'step', systemId: undefined, parent: 'turn-1' },
+      { id: 'scheduler', systemId: undefined, parent: 'step' },
       { id: 'call-0', systemId: undefined, parent: 'scheduler' },
       { id: 'call-1', systemId: undefined, parent: 'scheduler' },
       // the next step reuses the ids (a unique id per call would leak in XState)
-      { id: 'step', systemId: 'step', parent: 'turn-1' },
-      { id: 'scheduler', systemId: 'scheduler', parent: 'step' },
+      { id: 'step', systemId: undefined, parent: 'turn-1' },
+      { id: 'scheduler', systemId: undefined, parent: 'step' },
       { id: 'call-0', systemId: undefined, parent: 'scheduler' },
-      { id: 'step', systemId: 'step', parent: 'turn-1' },
-      { id: 'scheduler', systemId: 'scheduler', parent: 'step' },
+      { id: 'step', systemId: undefined, parent: 'turn-1' },
+      { id: 'scheduler', systemId: undefined, parent: 'step' },
     ]);
   });
 

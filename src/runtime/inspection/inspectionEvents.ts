@@ -23,8 +23,8 @@ import type { toolCallMachine } from '../../../machines/toolCall.js';
 import type { turnMachine } from '../../../machines/turn.js';
 
 /**
- * The actor an inspection event is about: a full actor ref, with its `systemId` (`turn`, `step`,
- * `scheduler`, `call`; undefined for call actors under a scheduler). XState emits `@xstate.actor`
+ * The actor an inspection event is about: a full actor ref, with its `systemId` (`turn` for a
+ * turn, `call` for `runCall`'s actor; undefined for the children: `step`, `scheduler`, `call-<i>`). XState emits `@xstate.actor`
  * before the actor has its systemId and first snapshot: read those from its later events.
  */
 export type InspectedActorRef = AnyActorRef & { readonly systemId?: string };
