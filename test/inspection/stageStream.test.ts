@@ -4,7 +4,7 @@
  * outcome, including the stages that pass within one XState macrostep (validating, guard), which
  * actor snapshots never show.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { scriptedModel } from '../../src/adapters/model/index.js';
 import { ErrorCode, type ApprovalAnswer } from '../../src/protocol/index.js';
@@ -206,6 +206,25 @@ describe('the stage stream of a call (runCall)', () => {
     expect(warnings).toHaveLength(6);
     expect(warnings[0]).toMatchObject({ code: 'STAGE_LISTENER_FAILED', callId: 'c1' });
     expect(warnings[0]!.type === 'warning' && warnings[0]!.message).toContain('ui bug');
+  });
+});
+
+describe('stage event types', () => {
+  it('an exit narrowed by its stage has that stage\'s outcome kinds (checked by tsc)', async () => {
+    const { rt } = setup();
+    const kinds: string[] = [];
+    await rt.runCall({ callId: 'c1', toolName: 'echo', input: '{"text":"hi"}' }, {
+      onStage: (e) => {
+        if (e.type !== 'stage/exited') return;
+        expectTypeOf(e.durationMs).toEqualTypeOf<number>();
+        if (e.stage === 'guard') expectTypeOf(e.outcome.kind).toEqualTypeOf<'pass' | 'deny' | 'failed'>();
+        if (e.stage === 'validating') {
+          expectTypeOf(e.outcome.kind).toEqualTypeOf<'valid' | 'invalid'>();
+          kinds.push(e.outcome.kind);
+        }
+      },
+    }).result;
+    expect(kinds).toEqual(['valid']);
   });
 });
 
