@@ -38,6 +38,8 @@ describe('dsh run --suspend / dsh resume (issue 15.4)', () => {
     const file = join(dir, '.dsh', 'sessions', `${id}.jsonl`);
     const suspended = (await readJsonlLog(file)).events;
     expect(suspended.at(-1)).toMatchObject({ type: 'turn/suspended', turnId: 'turn-1' });
+    const listed = await dsh(dir, ['sessions']);
+    expect(listed.out).toMatch(new RegExp(`${id}.*suspended`));
 
     writeFileSync(script, JSON.stringify([{ text: 'made it' }]));
     const resumed = await dsh(dir, ['resume', id!, '--allow', 'bash', '--model', `scripted:${script}`]);
