@@ -81,3 +81,20 @@ describe('actorStateOf and the live feed', () => {
     expect(actorStateOf({ type: '@xstate.event' } as InspectionEvent, 0)).toBeUndefined();
   });
 });
+
+describe('tool progress on the page (issue 15.1)', () => {
+  it('a running call shows its latest tool/progress as one line; the log row reads the same; steers and suspensions have rows', () => {
+    const log = createMemoryLog();
+    log.append({ type: 'turn/start', turnId: 't1', input: 'go' });
+    log.append({ type: 'step/start', turnId: 't1', stepIndex: 0 });
+    log.append({ type: 'tool/call', turnId: 't1', stepIndex: 0, callId: 'c0', toolName: 'bash', input: '{"command":"make"}', index: 0, executionMode: 'exclusive' });
+    log.append({ type: 'tool/progress', turnId: 't1', stepIndex: 0, callId: 'c0', toolName: 'bash', output: 'cc a.c\ncc b.c\n', updates: 2 });
+    log.append({ type: 'tool/progress', turnId: 't1', stepIndex: 0, callId: 'c0', toolName: 'bash', output: 'cc c.c\n', message: 'compiling', progress: 3, total: 10, updates: 1 });
+    log.append({ type: 'user/steer', turnId: 't1', stepIndex: 1, text: 'also run the tests' });
+    const events = log.events();
+    expect(sessionAt(events, 4).callById.get('c0')?.progress?.text).toBe('cc b.c');
+    expect(sessionAt(events, 5).callById.get('c0')?.progress).toEqual({ seq: 5, text: '3/10 compiling · cc c.c' });
+    expect(logRow(events[4]!)).toMatchObject({ type: 'tool/progress', callId: 'c0', text: '3/10 compiling · cc c.c' });
+    expect(logRow(events[5]!)).toMatchObject({ type: 'user/steer', text: 'also run the tests', actor: { kind: 'step', key: 't1/1' } });
+  });
+});

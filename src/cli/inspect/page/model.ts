@@ -29,6 +29,8 @@ export interface CallView {
   /** ms per stage entered, and `total` (present when the session collected stage marks). */
   durations?: Record<string, number>;
   approval?: { requestSeq: number; reason?: string; answer?: string; answerSeq?: number };
+  /** The latest `tool/progress` of the call, as one line (status, then the last line of output). */
+  progress?: { seq: number; text: string };
 }
 
 export interface StepView {
@@ -168,6 +170,11 @@ export function sessionAt(events: readonly LogEvent[], at: number): SessionView 
         }
         break;
       }
+      case 'tool/progress': {
+        const c = view.callById.get(e.callId);
+        if (c) c.progress = { seq: e.seq, text: progressLine(e) };
+        break;
+      }
       case 'tool/result': {
         const c = view.callById.get(e.callId);
         if (!c) break;
@@ -190,6 +197,15 @@ export function sessionAt(events: readonly LogEvent[], at: number): SessionView 
     }
   }
   return view;
+}
+
+/** A `tool/progress` as one line: `3/10 status · last output line`. */
+export function progressLine(e: Extract<LogEvent, { type: 'tool/progress' }>): string {
+  const status = [e.progress !== undefined ? `${e.progress}${e.total !== undefined ? `/${e.total}` : ''}` : '', e.message !== undefined ? oneLine(e.message, 60) : '']
+    .filter(Boolean)
+    .join(' ');
+  const lastLine = e.output?.split('\n').filter((l) => l.trim()).at(-1);
+  return [status, lastLine !== undefined ? oneLine(lastLine, 100) : ''].filter(Boolean).join(' · ');
 }
 
 /** One line of the log timeline. */
@@ -257,6 +273,16 @@ export function logRow(e: LogEvent): LogRow {
       break;
     case 'tool/spilled':
       row.text = `${e.bytes} bytes → ${e.locator}`;
+      break;
+    case 'tool/progress':
+      row.text = progressLine(e);
+      break;
+    case 'user/steer':
+      row.text = oneLine(e.text, 100);
+      break;
+    case 'turn/suspended':
+      row.code = 'suspended';
+      row.text = `waiting for approval of ${e.calls.map((c) => c.callId).join(', ')}`;
       break;
     default:
       break;

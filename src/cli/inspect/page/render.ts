@@ -112,6 +112,8 @@ export function renderActors(input: RenderInput, handlers: Handlers): HTMLElemen
         'li',
         { class: status },
         actorLink([h('span', { class: 'badge' }, c.error?.code ?? st), ` ${c.toolName} `, h('code', {}, c.args), c.durations?.total !== undefined ? h('span', { class: 'muted' }, ` ${fmtMs(c.durations.total)}`) : undefined], { kind: 'call', key: c.callId }, input, handlers, 'call-row', st),
+        // The call's latest progress (tool/progress), under its row while it runs.
+        c.progress && c.ok === undefined ? h('div', { class: 'muted progress', 'data-testid': 'call-progress' }, `⋯ ${c.progress.text}`) : undefined,
       ),
     );
   }
