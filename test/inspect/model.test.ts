@@ -98,3 +98,25 @@ describe('tool progress on the page (issue 15.1)', () => {
     expect(logRow(events[5]!)).toMatchObject({ type: 'user/steer', text: 'also run the tests', actor: { kind: 'step', key: 't1/1' } });
   });
 });
+
+describe('the stage stream in the live feed (issue 13.1: the UIs use it)', () => {
+  it('every stage a real call enters reaches the page, the synchronous ones (validating, guard) included', async () => {
+    const { createRuntime } = await import('../../src/runtime/createRuntime.js');
+    const { defineTool } = await import('../../src/runtime/defineTool.js');
+    const { z } = await import('zod');
+    const echo = defineTool({ name: 'echo', input: z.object({ text: z.string() }), execute: ({ text }) => text });
+    const rt = createRuntime({ tools: [echo] });
+    rt.tools.guard(() => undefined, 'noop');
+    const feed = liveFeed('t');
+    const states: string[] = [];
+    feed.subscribe((m) => {
+      if (m.type === 'actor' && m.actor.key === 'c1') states.push(m.actor.state);
+    });
+    rt.onStage((e) => feed.stage(e));
+    await rt.runCall({ callId: 'c1', toolName: 'echo', input: '{"text":"hi"}' }).result;
+    expect(states[0]).toBe('validating');
+    expect(states).toContain('guard');
+    expect(states).toContain('executing');
+    expect(states.at(-1)).toBe('finalizing');
+  });
+});

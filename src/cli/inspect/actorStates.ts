@@ -5,10 +5,11 @@
  *
  * Calls are matched by the request's callId in the call actor's context, never by the actor id
  * (`call-<index>` ids are reused across steps). Synchronous stages (validating, guard, …) pass
- * inside one macrostep and so never show as snapshots here; their durations come from the
- * result's `metadata.durationsMs`. A typed per-call stage stream can replace this function.
+ * inside one macrostep and so never show as snapshots here: the runtime's stage stream
+ * (`callStateOfStage`) shows them; their durations come from the result's `metadata.durationsMs`.
  */
 import type { InspectionEvent } from 'xstate';
+import type { CallStageEvent } from '../../runtime/inspection/index.js';
 
 export type ActorKind = 'turn' | 'step' | 'call';
 
@@ -59,4 +60,12 @@ export function actorStateOf(ev: InspectionEvent, now: number): ActorState | und
     default:
       return undefined;
   }
+}
+
+/**
+ * The call state a stage event shows (`runtime.onStage`): every stage a call enters, synchronous
+ * ones included, named as the toolCall diagram names the stage's state.
+ */
+export function callStateOfStage(e: CallStageEvent, now: number): ActorState | undefined {
+  return e.type === 'stage/entered' ? { kind: 'call', key: e.callId, state: e.stage, time: now } : undefined;
 }

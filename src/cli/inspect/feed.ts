@@ -6,7 +6,8 @@
 import type { InspectionEvent } from 'xstate';
 import type { LogEvent } from '../../protocol/index.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
-import { actorStateOf, type ActorState } from './actorStates.js';
+import type { CallStageEvent } from '../../runtime/inspection/index.js';
+import { actorStateOf, callStateOfStage, type ActorState } from './actorStates.js';
 import type { PendingQuestion } from './pageApprovals.js';
 
 export type FeedMessage =
@@ -41,6 +42,8 @@ export interface LiveFeed extends InspectorFeed {
   attachLog(log: SessionLog): () => void;
   /** The turn's inspection callback (`startTurn({ inspect })`). */
   inspect(ev: InspectionEvent): void;
+  /** The runtime's stage stream (`runtime.onStage`): every stage a call enters, synchronous ones too. */
+  stage(ev: CallStageEvent): void;
   setPending(pending: readonly PendingQuestion[]): void;
   /** The run ended: nothing more will change. */
   end(): void;
@@ -61,6 +64,14 @@ export function liveFeed(title: string, now: () => number = Date.now): LiveFeed 
       }
     }
   };
+  const record = (a: ActorState | undefined) => {
+    if (!a) return;
+    const id = `${a.kind}:${a.key}`;
+    // Snapshots come on every event an actor takes; only a change of state is news.
+    if (actors.get(id)?.state === a.state) return;
+    actors.set(id, a);
+    emit({ type: 'actor', actor: a });
+  };
   return {
     snapshot: () => ({ title, live, events: events.slice(), actors: [...actors.values()], pending }),
     subscribe(listener) {
@@ -75,13 +86,10 @@ export function liveFeed(title: string, now: () => number = Date.now): LiveFeed 
       });
     },
     inspect(ev) {
-      const a = actorStateOf(ev, now());
-      if (!a) return;
-      const id = `${a.kind}:${a.key}`;
-      // Snapshots come on every event an actor takes; only a change of state is news.
-      if (actors.get(id)?.state === a.state) return;
-      actors.set(id, a);
-      emit({ type: 'actor', actor: a });
+      record(actorStateOf(ev, now()));
+    },
+    stage(ev) {
+      record(callStateOfStage(ev, now()));
     },
     setPending(p) {
       pending = p;

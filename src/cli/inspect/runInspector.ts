@@ -30,6 +30,7 @@ export async function startRunInspector(title: string): Promise<RunInspector> {
       },
       attach: (log) => void feed.attachLog(log),
       inspect: (ev) => feed.inspect(ev),
+      stage: (ev) => feed.stage(ev),
     },
     end: () => feed.end(),
     close: () => server.close(),

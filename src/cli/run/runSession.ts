@@ -36,6 +36,7 @@ import { argsText } from '../view/runView.js';
 import { embeddedModel } from './embeddedModel.js';
 import { readSteerInput, type SteerInput } from './steerInput.js';
 import type { TurnHandle } from '../../runtime/turns.js';
+import type { CallStageEvent } from '../../runtime/inspection/index.js';
 
 export const EXIT_CANCELLED = 130;
 /** The turn is suspended on an approval (`--suspend`): `dsh resume ID` answers it. */
@@ -77,6 +78,8 @@ export interface RunInspectorHooks {
   approval(terminal: ApprovalService | undefined): ApprovalService;
   attach(log: SessionLog): void;
   inspect(ev: InspectionEvent): void;
+  /** Every call's stage events (the runtime's stage stream), synchronous stages included. */
+  stage(ev: CallStageEvent): void;
 }
 
 /** The model for each turn from `--model`. */
@@ -170,6 +173,9 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     ...(o.plan ? { plan: true } : {}),
     ...(o.installPolicies ? { installPolicies: o.installPolicies } : {}),
   });
+  // With --inspect the page also hears every stage each call enters (the stage stream): the
+  // synchronous ones, which no snapshot shows, included.
+  if (o.inspector) session.runtime.onStage((e) => o.inspector!.stage(e));
 
   const print = (e: LogEvent) => (o.json ? o.io.out(JSON.stringify(e)) : o.io.out(formatEvent(e, { full: true })));
   const unsubscribe = log.subscribe((e) => (renderer ? renderer.feed({ kind: 'event', event: e, now: Date.now() }) : print(e)));
