@@ -195,7 +195,11 @@ describe('sessions across workers on Postgres', () => {
       expect((await a.done).signal).toBe('SIGKILL');
       writeFileSync(join(dir, 'ws', 'victim', 'killed'), '');
       const b = worker(dir, url, ...args);
-      await until(async () => (await turnEnds(store, 'victim')).length >= 2, 'both turns of the victim session ended');
+      await until(async () => (await turnEnds(store, 'victim')).length >= 2, 'both turns of the victim session ended').catch(async (e: Error) => {
+        b.child.kill('SIGKILL');
+        const [ra, rb] = [await a.done, await b.done];
+        throw new Error(`${e.message}\nworker a stderr:\n${ra.err.slice(-2000)}\nworker b stderr:\n${rb.err.slice(-2000)}`, { cause: e });
+      });
       const events = await store.read('victim');
       expectWellFormed(events, 'victim');
       // What was committed before the kill is all there, unchanged, at the same seqs.

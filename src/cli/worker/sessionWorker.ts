@@ -71,7 +71,25 @@ export async function startSessionWorker(o: SessionWorkerOptions): Promise<Runni
   const modelFor = await perTurnModel(o);
   await migrateTurnQueue(pool);
 
-  const task = async (payload: unknown, helpers: { job: { id: string | number } }) => {
+  const events = new EventEmitter();
+  const jobWorkerIds: string[] = [];
+  events.on('worker:create', ({ worker }: { worker: { workerId: string } }) => jobWorkerIds.push(worker.workerId));
+  const beat = () =>
+    heartbeat(pool, id, jobWorkerIds, leaseMs).then(
+      (reaped) => {
+        for (const w of reaped) say(`worker ${w} stopped renewing: its jobs are unlocked`);
+      },
+      (e: unknown) => say(`heartbeat failed: ${String(e)}`),
+    );
+
+  const task = async (payload: unknown, helpers: { job: { id: string | number; locked_by?: string | null } }) => {
+    // The job's worker id is in this process's liveness row before any work starts, so that if
+    // this process dies now its job is unlocked for another worker.
+    const by = helpers.job.locked_by;
+    if (by && !jobWorkerIds.includes(by)) {
+      jobWorkerIds.push(by);
+      await beat();
+    }
     const sessionId = (payload as { sessionId?: unknown } | null)?.sessionId;
     if (typeof sessionId !== 'string') throw new Error(`a ${QUEUE_TASK} job without a session id`);
     assertSessionId(sessionId);
@@ -105,9 +123,6 @@ export async function startSessionWorker(o: SessionWorkerOptions): Promise<Runni
     if (r.ran === 0 && r.closed.turns === 0) say(`session ${sessionId}: nothing to run`);
   };
 
-  const events = new EventEmitter();
-  const jobWorkerIds: string[] = [];
-  events.on('worker:create', ({ worker }: { worker: { workerId: string } }) => jobWorkerIds.push(worker.workerId));
   const runner = await gw.run({
     pgPool: pool as never,
     concurrency: o.concurrency ?? 4,
@@ -117,13 +132,6 @@ export async function startSessionWorker(o: SessionWorkerOptions): Promise<Runni
     events: events as never,
     logger: await quietLogger(),
   });
-  const beat = () =>
-    heartbeat(pool, id, jobWorkerIds, leaseMs).then(
-      (reaped) => {
-        for (const w of reaped) say(`worker ${w} stopped renewing: its jobs are unlocked`);
-      },
-      (e: unknown) => say(`heartbeat failed: ${String(e)}`),
-    );
   await beat();
   const timer = setInterval(() => void beat(), Math.max(50, Math.floor(leaseMs / 3)));
   let stopping: Promise<void> | undefined;
