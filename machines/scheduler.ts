@@ -151,6 +151,24 @@ function startCalls(gate: CommitGate): void {
   for (const a of actors) a.start();
 }
 
+/**
+ * The scheduler was stopped from outside (its turn stopped: a suspended turn, a crashed step):
+ * its call actors are not XState children (see `pump`), so they are stopped here, their bodies
+ * aborted, and with them their timers (an approval's timeout would otherwise keep a process alive).
+ */
+function stopCalls(gate: CommitGate): void {
+  gate.toStart.length = 0;
+  for (const e of gate.entries) {
+    const actor = e.actor as (AnyActorRef & { _stop?: () => void }) | undefined;
+    if (!actor || actor.getSnapshot().status !== 'active') continue;
+    const context = (actor.getSnapshot() as { context?: { abort?: AbortController; approvalAbort?: AbortController } }).context;
+    context?.approvalAbort?.abort('the scheduler was stopped');
+    context?.abort?.abort('the scheduler was stopped');
+    // A non-root actor cannot be stopped with `stop()`; `_stop` is what XState's own stopChild uses.
+    actor._stop?.();
+  }
+}
+
 /** Records a finished call's result (its actor stopped itself when it reached its final state). */
 function settleChild(context: SchedulerContext, event: SchedulerEvent): void {
   if (!event.type.startsWith('xstate.done.actor.')) return;
@@ -199,7 +217,7 @@ export const schedulerMachine = setup({
   context: ({ input, self }) => {
     const gate = new CommitGate(input.concurrency ?? 8);
     // Call actors created in a macrostep start when it ends (see startCalls).
-    self.subscribe({ next: () => startCalls(gate), error: () => {} });
+    self.subscribe({ next: () => startCalls(gate), error: () => {}, complete: () => stopCalls(gate) });
     const ctx: SchedulerContext = {
       pipeline: input.pipeline,
       log: input.log,
