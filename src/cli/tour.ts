@@ -3,7 +3,7 @@
  * which the model asks for calls that are allowed, denied by policy, asked and approved, refused
  * by the guard, failing, and timed out; then it answers. Prints the session log as it grows.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { scriptedModel } from '../adapters/model/index.js';
 import { createRuntime, defineTool, formatEvent, timeout, type SessionLog } from '../index.js';
 import type { TurnResult } from '../runtime/turns.js';

@@ -1,8 +1,8 @@
 /**
  * The live call list of one turn. Rows come from the session log (`tool/call` is appended before
  * a call can run, so rows are in call order); each row's stage comes from its call actor, read
- * with `useSelector`: turn actor → its `step` child → the step's `scheduler` child → one
- * `toolCall` actor per running call (`call-<index>`, its context holds the request). Once the
+ * with `useSelector`: turn actor → its `step` child → the step's `scheduler` child → the
+ * `toolCall` actor of each running call (`call-<index>`, its context holds the request). Once the
  * call's `tool/result` is committed (in call order), the row shows the result instead.
  */
 import { useRef, useSyncExternalStore } from 'react';
@@ -17,11 +17,22 @@ type ResultEvent = Extract<LogEvent, { type: 'tool/result' }>;
 const NO_ACTORS: readonly AnyActorRef[] = [];
 const sameActors = (a: readonly AnyActorRef[], b: readonly AnyActorRef[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-/** The running step's call actors, from the turn actor down. */
+/** What a scheduler snapshot holds of its calls: each running call's actor, in call order. */
+type SchedulerView = { context?: { gate?: { entries?: ReadonlyArray<{ actor?: AnyActorRef }> } } };
+
+/**
+ * The running step's call actors, from the turn actor down. Call actors are not XState children of
+ * the scheduler (it creates them itself, for speed): each running call's actor is on its entry in
+ * the scheduler's commit gate, and the scheduler's snapshot changes whenever one starts or ends.
+ */
 function useCallActors(turn: TurnHandle): readonly AnyActorRef[] {
   const step = useSelector(turn.actor, (s) => s.children.step as AnyActorRef | undefined);
   const scheduler = useSelector(step, (s) => s?.children?.scheduler as AnyActorRef | undefined);
-  return useSelector(scheduler, (s) => (s?.children ? (Object.values(s.children) as AnyActorRef[]) : NO_ACTORS), sameActors);
+  return useSelector(
+    scheduler,
+    (s) => (s as SchedulerView | undefined)?.context?.gate?.entries?.flatMap((e) => (e.actor ? [e.actor] : [])) ?? NO_ACTORS,
+    sameActors,
+  );
 }
 
 /** A toolCall state value as a stage name: `"guard"`, `{ executing: "running" }` → `executing.running`. */

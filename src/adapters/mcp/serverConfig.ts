@@ -3,7 +3,7 @@
  * Cursor): `{ name: { command, args, env, cwd } | { url, headers } }`, plus dsh's own keys for
  * start-up and call limits and for which tools may run in parallel.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Between a server's name and its tool's name in the names the model sees: `server__tool`. */
 export const MCP_NAME_SEPARATOR = '__';

@@ -5,7 +5,7 @@
  * and its result mapped by resultMapping.ts. Everything else (hooks, guards, spill, timeouts,
  * error codes) is the ordinary pipeline.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { defineTool, type AnyTool, type ExecContext } from '../../runtime/defineTool.js';
 import type { McpConnection } from './connect.js';

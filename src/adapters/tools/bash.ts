@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';

@@ -1,5 +1,5 @@
 import picomatch from 'picomatch';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';

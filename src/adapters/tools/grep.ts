@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineTool } from '../../runtime/defineTool.js';
 import type { Workspace } from './workspace.js';
 

@@ -3,7 +3,7 @@
  * Every object is strict, so a misspelt key is an error naming it rather than a setting silently
  * ignored. Bash deny patterns are compiled here, so a pattern RE2 rejects fails at load time.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { compileBashPattern } from '../../runtime/policies/bashDenyGuard.js';
 import { compileGlob } from '../../runtime/policies/pathGlob.js';
 import { McpServersSchema } from './mcpServers.js';

@@ -8,7 +8,7 @@
  * It is also what a checkpoint records (`toCheckpoint` / `fromCheckpoint`): a log resumed from a
  * checkpoint holds only the events after it, and its index comes from the checkpoint. Browser-safe.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ApprovalAnswerEvent,
   ToolCallEvent,
