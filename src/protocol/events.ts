@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { ErrorCodeSchema } from './errorCodes.js';
 import { ApprovalAnswerSchema } from './decisions.js';
 import { ToolResultSchema } from './results.js';
 import { TokenUsageSchema } from './usage.js';

@@ -25,7 +25,6 @@
  */
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LogEvent } from '../../protocol/index.js';
 import { assertSessionId, StoreConflictError, type Lease, type SessionStore } from '../../runtime/store/sessionStore.js';
 import { createJsonlLogSink, readJsonlLog, type JsonlLogSink } from '../log/jsonlLog.js';
 
