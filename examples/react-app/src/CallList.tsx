@@ -8,7 +8,7 @@
 import { useRef, useSyncExternalStore } from 'react';
 import { useSelector } from '@xstate/react';
 import type { AnyActorRef } from 'xstate';
-import type { LogEvent, ToolResult, TurnHandle } from 'dsh';
+import { stateValuePath, type LogEvent, type ToolResult, type TurnHandle } from 'dsh';
 import type { ApprovalAnswer, ApprovalStore, PendingApproval } from './approvals';
 
 type CallEvent = Extract<LogEvent, { type: 'tool/call' }>;
@@ -37,16 +37,7 @@ function useCallActors(turn: TurnHandle): readonly AnyActorRef[] {
 
 /** A toolCall state value as a stage name: `"guard"`, `{ executing: "running" }` → `executing.running`. */
 export function stageOf(value: unknown): string {
-  const path: string[] = [];
-  let v = value;
-  while (v && typeof v === 'object') {
-    const [k, inner] = Object.entries(v as Record<string, unknown>)[0] ?? [];
-    if (k === undefined) break;
-    path.push(k);
-    v = inner;
-  }
-  if (typeof v === 'string') path.push(v);
-  return path.join('.');
+  return stateValuePath(value).join('.');
 }
 
 const callIdOf = (actor: AnyActorRef): string | undefined => (actor.getSnapshot() as { context?: { request?: { callId?: string } } }).context?.request?.callId;

@@ -9,7 +9,7 @@
  * (`callStateOfStage`) shows them; their durations come from the result's `metadata.durationsMs`.
  */
 import type { InspectionEvent } from 'xstate';
-import type { CallStageEvent } from '../../runtime/inspection/index.js';
+import { stateValuePath, type CallStageEvent } from '../../runtime/inspection/index.js';
 
 export type ActorKind = 'turn' | 'step' | 'call';
 
@@ -25,16 +25,7 @@ export interface ActorState {
 
 /** `{ executing: 'running' }` → `executing_running`; parallel states: the first region. */
 export function diagramStateOf(value: unknown): string {
-  const path: string[] = [];
-  let v = value;
-  while (v && typeof v === 'object') {
-    const first = Object.entries(v as Record<string, unknown>)[0];
-    if (!first) break;
-    path.push(first[0]);
-    v = first[1];
-  }
-  if (typeof v === 'string') path.push(v);
-  return path.join('_');
+  return stateValuePath(value).join('_');
 }
 
 const stepKey = (turnId: string, stepIndex: number) => `${turnId}/${stepIndex}`;

@@ -10,6 +10,7 @@
  */
 import type { InspectionEvent } from 'xstate';
 import type { LogEvent } from '../../protocol/index.js';
+import { stateValuePath } from '../../runtime/inspection/stateValuePath.js';
 
 export interface CallRow {
   callId: string;
@@ -81,15 +82,7 @@ const STAGES: Record<string, string> = {
 
 /** A toolCall machine state value as a readable stage (`{ executing: 'aborting' }` → `aborting`). */
 export function stageOf(value: unknown): string {
-  const path: string[] = [];
-  let v = value;
-  while (v && typeof v === 'object') {
-    const [k, inner] = Object.entries(v as Record<string, unknown>)[0] ?? [];
-    if (k === undefined) break;
-    path.push(k);
-    v = inner;
-  }
-  if (typeof v === 'string') path.push(v);
+  const path = stateValuePath(value);
   const full = path.join('.');
   return STAGES[full] ?? STAGES[path[0] ?? ''] ?? full;
 }
