@@ -351,7 +351,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       // cancel meanwhile still counts as one that came while the turn was queued.
       if (deps.contextWindow) {
         const window = deps.contextWindow;
-        void fitBeforeTurn(deps.log, window, { turnId, system: options.system, argLimits: deps.argLimits, ...(options.signal ? { signal: options.signal } : {}) })
+        void fitBeforeTurn(deps.log, window, { turnId, clock: deps.clock, system: options.system, argLimits: deps.argLimits, ...(options.signal ? { signal: options.signal } : {}) })
           .catch((e: unknown) => {
             deps.log.append({ type: 'warning', turnId, code: 'COMPACTION_FAILED', message: `making room before the turn failed: ${describeThrown(e)}` });
           })

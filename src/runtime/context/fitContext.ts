@@ -17,7 +17,8 @@ import type { SessionLog } from '../log/sessionLog.js';
 import { compactAndMeasure, stubOlderToolResults } from '../compaction.js';
 import { sessionIndexOf } from '../log/sessionIndex.js';
 import { appendFold, planFold } from './foldTurns.js';
-import { writeSummary, type TurnSummarizer } from './summarizer.js';
+import { DEFAULT_SUMMARY_TIMEOUT_MS, writeSummary, type TurnSummarizer } from './summarizer.js';
+import type { Clock } from '../clock.js';
 import { digestSummary, readFoldedTurns } from './turnDigest.js';
 
 export interface ContextWindow {
@@ -31,6 +32,8 @@ export interface ContextWindow {
   summaryMaxChars?: number;
   /** Writes the summary of folded turns (default: the deterministic digest; see `modelSummarizer`). */
   summarizer?: TurnSummarizer;
+  /** A summariser that has not answered by then is abandoned for the digest (default 60 s). */
+  summaryTimeoutMs?: number;
 }
 
 interface FitOptions {
@@ -41,7 +44,7 @@ interface FitOptions {
 }
 
 /** The window with its defaults filled in; throws a RangeError on a window that cannot work. */
-export function resolveContextWindow(window: ContextWindow): Required<Omit<ContextWindow, 'summarizer'>> & Pick<ContextWindow, 'summarizer'> {
+export function resolveContextWindow(window: ContextWindow): Required<Omit<ContextWindow, 'summarizer' | 'summaryTimeoutMs'>> & Pick<ContextWindow, 'summarizer'> {
   if (!Number.isFinite(window.maxChars) || window.maxChars < 1_000) throw new RangeError(`contextWindow.maxChars must be a number ≥ 1000, got ${String(window.maxChars)}`);
   const foldAt = window.foldAt ?? 0.75;
   const foldTo = window.foldTo ?? 0.5;
@@ -65,7 +68,7 @@ function stubUnder(log: SessionLog, limit: number, options: FitOptions): boolean
 }
 
 /** Before a turn: reduce the finished turns' prompt to `foldTo` once it passes `foldAt`. */
-export async function fitBeforeTurn(log: SessionLog, window: ContextWindow, options: FitOptions & { signal?: AbortSignal }): Promise<void> {
+export async function fitBeforeTurn(log: SessionLog, window: ContextWindow, options: FitOptions & { signal?: AbortSignal; clock: Clock }): Promise<void> {
   const w = resolveContextWindow(window);
   if (sizeNow(log, options) <= w.maxChars * w.foldAt) return;
   const target = Math.floor(w.maxChars * w.foldTo);
@@ -77,7 +80,7 @@ export async function fitBeforeTurn(log: SessionLog, window: ContextWindow, opti
     turns: readFoldedTurns(log.events(), plan.turnIds),
     maxChars: w.summaryMaxChars,
     ...(options.signal ? { signal: options.signal } : {}),
-  });
+  }, { clock: options.clock, timeoutMs: window.summaryTimeoutMs ?? DEFAULT_SUMMARY_TIMEOUT_MS });
   // The log may have moved while the summariser ran (it cannot: turns run one at a time, and this
   // runs before the next one starts); the fold is appended for exactly the turns planned.
   if (written.fallbackReason) log.append({ type: 'warning', turnId: options.turnId, code: 'SUMMARY_FALLBACK', message: `folded turns were digested instead: ${written.fallbackReason}` });

@@ -6,6 +6,7 @@
  */
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { describeThrown } from '../../protocol/index.js';
+import type { Clock } from '../clock.js';
 import { digestLine, digestSummary, type FoldedTurn } from './turnDigest.js';
 
 export interface SummaryRequest {
@@ -31,16 +32,43 @@ export interface WrittenSummary {
   readonly fallbackReason?: string;
 }
 
-/** Runs `summarizer`, falling back to the digest when it throws, answers nothing, or is not text. */
-export async function writeSummary(summarizer: TurnSummarizer | undefined, request: SummaryRequest): Promise<WrittenSummary> {
+/** How long a summariser may take before the digest is used instead (default 60 s). */
+export const DEFAULT_SUMMARY_TIMEOUT_MS = 60_000;
+
+/**
+ * Runs `summarizer`, falling back to the digest when it throws, answers nothing, is not text, or
+ * has not answered within `timeoutMs` on `clock` (its signal is then aborted): a hung model never
+ * keeps the next turn from starting.
+ */
+export async function writeSummary(
+  summarizer: TurnSummarizer | undefined,
+  request: SummaryRequest,
+  deadline?: { clock: Clock; timeoutMs: number },
+): Promise<WrittenSummary> {
   const digest = (): string => digestSummary(request.previous, request.turns, request.maxChars);
   if (!summarizer || summarizer === digestSummarizer) return { text: digest(), by: 'digest' };
+  const abort = new AbortController();
+  const onOuterAbort = () => abort.abort(request.signal?.reason);
+  request.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  if (request.signal?.aborted) abort.abort(request.signal.reason);
+  let timer: unknown;
+  const TIMED_OUT = Symbol('timed out');
+  const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
+    if (deadline) timer = deadline.clock.setTimeout(() => resolve(TIMED_OUT), deadline.timeoutMs);
+  });
   try {
-    const text: unknown = await summarizer(request);
+    const text: unknown = await Promise.race([Promise.resolve().then(() => summarizer({ ...request, signal: abort.signal })), timedOut]);
+    if (text === TIMED_OUT) {
+      abort.abort(new Error('summary deadline'));
+      return { text: digest(), by: 'digest', fallbackReason: `the summariser did not answer within ${deadline!.timeoutMs} ms` };
+    }
     if (typeof text !== 'string' || !text.trim()) return { text: digest(), by: 'digest', fallbackReason: 'the summariser returned no text' };
     return { text: text.length > request.maxChars ? text.slice(0, request.maxChars) : text, by: 'model' };
   } catch (e) {
     return { text: digest(), by: 'digest', fallbackReason: `the summariser failed: ${describeThrown(e)}` };
+  } finally {
+    if (deadline && timer !== undefined) deadline.clock.clearTimeout(timer);
+    request.signal?.removeEventListener('abort', onOuterAbort);
   }
 }
 

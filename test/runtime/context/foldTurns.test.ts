@@ -150,3 +150,25 @@ describe('an overflow with no window given', () => {
     expect(projectPrompt(log.events()).length).toBeGreaterThan(0);
   });
 });
+
+describe('a summariser that never answers', () => {
+  it('is abandoned at its deadline (its signal aborted): the digest folds the turns and the turn starts', async () => {
+    const { ManualClock } = await import('../../../src/runtime/clock.js');
+    const clock = new ManualClock();
+    const log = finishedTurns(6);
+    let aborted = false;
+    const hung: TurnSummarizer = ({ signal }) =>
+      new Promise<string>(() => {
+        signal?.addEventListener('abort', () => (aborted = true), { once: true });
+      });
+    const rt = createRuntime({ log, clock, contextWindow: { maxChars: 20_000, summarizer: hung, summaryTimeoutMs: 5_000 } });
+    const done = rt.startTurn({ model: scriptedModel([{ text: 'ok' }]), input: 'and now?' }).done;
+    // Waits (however long the machine takes) for the summariser's deadline to be armed.
+    while (clock.pending === 0) await new Promise((r) => setTimeout(r, 5));
+    await clock.advance(5_000);
+    expect((await done).outcome).toBe('completed');
+    expect(aborted).toBe(true);
+    expect(log.events().find((e) => e.type === 'warning')).toMatchObject({ code: 'SUMMARY_FALLBACK', message: expect.stringContaining('did not answer within 5000 ms') });
+    expect(compactions(log.events())[0]).toMatchObject({ strategy: 'fold-old-turns:digest' });
+  });
+});
