@@ -13,7 +13,7 @@ import type {
 } from '@ai-sdk/provider';
 import { fromCallback } from 'xstate';
 import type { ModelCallOptions } from './modelCallOptions.js';
-import { ToolInputTracker } from './toolInputTracker.js';
+import { ToolInputTracker, type ReadyToolCall } from './toolInputTracker.js';
 
 export interface ModelStreamInput {
   readonly model: LanguageModelV3;
@@ -31,7 +31,13 @@ export type ModelStreamEvent =
    * metadata (e.g. Anthropic's thinking signature) that must be replayed with it.
    */
   | { type: 'MODEL.TEXT'; kind: 'text' | 'reasoning'; delta: string; providerMetadata?: SharedV3ProviderMetadata }
-  | { type: 'MODEL.TOOL_CALL'; callId: string; toolName: string; input: string }
+  /**
+   * Tool calls whose input is complete, in the model's order: every call that became ready in one
+   * burst of the stream (parts the stream already held), so the step and the scheduler take them
+   * in one event each instead of one per call. (The one-call form is accepted too.)
+   */
+  | { type: 'MODEL.TOOL_CALL'; calls: readonly ReadyToolCall[] }
+  | ({ type: 'MODEL.TOOL_CALL' } & ReadyToolCall)
   | { type: 'MODEL.FINISH'; finishReason: string; usage?: LanguageModelV3Usage }
   | { type: 'MODEL.ERROR'; error: unknown };
 
@@ -48,12 +54,41 @@ function finishReasonOf(part: Extract<LanguageModelV3StreamPart, { type: 'finish
  */
 const STOPPED = new DOMException('the step no longer listens to this model response', 'AbortError');
 
+/**
+ * Whether a read has already settled: true when the stream held a part (or its end) when it was
+ * asked. Costs one microtask: `p`'s reaction, queued at once if `p` is settled, runs before this
+ * function's continuation. A stream's parts that arrive together (one network chunk, a scripted
+ * response) are read this way without waiting for anything; a read that has to wait is not.
+ */
+async function settledNow(p: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  const mark = () => {
+    settled = true;
+  };
+  p.then(mark, mark);
+  await null;
+  return settled;
+}
+
 export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>(({ input, sendBack }) => {
   const controller = new AbortController();
   let stopped = false;
   /** The response ended with its finish part: nothing is left to abort. */
   let completed = false;
+  /**
+   * Calls ready but not yet reported: held while the stream still has parts at hand, then reported
+   * together (before any other event, so the step sees the stream's order). A call is never held
+   * while the stream waits: dispatch still starts while the model streams.
+   */
+  let ready: ReadyToolCall[] = [];
+  const reportCalls = () => {
+    if (ready.length === 0) return;
+    const calls = ready;
+    ready = [];
+    if (!stopped) sendBack({ type: 'MODEL.TOOL_CALL', calls });
+  };
   const send = (e: ModelStreamEvent) => {
+    reportCalls();
     if (!stopped) sendBack(e);
   };
   (async () => {
@@ -68,12 +103,14 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
       const reader = stream.getReader();
       // Calls are dispatched as soon as their input is complete, not when the provider gets round
       // to its `tool-call` part (OpenAI Chat sends those only when the stream closes).
-      const calls = new ToolInputTracker((call) => send({ type: 'MODEL.TOOL_CALL', ...call }));
+      const calls = new ToolInputTracker((call) => void ready.push(call));
       // Provider metadata of open reasoning blocks, by block id (Anthropic sends the signature in a delta).
       const reasoningMeta = new Map<string, SharedV3ProviderMetadata | undefined>();
       try {
         for (;;) {
-          const { done, value: part } = await reader.read();
+          const read = reader.read();
+          if (ready.length > 0 && !(await settledNow(read))) reportCalls();
+          const { done, value: part } = await read;
           if (done || controller.signal.aborted) break;
           switch (part.type) {
             case 'text-delta':

@@ -53,6 +53,8 @@ export interface SchedulerOutput {
 
 export type SchedulerEvent =
   | { type: 'CALL.ADD'; request: ToolCallRequest }
+  /** Several calls that arrived together, in the model's order: one event (and one pump) for all. */
+  | { type: 'CALL.ADD'; requests: readonly ToolCallRequest[] }
   /** No more calls. `finishReason: 'length'` means the message was cut off: not-started calls get TRUNCATED_CALL. */
   | { type: 'INPUT.END'; finishReason?: string; error?: string }
   | { type: 'CANCEL'; reason?: string }
@@ -89,6 +91,12 @@ function addCall(ctx: SchedulerContext, request: ToolCallRequest): void {
   } else if (ctx.cancelled) {
     gate.settle(index, synthetic(ctx, entry, ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the call was dispatched'));
   }
+}
+
+/** The calls of a `CALL.ADD`, in order. */
+function addCalls(ctx: SchedulerContext, event: Extract<SchedulerEvent, { type: 'CALL.ADD' }>): void {
+  if ('requests' in event) for (const request of event.requests) addCall(ctx, request);
+  else addCall(ctx, event.request);
 }
 
 function commit(ctx: SchedulerContext): void {
@@ -190,7 +198,7 @@ export const schedulerMachine = setup({
     pump: enqueueActions(({ context, self }) => pump(context, self)),
     /** `CALL.ADD`: logs the call (`tool/call` before it can run), then pumps, in one action. */
     addAndPump: enqueueActions(({ context, event, self }) => {
-      if (event.type === 'CALL.ADD') addCall(context, event.request);
+      if (event.type === 'CALL.ADD') addCalls(context, event);
       pump(context, self);
     }),
     /** A call finished: record its result, then pump, in one action. */
@@ -285,7 +293,7 @@ export const schedulerMachine = setup({
       on: {
         'xstate.done.actor.*': { actions: ['settleChild', ({ context }) => commit(context)] },
         'xstate.error.actor.*': { actions: ['settleCrashedChild', ({ context }) => commit(context)] },
-        'CALL.ADD': { actions: [({ context, event }) => addCall(context, event.request), ({ context }) => commit(context)] },
+        'CALL.ADD': { actions: [({ context, event }) => addCalls(context, event), ({ context }) => commit(context)] },
         'INPUT.END': { actions: enqueueActions(({ enqueue }) => enqueue.assign({ inputClosed: true })) },
       },
     },
@@ -297,7 +305,7 @@ export const schedulerMachine = setup({
       },
       always: { guard: 'finished', target: 'done' },
       on: {
-        'CALL.ADD': { actions: [({ context, event }) => addCall(context, event.request), ({ context }) => commit(context)] },
+        'CALL.ADD': { actions: [({ context, event }) => addCalls(context, event), ({ context }) => commit(context)] },
         'INPUT.END': { actions: enqueueActions(({ enqueue }) => enqueue.assign({ inputClosed: true })) },
       },
     },

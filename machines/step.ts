@@ -6,12 +6,13 @@
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { assign, enqueueActions, setup } from 'xstate';
-import type { RequestErrorKind, TokenUsage } from '../src/protocol/index.js';
+import type { RequestErrorKind, TokenUsage, ToolCallRequest } from '../src/protocol/index.js';
 import type { CallStages } from './callStages.js';
 import type { ModelCallOptions } from './modelCallOptions.js';
 import { logModelWarnings, logReasoningEnd, stepUsageAfter } from './modelReport.js';
 import { modelStreamLogic, type ModelStreamEvent } from './modelStream.js';
 import { schedulerMachine, type LogPort, type SchedulerOutput } from './scheduler.js';
+import type { ReadyToolCall } from './toolInputTracker.js';
 
 /** What the retry policy decided about one failed model request. */
 export interface RequestErrorDecision {
@@ -118,6 +119,9 @@ export interface StepContext {
 
 export type StepEvent = ModelStreamEvent | { type: 'CANCEL'; reason?: string } | { type: 'xstate.done.actor.scheduler'; output: SchedulerOutput };
 
+/** The scheduler's request for a call the model stream reported. */
+const requestOf = (c: ReadyToolCall): ToolCallRequest => ({ callId: c.callId, toolName: c.toolName, input: c.input });
+
 const flushBuffer = enqueueActions(({ context, enqueue }: { context: StepContext; enqueue: { assign: (a: Partial<StepContext>) => void } }) => {
   const b = context.buffer;
   if (!b || !b.text) return;
@@ -160,17 +164,21 @@ export const stepMachine = setup({
       }
     }),
     /**
-     * A streamed tool call: logs the text before it, counts it and hands it to the scheduler. One
-     * action (one context update) per call rather than flush + assign + sendTo: this runs N times a step.
+     * Streamed tool calls (those that arrived together): logs the text before them, counts them and
+     * hands them to the scheduler. One action (one context update) per batch rather than flush +
+     * assign + sendTo per call.
      */
     forwardCall: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'MODEL.TOOL_CALL') return;
+      const requests: ToolCallRequest[] = 'calls' in event ? event.calls.map(requestOf) : [requestOf(event)];
+      if (requests.length === 0) return;
       const b = context.buffer;
       const flushed = b !== undefined && b.text !== '';
       if (flushed) {
         context.deps.log.append({ type: 'llm/stream', turnId: context.turnId, stepIndex: context.stepIndex, kind: b.kind, text: b.text });
       }
-      enqueue.assign(flushed ? { buffer: undefined, toolCalls: context.toolCalls + 1 } : { toolCalls: context.toolCalls + 1 });
+      const toolCalls = context.toolCalls + requests.length;
+      enqueue.assign(flushed ? { buffer: undefined, toolCalls } : { toolCalls });
       // The scheduler is created with the first call: a step that only answers with text needs none.
       if (context.toolCalls === 0) {
         enqueue.spawnChild('scheduler', {
@@ -184,7 +192,7 @@ export const stepMachine = setup({
           },
         });
       }
-      enqueue.sendTo('scheduler', { type: 'CALL.ADD', request: { callId: event.callId, toolName: event.toolName, input: event.input } });
+      enqueue.sendTo('scheduler', requests.length === 1 ? { type: 'CALL.ADD', request: requests[0]! } : { type: 'CALL.ADD', requests });
     }),
     /** Tells the scheduler (if a call created one) that no more calls come. */
     closeInput: enqueueActions(({ context, enqueue }) => {

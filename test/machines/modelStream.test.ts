@@ -26,18 +26,28 @@ function manualModel() {
 /** A parent that invokes the model stream while `listening`, and records what it is sent. */
 function listen(model: LanguageModelV3) {
   const events: string[] = [];
+  /** The call ids of each MODEL.TOOL_CALL event, one array per event. */
+  const batches: string[][] = [];
   const parent = createMachine({
     initial: 'listening',
     states: {
       listening: {
         invoke: { src: modelStreamLogic, input: { model, prompt: [], tools: [] } },
-        on: { STOP: 'stopped', '*': { actions: ({ event }) => void events.push(event.type) } },
+        on: {
+          STOP: 'stopped',
+          '*': {
+            actions: ({ event }) => {
+              events.push(event.type);
+              if (event.type === 'MODEL.TOOL_CALL') batches.push((event as unknown as { calls: { callId: string }[] }).calls.map((c) => c.callId));
+            },
+          },
+        },
       },
       stopped: {},
     },
   });
   const actor = createActor(parent).start();
-  return { actor, events };
+  return { actor, events, batches };
 }
 
 const tick = () => new Promise<void>((r) => setTimeout(r, 0));
@@ -83,5 +93,51 @@ describe('modelStream', () => {
     actor.send({ type: 'STOP' });
     expect(events).toEqual(['MODEL.ERROR']);
     expect(m.seen.signal?.aborted).toBe(true);
+  });
+
+  const call = (id: string): LanguageModelV3StreamPart => ({ type: 'tool-call', toolCallId: id, toolName: 'work', input: '{}' });
+
+  it('reports the calls of one burst in one event, in order, before the text that follows them', async () => {
+    const m = manualModel();
+    const { events, batches } = listen(m.model);
+    await tick();
+    // Three calls and a text delta that the stream holds at once (one network chunk): one event for the calls.
+    m.push(call('a'));
+    m.push(call('b'));
+    m.push(call('c'));
+    m.push({ type: 'text-delta', id: 't', delta: 'and then' });
+    await tick();
+    expect(events).toEqual(['MODEL.TOOL_CALL', 'MODEL.TEXT']);
+    expect(batches).toEqual([['a', 'b', 'c']]);
+    m.push(call('d'));
+    m.push(finish);
+    await tick();
+    expect(events).toEqual(['MODEL.TOOL_CALL', 'MODEL.TEXT', 'MODEL.TOOL_CALL', 'MODEL.FINISH']);
+    expect(batches).toEqual([['a', 'b', 'c'], ['d']]);
+  });
+
+  it('never holds a ready call while the stream waits for its next part (dispatch starts while the model streams)', async () => {
+    const m = manualModel();
+    const { events, batches } = listen(m.model);
+    await tick();
+    m.push(call('a'));
+    await tick();
+    // Nothing else has arrived, the response is not finished: the call is reported already.
+    expect(events).toEqual(['MODEL.TOOL_CALL']);
+    expect(batches).toEqual([['a']]);
+    m.push(call('b'));
+    await tick();
+    expect(batches).toEqual([['a'], ['b']]);
+  });
+
+  it('reports the calls that arrived before a broken stream, then the error', async () => {
+    const m = manualModel();
+    const { events, batches } = listen(m.model);
+    await tick();
+    m.push(call('a'));
+    m.push({ type: 'error', error: new Error('connection reset') });
+    await tick();
+    expect(events).toEqual(['MODEL.TOOL_CALL', 'MODEL.ERROR']);
+    expect(batches).toEqual([['a']]);
   });
 });

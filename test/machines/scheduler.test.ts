@@ -44,6 +44,22 @@ describe('scheduler', () => {
     expect(rt.log.events()).toEqual([]);
   });
 
+  it('calls that arrive together (one CALL.ADD with `requests`): logged in order, run, committed in order', async () => {
+    const { clock, rt } = runtime();
+    const actor = createActor(schedulerMachine, { input: { pipeline: rt.pipeline, log: rt.log, turnId: 't', stepIndex: 1 }, clock });
+    const done = toPromise(actor);
+    actor.start();
+    actor.send({ type: 'CALL.ADD', requests: [call('a', 30), call('b', 10), call('a', 1)] });
+    actor.send({ type: 'CALL.ADD', request: call('c', 20) });
+    actor.send({ type: 'INPUT.END', finishReason: 'tool-calls' });
+    const out = (await drive(clock, done)) as { results: { callId: string; error?: { code: string } }[] };
+    expect(out.results.map((r) => `${r.callId}:${r.error?.code ?? 'ok'}`)).toEqual(['a:ok', 'b:ok', `a:${ErrorCode.DUPLICATE_CALL_ID}`, 'c:ok']);
+    const events = rt.log.events();
+    expect(events.filter((e) => e.type === 'tool/call').map((e) => e.type === 'tool/call' && `${e.index}:${e.callId}`)).toEqual(['0:a', '1:b', '2:a', '3:c']);
+    // b finished first (10 ms) but its result is committed after a's (30 ms): call order.
+    expect(events.filter((e) => e.type === 'tool/result').map((e) => e.type === 'tool/result' && e.callId)).toEqual(['a', 'b', 'a', 'c']);
+  });
+
   it('a duplicate callId in one step gets its own pair with DUPLICATE_CALL_ID and does not run', async () => {
     const { clock, rt } = runtime();
     const actor = createActor(schedulerMachine, { input: { pipeline: rt.pipeline, log: rt.log, calls: [call('a'), call('a'), call('b')], complete: true }, clock });
