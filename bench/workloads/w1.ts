@@ -5,6 +5,7 @@
  */
 import { scriptedModel } from '../../src/adapters/model/scriptedModel.js';
 import { countingInspector, dshScript, dshTurn, floorScript, floorTurn } from '../lib/fixtures.js';
+import { machineRequests, machinesAloneBatch } from '../lib/machinesAlone.js';
 import { skeletonTurn } from '../lib/skeleton.js';
 import { cpuMs, median, nowMs } from '../lib/stats.js';
 
@@ -26,6 +27,8 @@ export interface W1Detail {
   reps: number;
   /** µs per call of the cheapest actor-per-call XState skeleton (bench/lib/skeleton.ts), same runs. */
   skeletonUs: Record<number, number>;
+  /** µs per call of dsh's scheduler + toolCall machines alone, every stage stubbed (bench/lib/machinesAlone.ts), same runs. */
+  machinesUs: Record<number, number>;
   /** Median ms per whole turn, by N, for each side. */
   turnMs: { dsh: Record<number, number>; floor: Record<number, number> };
   /** Per call cost of the scripted model's stream alone (part of dsh's number, not the floor's). */
@@ -69,16 +72,18 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   const reps = opts.quick ? 5 : 15;
   const targetMs = opts.quick ? 30 : 100;
   const ns = [0, ...W1_NS];
-  type Side = 'dsh' | 'floor' | 'skeleton' | 'dshInspected';
-  const SIDES: readonly Side[] = ['dsh', 'floor', 'skeleton'];
+  type Side = 'dsh' | 'floor' | 'skeleton' | 'machines' | 'dshInspected';
+  const SIDES: readonly Side[] = ['dsh', 'floor', 'skeleton', 'machines'];
   // The inspected turn is sampled only where its ratio is taken (N=0 and N=64), in the same rotation.
   const sidesAt = (n: number): readonly Side[] => (n === 0 || n === W1_INSPECTED_N ? [...SIDES, 'dshInspected'] : SIDES);
   const dshScripts = new Map(ns.map((n) => [n, dshScript(n)]));
   const floorScripts = new Map(ns.map((n) => [n, floorScript(n)]));
+  const requests = new Map(ns.map((n) => [n, machineRequests(n)]));
   const run: Record<Side, (n: number) => () => Promise<void>> = {
     dsh: (n) => () => dshTurn(dshScripts.get(n)!),
     floor: (n) => () => floorTurn(floorScripts.get(n)!),
     skeleton: (n) => () => skeletonTurn(n),
+    machines: (n) => () => machinesAloneBatch(requests.get(n)!),
     dshInspected: (n) => () => dshTurn(dshScripts.get(n)!, countingInspector()),
   };
   const k = new Map<string, number>();
@@ -87,7 +92,7 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   // times[side][n][rep] = ms per turn. Interleaved: every rep samples every N on every side, in a
   // rotating side order, with an untimed warm-up before each sample; per-call costs and the dsh/floor ratio
   // are taken within each rep (the machine's speed drifts between reps), then the median over reps.
-  const times: Record<Side, Map<number, number[]>> = { dsh: new Map(), floor: new Map(), skeleton: new Map(), dshInspected: new Map() };
+  const times: Record<Side, Map<number, number[]>> = { dsh: new Map(), floor: new Map(), skeleton: new Map(), machines: new Map(), dshInspected: new Map() };
   for (let rep = 0; rep < reps; rep++) {
     for (const n of ns) {
       const sides = sidesAt(n);
@@ -111,6 +116,7 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   const turnMs: W1Detail['turnMs'] = { dsh: {}, floor: {} };
   const modelStreamUs: Record<number, number> = {};
   const skeletonUs: Record<number, number> = {};
+  const machinesUs: Record<number, number> = {};
   for (const n of ns) {
     turnMs.dsh[n] = median(times.dsh.get(n)!);
     turnMs.floor[n] = median(times.floor.get(n)!);
@@ -121,10 +127,11 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
     const f = perCall('floor', n);
     result[`n${n}`] = { dshUs: median(d), floorUs: median(f), ratio: median(d.map((x, rep) => x / f[rep]!)) };
     skeletonUs[n] = median(perCall('skeleton', n));
+    machinesUs[n] = median(perCall('machines', n));
     modelStreamUs[n] = (((await modelStreamMs(n, n >= 64 ? 20 : 200)) - m0) * 1000) / n;
   }
   const inspected = perCall('dshInspected', W1_INSPECTED_N);
   const plain = perCall('dsh', W1_INSPECTED_N);
   result[`n${W1_INSPECTED_N}`].inspectedRatio = median(inspected.map((x, rep) => x / plain[rep]!));
-  return { result, detail: { reps, skeletonUs, turnMs, modelStreamUs, inspectedUs: median(inspected) } };
+  return { result, detail: { reps, skeletonUs, machinesUs, turnMs, modelStreamUs, inspectedUs: median(inspected) } };
 }
