@@ -149,7 +149,7 @@ function abortedSettlement(s: Settlement): Settlement {
 
 /** What the machine needs to know of a listener stage (pre- or post-execute). */
 interface ListenerStage<O> {
-  /** Raised when the stage has to wait: the call moves to `waitingForListener`. */
+  /** Raised when the stage has to wait: the call moves to the stage's waiting state (`preExecuteWaiting`, `postExecuteWaiting`). */
   readonly pending: ToolCallMachineEvent;
   /** The event carrying the stage's outcome. */
   readonly decided: (outcome: O) => ToolCallMachineEvent;
@@ -171,7 +171,7 @@ const postStage: ListenerStage<PostExecuteOutcome> = {
 
 /**
  * Runs a listener stage: an outcome known now is raised, so the stage passes within this
- * macrostep; a pending one moves the call to `waitingForListener` until its outcome is sent. The
+ * macrostep; a pending one moves the call to the stage's waiting state until its outcome is sent. The
  * stage enforces each listener's hook timeout itself, so a pending outcome always settles.
  */
 function runListenerStage<O>(stage: ListenerStage<O>, outcome: SyncOrAsync<O>, raise: (event: ToolCallMachineEvent) => void, self: AnyActorRef): void {
@@ -202,6 +202,20 @@ const toGuardOrExecuting = [
   { guard: 'hasGuards', target: 'guard' },
   { guard: 'noGuards', target: 'executing' },
 ] as const;
+
+/** A pre-execute outcome, in `preExecute` or `preExecuteWaiting`: refused, a remembered ask, an ask, or allowed. */
+const preDecided = [
+  { guard: 'preRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ event }: { event: ToolCallMachineEvent }) => (event.type === 'PRE.DECIDED' ? preVerdict(event.outcome) : undefined) } },
+  { guard: 'preAskRemembered', target: 'guard', actions: ['keepPreOutcome', { type: 'recordApproval', params: 'remembered' }] },
+  { guard: 'preAsk', target: 'awaitingApproval', actions: 'keepPreOutcome' },
+  ...toGuardOrExecuting,
+] as const;
+
+/** Every post-execute outcome ends the call: its verdict says how. */
+const postDone = {
+  target: 'finalizing',
+  actions: { type: 'conclude', params: ({ event }: { event: ToolCallMachineEvent }) => (event.type === 'POST.DONE' ? postVerdict(event.outcome) : undefined) },
+} as const;
 
 export const toolCallMachine = setup({
   types: {
@@ -254,7 +268,8 @@ export const toolCallMachine = setup({
       });
       pipeline.execute(p, context.abort.signal).then(
         (outcome) => {
-          if (self.getSnapshot().status === 'active' && self.getSnapshot().matches('executing')) {
+          const now = self.getSnapshot();
+          if (now.status === 'active' && (now.value === 'executing' || now.value === 'aborting')) {
             let settlement: Settlement;
             try {
               settlement = outcome.ok
@@ -279,6 +294,9 @@ export const toolCallMachine = setup({
         (e: unknown) => sendIfActive(self, { type: 'EXECUTED', settlement: fail(ErrorCode.TOOL_FAILED, describeThrown(e)) }),
       );
     },
+    /** An `ask` (remembered or not) is kept: the approval request gives its reason. */
+    keepPreOutcome: assign({ pre: ({ context, event }) => (event.type === 'PRE.DECIDED' ? event.outcome : context.pre) }),
+    cancelBeforeDispatch: assign({ settlement: () => fail(ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the tool body was dispatched') }),
     takeSettlement: assign({ settlement: ({ context, event }) => (event.type === 'EXECUTED' ? event.settlement : context.settlement) }),
     abortBody: ({ context }, reason: string | undefined) => context.abort?.abort(reason ?? 'cancelled'),
     disarmDeadline: ({ context }) => context.deadline.disarm?.(),
@@ -344,28 +362,20 @@ export const toolCallMachine = setup({
         ...toGuardOrExecuting,
       ],
     },
+    // Left in the macrostep it is entered in (its outcome, or PRE.PENDING, is raised): a CANCEL
+    // cannot find a call here.
     preExecute: {
-      initial: 'deciding',
-      states: {
-        deciding: { entry: 'runPreExecute', on: { 'PRE.PENDING': 'waitingForListener' } },
-        // Each listener's own hook timeout is enforced by the stage, which always settles.
-        waitingForListener: {},
-      },
+      entry: 'runPreExecute',
       on: {
-        'PRE.DECIDED': [
-          { guard: 'preRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => preVerdict(event.outcome) } },
-          {
-            guard: 'preAskRemembered',
-            target: 'guard',
-            actions: [assign({ pre: ({ event }) => event.outcome }), { type: 'recordApproval', params: 'remembered' }],
-          },
-          { guard: 'preAsk', target: 'awaitingApproval', actions: assign({ pre: ({ event }) => event.outcome }) },
-          ...toGuardOrExecuting,
-        ],
-        CANCEL: {
-          target: 'finalizing',
-          actions: assign({ settlement: () => fail(ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the tool body was dispatched') }),
-        },
+        'PRE.PENDING': 'preExecuteWaiting',
+        'PRE.DECIDED': preDecided,
+      },
+    },
+    /** A pre-execute listener answers later. Each listener's own hook timeout is enforced by the stage, which always settles. */
+    preExecuteWaiting: {
+      on: {
+        'PRE.DECIDED': preDecided,
+        CANCEL: { target: 'finalizing', actions: 'cancelBeforeDispatch' },
       },
     },
     awaitingApproval: {
@@ -431,44 +441,42 @@ export const toolCallMachine = setup({
     },
     executing: {
       entry: 'startBody',
+      on: {
+        // The per-call deadline stays armed while the body is being aborted.
+        CANCEL: 'aborting',
+        EXECUTED: [
+          { guard: 'hasPostExecute', target: 'postExecute', actions: ['disarmDeadline', 'takeSettlement'] },
+          // finalizing takes the settlement from the EXECUTED event itself (one context copy, not two)
+          { guard: 'noPostExecute', target: 'finalizing', actions: 'disarmDeadline' },
+        ],
+      },
+    },
+    /** Cancelled while the body ran: its signal is aborted, and it gets `abortGraceMs` to settle. */
+    aborting: {
+      entry: { type: 'abortBody', params: ({ event }) => (event.type === 'CANCEL' ? event.reason : undefined) },
       exit: 'disarmDeadline',
-      initial: 'running',
-      states: {
-        running: {
-          on: {
-            CANCEL: 'aborting',
-            EXECUTED: [
-              { guard: 'hasPostExecute', target: '#toolCall.postExecute', actions: 'takeSettlement' },
-              // finalizing takes the settlement from the EXECUTED event itself (one context copy, not two)
-              { guard: 'noPostExecute', target: '#toolCall.finalizing' },
-            ],
-          },
+      after: {
+        abortGrace: {
+          target: 'finalizing',
+          actions: assign({ settlement: () => fail(ErrorCode.ABORTED, 'cancelled; the tool body did not settle within the grace period') }),
         },
-        aborting: {
-          entry: { type: 'abortBody', params: ({ event }) => (event.type === 'CANCEL' ? event.reason : undefined) },
-          after: {
-            abortGrace: {
-              target: '#toolCall.finalizing',
-              actions: assign({ settlement: () => fail(ErrorCode.ABORTED, 'cancelled; the tool body did not settle within the grace period') }),
-            },
-          },
-          on: {
-            // Whatever the body did after the cancel, the call ends ABORTED.
-            EXECUTED: { target: '#toolCall.finalizing', actions: assign({ settlement: ({ event }) => abortedSettlement(event.settlement) }) },
-          },
-        },
+      },
+      on: {
+        // Whatever the body did after the cancel, the call ends ABORTED.
+        EXECUTED: { target: 'finalizing', actions: assign({ settlement: ({ event }) => abortedSettlement(event.settlement) }) },
       },
     },
     postExecute: {
-      initial: 'deciding',
-      states: {
-        deciding: { entry: 'runPostExecute', on: { 'POST.PENDING': 'waitingForListener' } },
-        // Each listener's own hook timeout is enforced by the stage, which always settles.
-        waitingForListener: {},
-      },
+      entry: 'runPostExecute',
       on: {
-        // Every outcome ends the call: its verdict says how.
-        'POST.DONE': { target: 'finalizing', actions: { type: 'conclude', params: ({ event }) => postVerdict(event.outcome) } },
+        'POST.PENDING': 'postExecuteWaiting',
+        'POST.DONE': postDone,
+      },
+    },
+    /** A post-execute listener answers later. Each listener's own hook timeout is enforced by the stage, which always settles. */
+    postExecuteWaiting: {
+      on: {
+        'POST.DONE': postDone,
       },
     },
     finalizing: {

@@ -79,7 +79,10 @@ describe('run view projection', () => {
   });
 
   it('stage names and wrapping', () => {
-    expect(stageOf({ executing: 'aborting' })).toBe('aborting');
+    expect(stageOf('aborting')).toBe('aborting');
+    expect(stageOf('executing')).toBe('running');
+    expect(stageOf('preExecuteWaiting')).toBe('pre-execute');
+    expect(stageOf('postExecuteWaiting')).toBe('post-execute');
     expect(stageOf('awaitingApproval')).toBe('awaiting approval');
     expect(stageOf({ preExecute: 'pending' })).toBe('pre-execute');
     expect(wrap('aaaa bbbb cccc dddd', 10)).toEqual(['aaaa bbbb', 'cccc dddd']);

@@ -36,7 +36,7 @@ describe('sessionAt', () => {
     expect(sessionAt(events, 2).calls).toEqual([]);
     expect(sessionAt(events, 3).callById.get('c0')?.state).toBe('validating');
     expect(sessionAt(events, 4).callById.get('c0')?.state).toBe('awaitingApproval');
-    expect(sessionAt(events, 5).callById.get('c0')?.state).toBe('executing_running');
+    expect(sessionAt(events, 5).callById.get('c0')?.state).toBe('executing');
     const settled = sessionAt(events, 6).callById.get('c0')!;
     expect(settled).toMatchObject({ state: 'settled', ok: false, error: { code: 'TOOL_FAILED' }, args: 'make', approval: { answer: 'allowed-once' } });
     expect(settled.durations).toEqual({ validating: 1, preExecute: 0, awaitingApproval: 40, guard: 0, executing: 9, finalizing: 0, total: 50 });
@@ -54,7 +54,7 @@ describe('sessionAt', () => {
     expect(rows[7]).toMatchObject({ actor: { kind: 'turn', key: 't1' }, code: 'completed' });
   });
 
-  it('highlights a nested state with its parents', () => {
+  it('highlights a nested state with its parents (generic: the toolCall machine itself is flat)', () => {
     expect(highlightedStates('executing_running')).toEqual(['executing', 'executing_running']);
     expect(diagramStateOf({ executing: 'running' })).toBe('executing_running');
   });

@@ -35,7 +35,7 @@ function useCallActors(turn: TurnHandle): readonly AnyActorRef[] {
   );
 }
 
-/** A toolCall state value as a stage name: `"guard"`, `{ executing: "running" }` → `executing.running`. */
+/** A toolCall state value as a stage name: `"guard"`, `"preExecuteWaiting"`; a nested value `{ a: "b" }` → `a.b`. */
 export function stageOf(value: unknown): string {
   return stateValuePath(value).join('.');
 }

@@ -1,7 +1,7 @@
 /**
  * The one place that turns XState inspection into the inspector's live actor states: which turn,
  * step or call an `@xstate.snapshot` is about, and the state it is in, named as the generated
- * diagrams name it (`executing_running` for `{ executing: 'running' }`; see scripts/viz).
+ * diagrams name it (a nested value `{ a: 'b' }` as `a_b`; see scripts/viz).
  *
  * Calls are matched by the request's callId in the call actor's context, never by the actor id
  * (`call-<index>` ids are reused across steps). Synchronous stages (validating, guard, …) pass
@@ -17,13 +17,13 @@ export interface ActorState {
   kind: ActorKind;
   /** turn: the turnId; step: `<turnId>/<stepIndex>`; call: the callId. */
   key: string;
-  /** The state as the diagrams name it (`executing_running`), or `settled`/`done`. */
+  /** The state as the diagrams name it (`executing`, `preExecuteWaiting`, a nested `a_b`), or `settled`/`done`. */
   state: string;
   /** ms since the epoch (the inspector's wall clock) when it was seen. */
   time: number;
 }
 
-/** `{ executing: 'running' }` → `executing_running`; parallel states: the first region. */
+/** `'executing'` → `executing`, `{ a: 'b' }` → `a_b`; parallel states: the first region. */
 export function diagramStateOf(value: unknown): string {
   return stateValuePath(value).join('_');
 }

@@ -70,17 +70,18 @@ export type RunViewInput =
 const STAGES: Record<string, string> = {
   validating: 'validating',
   preExecute: 'pre-execute',
+  preExecuteWaiting: 'pre-execute',
   awaitingApproval: 'awaiting approval',
   guard: 'guard',
   executing: 'running',
-  'executing.running': 'running',
-  'executing.aborting': 'aborting',
+  aborting: 'aborting',
   postExecute: 'post-execute',
+  postExecuteWaiting: 'post-execute',
   finalizing: 'finalizing',
   settled: 'settled',
 };
 
-/** A toolCall machine state value as a readable stage (`{ executing: 'aborting' }` → `aborting`). */
+/** A toolCall machine state value as a readable stage (`'preExecuteWaiting'` → `pre-execute`, `'aborting'` → `aborting`). */
 export function stageOf(value: unknown): string {
   const path = stateValuePath(value);
   const full = path.join('.');

@@ -128,7 +128,7 @@ describe('cancel', () => {
     const { rt, call } = setup({ tools: [tool] });
     const h = call('slow');
     await flushMicrotasks();
-    expect(h.actor.getSnapshot().value).toEqual({ executing: 'running' });
+    expect(h.actor.getSnapshot().value).toEqual('executing');
     h.cancel('user pressed stop');
     const r = await h.result;
     expectError(rt, r, ErrorCode.ABORTED);
@@ -145,7 +145,7 @@ describe('cancel', () => {
     h.cancel();
     await clock.advance(499);
     expect(await isSettled(h.result)).toBe(false);
-    expect(h.actor.getSnapshot().value).toEqual({ executing: 'aborting' });
+    expect(h.actor.getSnapshot().value).toEqual('aborting');
     await clock.advance(1);
     const r = await h.result;
     expectError(rt, r, ErrorCode.ABORTED, /grace/);

@@ -132,7 +132,7 @@ describe('post-execute decisions', () => {
     const h = call('list');
     await clock.advance(1_999);
     expect(await isSettled(h.result)).toBe(false);
-    expect(h.actor.getSnapshot().value).toEqual({ postExecute: 'waitingForListener' });
+    expect(h.actor.getSnapshot().value).toEqual('postExecuteWaiting');
     await clock.advance(1);
     const r = await h.result;
     expectError(rt, r, ErrorCode.HOOK_FAILED, 'stuck');

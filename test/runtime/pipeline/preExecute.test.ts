@@ -218,7 +218,7 @@ describe('a failing pre-execute listener fails the call closed', () => {
     const h = call('echo', { text: 'hi' });
     await clock.advance(999);
     expect(await isSettled(h.result)).toBe(false);
-    expect(h.actor.getSnapshot().value).toEqual({ preExecute: 'waitingForListener' });
+    expect(h.actor.getSnapshot().value).toEqual('preExecuteWaiting');
     await clock.advance(1);
     const r = await h.result;
     expectError(rt, r, ErrorCode.HOOK_FAILED, 'stuck');

@@ -166,7 +166,7 @@ export function sessionAt(events: readonly LogEvent[], at: number): SessionView 
         const c = view.callById.get(e.callId);
         if (c) {
           c.approval = { ...(c.approval ?? { requestSeq: e.seq }), answer: e.answer, answerSeq: e.seq };
-          if (c.state === 'awaitingApproval') c.state = e.answer === 'allowed-once' || e.answer === 'allowed-always' || e.answer === 'remembered' ? 'executing_running' : 'finalizing';
+          if (c.state === 'awaitingApproval') c.state = e.answer === 'allowed-once' || e.answer === 'allowed-always' || e.answer === 'remembered' ? 'executing' : 'finalizing';
         }
         break;
       }
@@ -305,7 +305,7 @@ export function recordLive(history: LiveHistory, a: ActorState): boolean {
   return true;
 }
 
-/** The diagram states to highlight for a state name: itself and its parents (`executing_running` → also `executing`). */
+/** The diagram states to highlight for a state name: itself and its parents (`a_b` → `a`, `a_b`; the toolCall machine is flat). */
 export function highlightedStates(state: string): string[] {
   const parts = state.split('_');
   return parts.map((_, i) => parts.slice(0, i + 1).join('_'));
