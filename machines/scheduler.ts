@@ -11,7 +11,7 @@ import { createActor, enqueueActions, setup, type ActorRefFrom, type AnyActorRef
 import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../src/protocol/index.js';
 import type { CallStages } from './callStages.js';
 import { CommitGate, plannedMode, type BatchEntry } from './commitGate.js';
-import { toolCallMachine, type ToolCallInput } from './toolCall.js';
+import { toolCallMachine, type ToolCallContext, type ToolCallInput } from './toolCall.js';
 
 /** The part of the session log the machines need: append, get the stamped seq back. */
 export interface LogPort {
@@ -169,9 +169,11 @@ function stopCalls(gate: CommitGate): void {
   for (const e of gate.entries) {
     const actor = e.actor as (AnyActorRef & { _stop?: () => void }) | undefined;
     if (!actor || actor.getSnapshot().status !== 'active') continue;
-    const context = (actor.getSnapshot() as { context?: { abort?: AbortController; approvalAbort?: AbortController } }).context;
+    const context = (actor.getSnapshot() as { context?: Partial<Pick<ToolCallContext, 'abort' | 'approvalAbort' | 'deadline'>> }).context;
     context?.approvalAbort?.abort('the scheduler was stopped');
     context?.abort?.abort('the scheduler was stopped');
+    // A stopped actor runs no exit actions: its per-call deadline timer is disarmed here.
+    context?.deadline?.disarm?.();
     // A non-root actor cannot be stopped with `stop()`; `_stop` is what XState's own stopChild uses.
     actor._stop?.();
   }

@@ -36,3 +36,31 @@ describe('a turn stopped while a call waits for approval', () => {
     expect(clock.pending).toBe(0);
   });
 });
+
+describe('a turn stopped while a call runs', () => {
+  it('aborts the body and leaves no timer of the call (its per-call deadline is disarmed)', async () => {
+    const clock = new ManualClock();
+    let signal: AbortSignal | undefined;
+    const rt = createRuntime({
+      clock,
+      tools: [
+        defineTool({
+          name: 'hang',
+          input: z.object({}),
+          execute: (_args, exec) => {
+            signal = exec.signal;
+            return new Promise(() => {});
+          },
+        }),
+      ],
+    });
+    const turn = rt.startTurn({ model: scriptedModel([{ toolCalls: [{ toolName: 'hang', input: {} }] }]), input: 'go' });
+    for (let i = 0; i < 50 && !signal; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(signal).toBeDefined();
+    expect(clock.pending).toBeGreaterThan(0); // the per-call deadline
+    turn.actor.stop();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(signal!.aborted).toBe(true);
+    expect(clock.pending).toBe(0);
+  });
+});

@@ -156,6 +156,36 @@ describe('cancel', () => {
     expect(only(rt, r.callId, 'tool/result').result.content).not.toContain('finally done');
   });
 
+  it('a body that settles while being aborted ends ABORTED, and no timer of the call is left behind', async () => {
+    const { tool, runs } = manualTool('slowToStop');
+    const { rt, clock, call } = setup({ tools: [tool], limits: { abortGraceMs: 500, callTimeoutMs: 60_000 } });
+    const h = call('slowToStop');
+    await flushMicrotasks();
+    h.cancel();
+    await clock.advance(100);
+    expect(h.actor.getSnapshot().value).toEqual('aborting');
+    runs[0]!.resolve('stopped');
+    const r = await h.result;
+    expectError(rt, r, ErrorCode.ABORTED);
+    // Neither the grace timer nor the per-call deadline is still armed.
+    expect(clock.pending).toBe(0);
+  });
+
+  it('the per-call deadline stays armed while the body is aborted: a grace longer than the deadline still ends there', async () => {
+    const { tool } = manualTool('deaf');
+    const { rt, clock, call } = setup({ tools: [tool], limits: { abortGraceMs: 10_000, callTimeoutMs: 1_000 } });
+    const h = call('deaf');
+    await flushMicrotasks();
+    await clock.advance(100);
+    h.cancel();
+    await clock.advance(899);
+    expect(await isSettled(h.result)).toBe(false);
+    await clock.advance(1);
+    const r = await h.result;
+    expectError(rt, r, ErrorCode.ABORTED);
+    expect(clock.pending).toBe(0);
+  });
+
   it('a body that finished before the cancel keeps its result', async () => {
     const { tool, runs } = manualTool('quick');
     const { rt, call } = setup({ tools: [tool] });
