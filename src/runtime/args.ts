@@ -1,4 +1,4 @@
-import { freeze, isDraftable } from 'immer';
+import { freeze, isDraft, isDraftable } from 'immer';
 import { ErrorCode } from '../protocol/index.js';
 import type { AnyTool } from './defineTool.js';
 import { ToolError } from './toolError.js';
@@ -125,24 +125,35 @@ function checkShape(value: unknown, limits: ArgLimits): void {
 export function deepFreeze<T>(value: T): T {
   // Only objects are pushed: a primitive has nothing to freeze (and a lone one needs no walk at all).
   if (value === null || typeof value !== 'object') return value;
-  const seen = new Set<object>();
   const stack: object[] = [value];
+  // Made when the first child is pushed (a value without object children needs none): holds the root then.
+  let seen: Set<object> | undefined;
+  const push = (x: unknown) => {
+    if (x === null || typeof x !== 'object') return;
+    seen ??= new Set<object>([value]);
+    stack.push(x);
+  };
   while (stack.length) {
     const v = stack.pop()!;
-    if (seen.has(v) || !isDraftable(v)) continue;
-    seen.add(v);
-    freeze(v, false);
+    if (seen?.has(v) || !isDraftable(v)) continue;
+    seen?.add(v);
+    // What immer's shallow `freeze` does, without asking again what was just asked: an immer draft
+    // is left as it is, a Map or Set also gets its mutators replaced (immer does that), the rest is frozen.
+    if (!Object.isFrozen(v) && !isDraft(v)) {
+      if (v instanceof Map || v instanceof Set) freeze(v, false);
+      else Object.freeze(v);
+    }
     if (v instanceof Map) {
       for (const [k, x] of v) {
-        if (k !== null && typeof k === 'object') stack.push(k);
-        if (x !== null && typeof x === 'object') stack.push(x);
+        push(k);
+        push(x);
       }
     } else if (v instanceof Set) {
-      for (const x of v) if (x !== null && typeof x === 'object') stack.push(x);
+      for (const x of v) push(x);
     } else {
       for (const key of Reflect.ownKeys(v)) {
         const d = Object.getOwnPropertyDescriptor(v, key);
-        if (d && 'value' in d && d.value !== null && typeof d.value === 'object') stack.push(d.value);
+        if (d && 'value' in d) push(d.value);
       }
     }
   }
