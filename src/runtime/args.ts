@@ -1,4 +1,4 @@
-import { freeze, isDraftable } from 'immer';
+import { freeze, isDraft, isDraftable } from 'immer';
 import { ErrorCode } from '../protocol/index.js';
 import type { AnyTool } from './defineTool.js';
 import { ToolError } from './toolError.js';
@@ -91,19 +91,29 @@ export function withinLimits(value: unknown, limits: ArgLimits = defaultArgLimit
   }
 }
 
-/** Depth and size walk with an explicit stack; also rejects values JSON cannot carry. */
+/**
+ * Depth and size walk with an explicit stack; also rejects values JSON cannot carry. Only objects
+ * are pushed (a primitive has no depth or size to check), on two parallel stacks: no pair per node.
+ */
 function checkShape(value: unknown, limits: ArgLimits): void {
-  const stack: Array<[unknown, number]> = [[value, 0]];
+  if (value === null || typeof value !== 'object') return;
+  const values: object[] = [value];
+  const depths: number[] = [0];
   let nodes = 0;
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
+  while (values.length) {
+    const v = values.pop()!;
+    const depth = depths.pop()!;
     if (depth >= limits.maxArgsDepth) {
       throw new ToolError(ErrorCode.INVALID_ARGS, `arguments are nested deeper than ${limits.maxArgsDepth} levels`);
     }
     if (++nodes > limits.maxArgsChars) throw new ToolError(ErrorCode.INVALID_ARGS, 'arguments are too large');
-    const children = Array.isArray(v) ? v : Object.values(v);
-    for (const c of children) stack.push([c, depth + 1]);
+    const children: unknown[] = Array.isArray(v) ? v : Object.values(v);
+    for (const c of children) {
+      if (c !== null && typeof c === 'object') {
+        values.push(c);
+        depths.push(depth + 1);
+      }
+    }
   }
 }
 
@@ -113,21 +123,37 @@ function checkShape(value: unknown, limits: ArgLimits): void {
  * that is already frozen is still walked: a shallowly frozen input cannot hide mutable insides.
  */
 export function deepFreeze<T>(value: T): T {
-  const seen = new Set<object>();
-  const stack: unknown[] = [value];
+  // Only objects are pushed: a primitive has nothing to freeze (and a lone one needs no walk at all).
+  if (value === null || typeof value !== 'object') return value;
+  const stack: object[] = [value];
+  // Made when the first child is pushed (a value without object children needs none): holds the root then.
+  let seen: Set<object> | undefined;
+  const push = (x: unknown) => {
+    if (x === null || typeof x !== 'object') return;
+    seen ??= new Set<object>([value]);
+    stack.push(x);
+  };
   while (stack.length) {
-    const v = stack.pop();
-    if (v === null || typeof v !== 'object' || seen.has(v) || !isDraftable(v)) continue;
-    seen.add(v);
-    freeze(v, false);
+    const v = stack.pop()!;
+    if (seen?.has(v) || !isDraftable(v)) continue;
+    seen?.add(v);
+    // What immer's shallow `freeze` does, without asking again what was just asked: an immer draft
+    // is left as it is, a Map or Set also gets its mutators replaced (immer does that), the rest is frozen.
+    if (!Object.isFrozen(v) && !isDraft(v)) {
+      if (v instanceof Map || v instanceof Set) freeze(v, false);
+      else Object.freeze(v);
+    }
     if (v instanceof Map) {
-      for (const [k, x] of v) stack.push(k, x);
+      for (const [k, x] of v) {
+        push(k);
+        push(x);
+      }
     } else if (v instanceof Set) {
-      for (const x of v) stack.push(x);
+      for (const x of v) push(x);
     } else {
       for (const key of Reflect.ownKeys(v)) {
         const d = Object.getOwnPropertyDescriptor(v, key);
-        if (d && 'value' in d) stack.push(d.value);
+        if (d && 'value' in d) push(d.value);
       }
     }
   }

@@ -50,6 +50,8 @@ export class SessionIndex {
   private readonly callsByPlace = new Map<string, LogEventOf<'tool/call'>>();
   private readonly steps = new Map<string, { turnId: string; stepIndex: number; toolCalls: number }>();
   private readonly turns = new Map<string, { turnId: string; steps: number }>();
+  /** The open step the last `tool/call` counted in (only ever one `steps` holds; cleared on `step/end`). */
+  private lastStep: { turnId: string; stepIndex: number; toolCalls: number } | undefined;
   /** `allowed-always` answers with their calls: call, answer, call, answer, … */
   private readonly approvals: LogEvent[] = [];
   /** A `turn/suspended` was seen: only then is the log searched for a pending suspension. */
@@ -89,12 +91,17 @@ export class SessionIndex {
       }
       case 'step/end':
         this.steps.delete(stepKey(e.turnId, e.stepIndex));
+        this.lastStep = undefined;
         break;
       case 'tool/call': {
         this.calls.set(e.seq, e);
         this.callsByPlace.set(placeKey(e), e);
-        const step = e.turnId !== undefined && e.stepIndex !== undefined ? this.steps.get(stepKey(e.turnId, e.stepIndex)) : undefined;
-        if (step) step.toolCalls++;
+        if (e.turnId !== undefined && e.stepIndex !== undefined) {
+          // The calls of a step come together: the step of the last call is looked up only once.
+          let step = this.lastStep;
+          if (step?.turnId !== e.turnId || step.stepIndex !== e.stepIndex) this.lastStep = step = this.steps.get(stepKey(e.turnId, e.stepIndex));
+          if (step) step.toolCalls++;
+        }
         break;
       }
       case 'tool/result':
@@ -102,7 +109,8 @@ export class SessionIndex {
           const call = this.calls.get(seq);
           if (!call) continue;
           this.calls.delete(seq);
-          if (this.callsByPlace.get(placeKey(call)) === call) this.callsByPlace.delete(placeKey(call));
+          const place = placeKey(call);
+          if (this.callsByPlace.get(place) === call) this.callsByPlace.delete(place);
         }
         break;
       case 'turn/suspended':

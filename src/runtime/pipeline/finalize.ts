@@ -63,6 +63,15 @@ function materialise(deps: Pick<StageDeps, 'log'>, request: ToolCallRequest, p: 
   return result;
 }
 
+/**
+ * Deep-freezes a result `materialise` just made. Its own fields are plain data it assigned itself
+ * (no accessor to step around), so the object is frozen as it is and only what its fields hold is walked.
+ */
+function freezeResult(result: ToolResult): ToolResult {
+  for (const key in result) deepFreeze((result as Record<string, unknown>)[key]);
+  return Object.freeze(result);
+}
+
 /** Builds, freezes and announces the result. Never throws: an observer's failure is logged and ignored. */
 export function finalizeResult(
   deps: Pick<StageDeps, 'log' | 'hooks' | 'clock'>,
@@ -73,7 +82,7 @@ export function finalizeResult(
 ): ToolResult {
   const result = materialise(deps, request, p, settlement);
   if (marks) result.metadata.durationsMs = durations(marks, deps.clock.now());
-  const frozen = deepFreeze(result);
+  const frozen = freezeResult(result);
   for (const o of deps.hooks.list('tools/result')) {
     const failedOpen = (e: unknown) =>
       deps.log.append({ type: 'hook/failed', turnId: p?.view.turnId, stepIndex: p?.view.stepIndex, callId: request.callId, hook: 'tools/result', listener: o.name, message: describeThrown(e), failed: 'open' });

@@ -216,7 +216,8 @@ export class PromptProjection {
           const step = this.stepOf(event.turnId, event.stepIndex);
           const callSeq = event.sourceEventSeqs[0]!;
           if (step.results.has(callSeq)) break;
-          const locator = this.locators.get(locatorKey(event.turnId, event.callId));
+          // Most sessions spill nothing: no key is built for an empty map.
+          const locator = this.locators.size ? this.locators.get(locatorKey(event.turnId, event.callId)) : undefined;
           const r = event.result;
           const view: PromptResultView = { seq: event.seq, callId: event.callId, toolName: event.toolName, isError: r.isError, chars: r.content.length };
           if (!this.stubbed.has(event.seq)) {

@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { ErrorCode, type ToolResult } from '../../../src/protocol/index.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { metrics } from '../../../src/runtime/wrappers/metrics.js';
+import { ToolError } from '../../../src/runtime/toolError.js';
+import { toolOutput } from '../../../src/runtime/toolOutput.js';
 import { echoTool, expectError, expectOk, isDeepFrozen, isSettled, only, setup, typesOf } from './harness.js';
 
 
@@ -141,5 +143,33 @@ describe('the frozen result', () => {
     expect(isDeepFrozen(got[0])).toBe(true);
     expect(isDeepFrozen(r)).toBe(true);
     expect(Reflect.set(shared.config, 'retries', 99)).toBe(false);
+  });
+
+  it('is deeply frozen with its parts, its error and metadata a failure brought', async () => {
+    const part = { type: 'resource' as const, uri: 'file:///a.png', mediaType: 'image/png', data: 'AAAA' };
+    const tools = [
+      defineTool({ name: 'shot', input: z.object({}), execute: () => toolOutput({ value: { w: 1 }, content: 'a picture', parts: [part] }) }),
+      defineTool({
+        name: 'fails',
+        input: z.object({}),
+        execute: () => {
+          throw new ToolError(ErrorCode.TOOL_FAILED, 'no', { content: 'it failed', metadata: { why: { code: 7 } } });
+        },
+      }),
+    ];
+    const { rt, call } = setup({ tools });
+    const got: ToolResult[] = [];
+    rt.hooks.on('tools/result', 'look', (res) => void got.push(res));
+    const shot = expectOk(rt, await call('shot').result, 'a picture');
+    expect(shot.parts).toEqual([part]);
+    const failed = expectError(rt, await call('fails').result, ErrorCode.TOOL_FAILED, 'it failed');
+    const unknown = expectError(rt, await call('nope').result, ErrorCode.UNKNOWN_TOOL);
+    expect(failed.metadata).toEqual({ why: { code: 7 } });
+    expect(got).toEqual([shot, failed, unknown]);
+    for (const r of got) expect(isDeepFrozen(r)).toBe(true);
+    expect(Object.isFrozen(shot.parts![0])).toBe(true);
+    expect(Object.isFrozen(failed.error)).toBe(true);
+    expect(Object.isFrozen((failed.metadata.why as object))).toBe(true);
+    expect(Object.isFrozen(unknown.error)).toBe(true);
   });
 });
