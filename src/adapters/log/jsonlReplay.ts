@@ -72,6 +72,11 @@ export interface ReplayResult {
   readonly lastSeq: number;
   /** Present when the file ended with a torn line. */
   readonly torn?: TornTail;
+  /**
+   * Where the complete lines replayed end: pass it back as `start` (with `firstSeq: lastSeq + 1`)
+   * to replay what has been appended since (a torn tail is read again then, complete or not).
+   */
+  readonly end: { readonly byte: number; readonly line: number; readonly checksummed: boolean };
 }
 
 /** Bytes per run of lines parsed as one array (runs of 64 KiB parse fastest here). */
@@ -282,13 +287,13 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
       message: `${path}:${line + 1}: torn last line (${bytes} bytes without a newline, from byte ${consumed}); not replayed${repaired ? ', cut off the file' : ''}`,
     };
   }
-  return { events: expected - firstSeq, lastSeq: expected - 1, torn };
+  return { events: expected - firstSeq, lastSeq: expected - 1, torn, end: { byte: consumed, line: line + 1, checksummed } };
 }
 
 /** Reads a whole JSONL log into memory (see `replayJsonlLog` for the checks). */
-export async function readJsonlLog(path: string, options: ReplayOptions = {}): Promise<{ events: LogEvent[]; lastSeq: number; torn?: TornTail }> {
+export async function readJsonlLog(path: string, options: ReplayOptions = {}): Promise<{ events: LogEvent[]; lastSeq: number; torn?: TornTail; end: ReplayResult['end'] }> {
   const events: LogEvent[] = [];
   const r = await replayJsonlLog(path, (e) => events.push(e), options);
-  return { events, lastSeq: r.lastSeq, torn: r.torn };
+  return { events, lastSeq: r.lastSeq, torn: r.torn, end: r.end };
 }
 
