@@ -54,6 +54,9 @@ function finishReasonOf(part: Extract<LanguageModelV3StreamPart, { type: 'finish
  */
 const STOPPED = new DOMException('the step no longer listens to this model response', 'AbortError');
 
+/** Most ready calls held for one report, however many parts the stream has at hand. */
+export const MAX_HELD_CALLS = 64;
+
 /**
  * Whether a read has already settled: true when the stream held a part (or its end) when it was
  * asked. Costs one microtask: `p`'s reaction, queued at once if `p` is settled, runs before this
@@ -109,7 +112,7 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
       try {
         for (;;) {
           const read = reader.read();
-          if (ready.length > 0 && !(await settledNow(read))) reportCalls();
+          if (ready.length >= MAX_HELD_CALLS || (ready.length > 0 && !(await settledNow(read)))) reportCalls();
           const { done, value: part } = await read;
           if (done || controller.signal.aborted) break;
           switch (part.type) {

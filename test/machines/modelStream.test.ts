@@ -1,7 +1,7 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { createActor, createMachine } from 'xstate';
-import { modelStreamLogic } from '../../machines/modelStream.js';
+import { MAX_HELD_CALLS, modelStreamLogic } from '../../machines/modelStream.js';
 
 /**
  * A provider whose stream the test drives part by part; it keeps the request's abort signal.
@@ -139,5 +139,17 @@ describe('modelStream', () => {
     await tick();
     expect(events).toEqual(['MODEL.TOOL_CALL', 'MODEL.ERROR']);
     expect(batches).toEqual([['a']]);
+  });
+
+  it('holds at most MAX_HELD_CALLS ready calls: a longer burst is reported in slices, in order', async () => {
+    const m = manualModel();
+    const { batches } = listen(m.model);
+    await tick();
+    const ids = Array.from({ length: MAX_HELD_CALLS + 6 }, (_, i) => `c${i}`);
+    for (const id of ids) m.push(call(id));
+    m.push(finish);
+    await tick();
+    expect(batches.map((b) => b.length)).toEqual([MAX_HELD_CALLS, 6]);
+    expect(batches.flat()).toEqual(ids);
   });
 });
