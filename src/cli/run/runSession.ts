@@ -7,6 +7,9 @@
  * while a turn runs (Enter sends it) steers that turn (`turn.steer`); one that comes too late for
  * it becomes a follow-up turn, which runs (and is drawn) before the next prompt.
  *
+ * The session's lease (sessionLease.ts) is held from before the log is opened until it is closed:
+ * another process on the same session is refused (`LEASE_HELD`) before it reads or writes anything.
+ *
  * Ctrl-C cancels the running turn (its calls are aborted and logged, the turn ends `cancelled`);
  * a second Ctrl-C exits at once (130). Exit: 0 the last turn completed, 1 it failed or ran out of
  * steps, 130 cancelled; the REPL exits 0 on /exit, Ctrl-D or Ctrl-C at its prompt.
@@ -34,6 +37,7 @@ import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
 import { suspendingApproval } from '../../runtime/pipeline/approval.js';
 import { argsText } from '../view/runView.js';
 import { embeddedModel } from './embeddedModel.js';
+import { holdSessionLease } from './sessionLease.js';
 import { readSteerInput, type SteerInput } from './steerInput.js';
 import type { TurnHandle } from '../../runtime/turns.js';
 import type { CallStageEvent } from '../../runtime/inspection/index.js';
@@ -70,6 +74,8 @@ export interface RunSessionOptions {
   installPolicies?: RunSetup['installPolicies'];
   /** `--inspect`: the local inspector page follows the session (src/cli/inspect/runInspector.ts). */
   inspector?: RunInspectorHooks;
+  /** The session lease's time to live, ms (default SESSION_LEASE_MS; see sessionLease.ts). */
+  leaseMs?: number;
 }
 
 /** What the inspector needs from a run: the log, the turns' inspection events, the questions. */
@@ -111,10 +117,30 @@ export async function modelFactory(spec: string | undefined, o: { cwd: string; b
 }
 
 export async function runSession(o: RunSessionOptions): Promise<number> {
+  const model = o.models ?? (await modelFactory(o.model ?? o.config?.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env }));
+  // One process writes a session at a time: the lease is held from before the log is read (its
+  // torn tail cut) until the log is closed; another process on it fails here (LEASE_HELD).
+  const held = await holdSessionLease(o.file, {
+    command: o.resume ? 'resume' : 'run',
+    ...(o.leaseMs !== undefined ? { ttlMs: o.leaseMs } : {}),
+    onLost: (e) => {
+      // Another process took the session over (this one was stopped longer than the lease):
+      // anything more from here would interleave with its writes.
+      o.io.err(`dsh: ${e.message}; stopping without writing more to ${o.file}`);
+      process.exit(1);
+    },
+  });
+  try {
+    return await runHeld(o, model);
+  } finally {
+    held.release();
+  }
+}
+
+async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3): Promise<number> {
   const stdin = o.stdin ?? process.stdin;
   const stdout = o.stdout ?? process.stdout;
   const interactive = !o.json && Boolean(stdin.isTTY && stdout.isTTY);
-  const model = o.models ?? (await modelFactory(o.model ?? o.config?.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env }));
 
   const { log, sink, torn } = await onFile(o.file, () => openJsonlSessionLog(o.file)).catch((e: unknown) => {
     if (e instanceof JsonlLogError) throw new Error(`${e.message} (dsh repair ${o.file} can cut the log there, after a backup)`, { cause: e });
