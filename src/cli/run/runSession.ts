@@ -11,7 +11,8 @@
  * another process on the same session is refused (`LEASE_HELD`) before it reads or writes anything.
  *
  * Ctrl-C cancels the running turn (its calls are aborted and logged, the turn ends `cancelled`);
- * a second Ctrl-C exits at once (130). Exit: 0 the last turn completed, 1 it failed or ran out of
+ * a second Ctrl-C exits (130) once the runtime is closed and the log written (each bounded by
+ * EXIT_CLOSE_MS; a third Ctrl-C exits at once). Exit: 0 the last turn completed, 1 it failed or ran out of
  * steps, 130 cancelled; the REPL exits 0 on /exit, Ctrl-D or Ctrl-C at its prompt.
  */
 import { readFileSync } from 'node:fs';
@@ -158,12 +159,20 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3): Prom
   let renderer: TerminalRenderer | undefined;
   let current: { cancel(reason?: string): void } | undefined;
   let interrupts = 0;
+  // The second Ctrl-C (or one with no turn running) exits: the runtime is closed (MCP servers
+  // stopped) and what the log holds is written, each within EXIT_CLOSE_MS, then the process exits
+  // (the session's lease is released on exit). A Ctrl-C while that runs exits at once.
+  let exiting = false;
+  let closeForExit: () => Promise<void> = async () => {};
   const interrupt = () => {
     interrupts++;
+    if (exiting) process.exit(EXIT_CANCELLED);
     if (interrupts > 1 || !current) {
+      exiting = true;
       renderer?.stop();
       o.io.err(`dsh: interrupted; the session log is ${o.file}`);
-      process.exit(EXIT_CANCELLED);
+      void closeForExit().finally(() => process.exit(EXIT_CANCELLED));
+      return;
     }
     renderer?.feed({ kind: 'status', status: 'cancelling the turn… (Ctrl-C again to quit)' });
     if (!renderer) o.io.err('dsh: cancelling the turn (Ctrl-C again to quit)');
@@ -199,6 +208,10 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3): Prom
     ...(o.plan ? { plan: true } : {}),
     ...(o.installPolicies ? { installPolicies: o.installPolicies } : {}),
   });
+  closeForExit = async () => {
+    await withinMs(EXIT_CLOSE_MS, session.runtime.close());
+    await withinMs(EXIT_CLOSE_MS, onFile(o.file, () => sink.flush()));
+  };
   // With --inspect the page also hears every stage each call enters (the stage stream): the
   // synchronous ones, which no snapshot shows, included.
   if (o.inspector) session.runtime.onStage((e) => o.inspector!.stage(e));
@@ -307,6 +320,20 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3): Prom
     }
     return code;
   }
+}
+
+/** How long an exit on Ctrl-C waits for the runtime to close, then for the log to be written. */
+export const EXIT_CLOSE_MS = 5_000;
+
+/** Settles when `work` does (its failure ignored) or after `ms`, whichever is first. */
+function withinMs(ms: number, work: Promise<unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void work.then(
+      () => (clearTimeout(timer), resolve()),
+      () => (clearTimeout(timer), resolve()),
+    );
+  });
 }
 
 /**
