@@ -22,7 +22,7 @@ function workspace(): { dir: string; script: string } {
   dirs.push(dir);
   const script = join(dir, 'script.json');
   // The turn's one call runs until it is cancelled (or the process is killed).
-  writeFileSync(script, JSON.stringify([{ toolCalls: [{ toolName: 'bash', input: { command: 'touch started.txt && sleep 30' } }] }, { text: 'done' }]));
+  writeFileSync(script, JSON.stringify([{ toolCalls: [{ toolName: 'bash', input: { command: 'echo $$ > started.txt && sleep 120' } }] }, { text: 'done' }]));
   return { dir, script };
 }
 const sessionIds = (dir: string) => readdirSync(join(dir, '.dsh', 'sessions')).filter((n) => n.endsWith('.jsonl')).map((n) => n.slice(0, -6));
@@ -101,6 +101,12 @@ describe('one process per session (the session lease)', () => {
     await waitFor(() => existsSync(join(dir, 'started.txt')), 'the run to start its call');
     first.child.kill('SIGKILL');
     await first.done;
+    // The command's process group outlives a dsh killed with SIGKILL: ended here, not left behind.
+    try {
+      process.kill(-Number(readFileSync(join(dir, 'started.txt'), 'utf8').trim()), 'SIGKILL');
+    } catch {
+      // already gone
+    }
     const [id] = sessionIds(dir);
     writeFileSync(join(dir, 'next.json'), JSON.stringify([{ text: 'after the crash' }]));
     const next = await dsh(dir, ['resume', id!, 'next', '--model', `scripted:${join(dir, 'next.json')}`]);
