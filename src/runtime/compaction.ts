@@ -22,7 +22,10 @@ export interface CompactionResult {
   strategy: string;
 }
 
-/** A pluggable compaction strategy: a pure choice over the log; `undefined` when it has nothing to offer. */
+/**
+ * A pluggable compaction strategy: a pure choice over the session's events (`compactionEvents`);
+ * `undefined` when it has nothing to offer.
+ */
 export interface Compactor {
   compact(events: readonly LogEvent[], options: CompactionOptions): CompactionResult | undefined;
 }
@@ -80,6 +83,33 @@ export function stubOlderToolResults(options: StubOlderToolResultsOptions = {}):
 /** The compactor used when none is configured. */
 export const defaultCompactor: Compactor = stubOlderToolResults();
 
+/**
+ * The events a compactor chooses from: the log's; for a log resumed from a checkpoint (it holds
+ * only the events after it, `log.firstSeq`), preceded by the `tool/result`s from before the
+ * checkpoint that the prompt still shows unstubbed, as the session's index keeps them (their
+ * `seq`, place, call, `isError`, `content` and `parts`; `time` 0, `value` absent, `metadata` {}).
+ * Other events from before the checkpoint are not there: stubbed results, which no compactor can
+ * stub again, and events that are not results.
+ */
+export function compactionEvents(log: SessionLog): readonly LogEvent[] {
+  const events = log.events();
+  const first = log.firstSeq ?? 1;
+  if (first <= 1) return events;
+  const before: LogEvent[] = [];
+  for (const turn of sessionIndexOf(log).prompt.toJSON().turns) {
+    for (const step of turn.steps) {
+      for (const [callSeq, r] of step.results) {
+        if (r.seq >= first || r.content === undefined) continue;
+        const result = { callId: r.callId, toolName: r.toolName, isError: r.isError, content: r.content, ...(r.parts ? { parts: [...r.parts] } : {}), metadata: {} };
+        before.push({ seq: r.seq, time: 0, type: 'tool/result', turnId: turn.turnId, stepIndex: step.index, callId: r.callId, toolName: r.toolName, sourceEventSeqs: [callSeq], result });
+      }
+    }
+  }
+  if (before.length === 0) return events;
+  before.sort((a, b) => a.seq - b.seq);
+  return [...before, ...events];
+}
+
 /** What `compactAndMeasure` did. */
 export interface CompactionMeasurement {
   /** A `context/compacted` event was appended. */
@@ -110,7 +140,7 @@ export function compactAndMeasure(
   };
   const beforeChars = projection.size(view);
   const unchanged: CompactionMeasurement = { compacted: false, shrank: false, beforeChars, afterChars: beforeChars };
-  const choice = compactor.compact(log.events(), { turnId: options.turnId });
+  const choice = compactor.compact(compactionEvents(log), { turnId: options.turnId });
   if (!choice) return unchanged;
 
   // Only seqs that name a tool result not already stubbed count: a compactor that offers the same

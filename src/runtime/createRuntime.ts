@@ -25,7 +25,7 @@ import type { SpillStore } from './spillStore.js';
 import { combineInspect, toXStateInspect, type InspectOption } from './inspection/inspectionEvents.js';
 import { createStageRouter } from './inspection/stageRouter.js';
 import type { StageListener } from './inspection/stageEvents.js';
-import { findPendingSuspension, type PendingSuspension } from './resume/pendingSuspension.js';
+import { pendingSuspensionOf, type PendingSuspension } from './resume/pendingSuspension.js';
 import { createResumedStep } from './resume/resumedStep.js';
 import { createSuspensionRequests } from './resume/suspendTurn.js';
 
@@ -239,7 +239,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
   function pendingSuspension(): PendingSuspension | undefined {
     // Most sessions never suspend: the log is searched for a pending suspension only once the
     // session's index has seen one.
-    return sessionIndexOf(log).sawSuspension ? findPendingSuspension(log.events()) : undefined;
+    return pendingSuspensionOf(log);
   }
 
   /**

@@ -9,7 +9,7 @@
  */
 import { ErrorCode, errorResult } from '../protocol/index.js';
 import type { SessionLog } from './log/sessionLog.js';
-import { findPendingSuspension } from './resume/pendingSuspension.js';
+import { pendingSuspensionOf } from './resume/pendingSuspension.js';
 import { sessionIndexOf, type OpenWorkScope } from './log/sessionIndex.js';
 
 export type { OpenWorkScope } from './log/sessionIndex.js';
@@ -29,7 +29,7 @@ export function closeOpenWork(log: SessionLog, why: string, scope: OpenWorkScope
   // A pending suspension is kept for resumeTurn; a crash after its answer was logged is an ordinary
   // crash. (Looked for only in an unscoped close, i.e. on resume, and only if the index saw one.)
   const index = sessionIndexOf(log);
-  const suspended = scope.turnId === undefined && index.sawSuspension ? findPendingSuspension(log.events())?.turnId : undefined;
+  const suspended = scope.turnId === undefined && index.sawSuspension ? pendingSuspensionOf(log)?.turnId : undefined;
   const all = index.openWork(scope);
   const keep = <T extends { turnId?: string }>(list: readonly T[]) => (suspended === undefined ? list : list.filter((w) => w.turnId !== suspended));
   const open = { calls: keep(all.calls), steps: keep(all.steps), turns: keep(all.turns) };

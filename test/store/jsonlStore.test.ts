@@ -71,4 +71,29 @@ describe('JSONL session store: a lease file left empty', () => {
     await s.append(lease!, 0, [ev(1)]);
     expect(await s.lastSeq('s')).toBe(1);
   });
+  it('lease only (repairOnAcquire: false, as dsh run/resume hold it): the log is left as it is; holder, expire and releaseSync', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-jstore-'));
+    const w = createJsonlStore({ dir, fsync: false });
+    const l1 = (await w.acquire('s', 'writer', 30_000))!;
+    await w.append(l1, 0, [ev(1)]);
+    appendFileSync(w.fileOf('s'), '0badc0de {"seq":2,"ty');
+    await w.release(l1);
+    const s = createJsonlStore({ dir, fsync: false, repairOnAcquire: false });
+    const l2 = (await s.acquire('s', 'a', 30_000))!;
+    expect((await readJsonlLog(s.fileOf('s'))).torn).toMatchObject({ repaired: false });
+    expect(s.holder('s')).toMatchObject({ owner: 'a', token: l2.token });
+    expect(await s.acquire('s', 'b', 30_000)).toBeUndefined();
+    // Only the current token is expired (an older one names a holder long gone).
+    expect(s.expire('s', l2.token - 1)).toBe(false);
+    expect(s.expire('s', l2.token)).toBe(true);
+    expect(s.holder('s')).toBeUndefined();
+    const l3 = (await s.acquire('s', 'b', 30_000))!;
+    expect(l3.token).toBe(l2.token + 1);
+    s.releaseSync(l2); // lost already: left alone
+    expect(s.holder('s')).toMatchObject({ owner: 'b' });
+    s.releaseSync(l3);
+    expect(s.holder('s')).toBeUndefined();
+    await s.close();
+    await w.close();
+  });
 });

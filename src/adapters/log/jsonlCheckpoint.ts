@@ -19,6 +19,7 @@ import { open } from 'node:fs/promises';
 import type { LogEventOf } from '../../protocol/index.js';
 import type { SessionIndex } from '../../runtime/log/sessionIndex.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
+import { pendingSuspensionEvents } from '../../runtime/resume/pendingSuspension.js';
 import { crc32c, parseChecksum } from './crc32c.js';
 import type { JsonlLogSink } from './jsonlSink.js';
 import { checkLogEvent } from './jsonlValidation.js';
@@ -128,7 +129,8 @@ export function writeCheckpoints(
     scheduled = false;
     if (events < every || sink.bytes - bytesAtLast < lastBytes) return;
     const before = sink.bytes;
-    log.append(index.toCheckpoint());
+    // A suspension still pending: its events (before this checkpoint) go with it.
+    log.append(index.toCheckpoint(index.sawSuspension ? pendingSuspensionEvents(log) : []));
     lastBytes = sink.bytes - before;
     bytesAtLast = sink.bytes;
     events = 0;

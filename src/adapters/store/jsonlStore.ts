@@ -39,6 +39,12 @@ export interface JsonlStoreOptions {
   staleLockMs?: number;
   /** Milliseconds since the epoch (default Date.now). */
   now?: () => number;
+  /**
+   * A new holder cuts a torn last line off the log as it takes the lease (default true). false: the
+   * lease alone, the log left as it is, unread (a holder that reads and repairs the log itself,
+   * as `dsh run` and `dsh resume` do, and does not append through this store).
+   */
+  repairOnAcquire?: boolean;
 }
 
 export interface JsonlSessionStore extends SessionStore {
@@ -48,6 +54,15 @@ export interface JsonlSessionStore extends SessionStore {
   fileOf(sessionId: string): string;
   /** Session ids with a log file. */
   sessions(): Promise<string[]>;
+  /** The session's current lease while it is live (unexpired), else undefined. */
+  holder(sessionId: string): Lease | undefined;
+  /** `release` at once, without closing anything (for a process on its way out). */
+  releaseSync(lease: Lease): void;
+  /**
+   * Marks the lease `token` expired when it is still the session's current one, so `acquire` takes
+   * it over at once: for a holder known to be dead (a process that is gone), never a live one.
+   */
+  expire(sessionId: string, token: number): boolean;
 }
 
 interface LeaseRecord {
@@ -210,7 +225,8 @@ export function createJsonlStore(options: JsonlStoreOptions): JsonlSessionStore 
         throw e;
       }
       // The new holder cuts a torn last line (a writer that died mid-write) before appending.
-      tails.set(sessionId, await fullTail(sessionId, true));
+      if (options.repairOnAcquire ?? true) tails.set(sessionId, await fullTail(sessionId, true));
+      else tails.delete(sessionId);
       return toLease(sessionId, record);
     },
     async renew(lease, ttlMs) {
@@ -219,6 +235,25 @@ export function createJsonlStore(options: JsonlStoreOptions): JsonlSessionStore 
       const r: LeaseRecord = { owner: lease.owner, token: lease.token, expiresAt: now() + ttlMs, ttlMs };
       writeRecord(lease.sessionId, r);
       return toLease(lease.sessionId, r);
+    },
+    holder(sessionId) {
+      assertSessionId(sessionId);
+      const top = highestToken(sessionId);
+      const r = top > 0 ? readRecord(sessionId, top) : undefined;
+      return r && r.expiresAt > now() ? toLease(sessionId, r) : undefined;
+    },
+    releaseSync(lease) {
+      if (fenced(lease, false)) return;
+      const own = readRecord(lease.sessionId, lease.token)!;
+      writeRecord(lease.sessionId, { ...own, expiresAt: 0 });
+    },
+    expire(sessionId, token) {
+      assertSessionId(sessionId);
+      if (highestToken(sessionId) !== token) return false;
+      const r = readRecord(sessionId, token);
+      if (!r) return false;
+      writeRecord(sessionId, { ...r, expiresAt: 0 });
+      return true;
     },
     async release(lease) {
       if (fenced(lease, false)) return;

@@ -72,7 +72,7 @@ ${RUN_EXIT_HELP}`,
 async function hasSuspendedTurn(file: string): Promise<boolean> {
   const [{ readJsonlLog }, { findPendingSuspension }] = await Promise.all([import('../../adapters/log/jsonlLog.js'), import('../../runtime/resume/pendingSuspension.js')]);
   try {
-    return findPendingSuspension((await readJsonlLog(file, { repair: true })).events) !== undefined;
+    return findPendingSuspension((await readJsonlLog(file)).events) !== undefined;
   } catch {
     return false; // runSession reports a corrupt log
   }

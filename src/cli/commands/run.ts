@@ -42,9 +42,15 @@ elapsed time; the model's text as it streams) and one-keystroke approvals (y onc
 n deny). Without one: one plain line per event, and every ask is denied with a line naming the
 --allow that pre-approves it. Ctrl-C cancels the turn; a second Ctrl-C exits.
 
+One process writes a session at a time: while dsh run or dsh resume has a session open (it holds
+the session's lease, .dsh/sessions/ID.lease.N), another dsh resume of it is refused at once
+(LEASE_HELD, naming the holder; exit 1). A lease left by a process that was killed is taken over
+at once on the same machine, else once it expires (30 s).
+
 Exit: 0 the turn completed (the REPL: left with /exit, Ctrl-D or Ctrl-C at its prompt), 1 it
-failed or ran out of steps, or a file/model error, 2 bad usage, 3 suspended on an approval
-(--suspend; dsh resume ID answers it), 130 cancelled (Ctrl-C).`;
+failed or ran out of steps, or a file/model error, or the session is in use by another process
+(LEASE_HELD), 2 bad usage, 3 suspended on an approval (--suspend; dsh resume ID answers it),
+130 cancelled (Ctrl-C).`;
 
 /** Splits `--allow a,b --allow c`. */
 export function allowList(value: string | boolean | string[] | undefined): string[] {

@@ -7,8 +7,12 @@
  * while a turn runs (Enter sends it) steers that turn (`turn.steer`); one that comes too late for
  * it becomes a follow-up turn, which runs (and is drawn) before the next prompt.
  *
+ * The session's lease (sessionLease.ts) is held from before the log is opened until it is closed:
+ * another process on the same session is refused (`LEASE_HELD`) before it reads or writes anything.
+ *
  * Ctrl-C cancels the running turn (its calls are aborted and logged, the turn ends `cancelled`);
- * a second Ctrl-C exits at once (130). Exit: 0 the last turn completed, 1 it failed or ran out of
+ * a second Ctrl-C exits (130) once the runtime is closed and the log written (each bounded by
+ * EXIT_CLOSE_MS; a third Ctrl-C exits at once). Exit: 0 the last turn completed, 1 it failed or ran out of
  * steps, 130 cancelled; the REPL exits 0 on /exit, Ctrl-D or Ctrl-C at its prompt.
  */
 import { readFileSync } from 'node:fs';
@@ -34,6 +38,7 @@ import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
 import { suspendingApproval } from '../../runtime/pipeline/approval.js';
 import { argsText } from '../view/runView.js';
 import { embeddedModel } from './embeddedModel.js';
+import { holdSessionLease } from './sessionLease.js';
 import { readSteerInput, type SteerInput } from './steerInput.js';
 import type { TurnHandle } from '../../runtime/turns.js';
 import type { CallStageEvent } from '../../runtime/inspection/index.js';
@@ -70,6 +75,8 @@ export interface RunSessionOptions {
   installPolicies?: RunSetup['installPolicies'];
   /** `--inspect`: the local inspector page follows the session (src/cli/inspect/runInspector.ts). */
   inspector?: RunInspectorHooks;
+  /** The session lease's time to live, ms (default SESSION_LEASE_MS; see sessionLease.ts). */
+  leaseMs?: number;
 }
 
 /** What the inspector needs from a run: the log, the turns' inspection events, the questions. */
@@ -111,10 +118,30 @@ export async function modelFactory(spec: string | undefined, o: { cwd: string; b
 }
 
 export async function runSession(o: RunSessionOptions): Promise<number> {
+  const model = o.models ?? (await modelFactory(o.model ?? o.config?.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env }));
+  // One process writes a session at a time: the lease is held from before the log is read (its
+  // torn tail cut) until the log is closed; another process on it fails here (LEASE_HELD).
+  const held = await holdSessionLease(o.file, {
+    command: o.resume ? 'resume' : 'run',
+    ...(o.leaseMs !== undefined ? { ttlMs: o.leaseMs } : {}),
+    onLost: (e) => {
+      // Another process took the session over (this one was stopped longer than the lease):
+      // anything more from here would interleave with its writes.
+      o.io.err(`dsh: ${e.message}; stopping without writing more to ${o.file}`);
+      process.exit(1);
+    },
+  });
+  try {
+    return await runHeld(o, model);
+  } finally {
+    held.release();
+  }
+}
+
+async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3): Promise<number> {
   const stdin = o.stdin ?? process.stdin;
   const stdout = o.stdout ?? process.stdout;
   const interactive = !o.json && Boolean(stdin.isTTY && stdout.isTTY);
-  const model = o.models ?? (await modelFactory(o.model ?? o.config?.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env }));
 
   const { log, sink, torn } = await onFile(o.file, () => openJsonlSessionLog(o.file)).catch((e: unknown) => {
     if (e instanceof JsonlLogError) throw new Error(`${e.message} (dsh repair ${o.file} can cut the log there, after a backup)`, { cause: e });
@@ -132,12 +159,20 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
   let renderer: TerminalRenderer | undefined;
   let current: { cancel(reason?: string): void } | undefined;
   let interrupts = 0;
+  // The second Ctrl-C (or one with no turn running) exits: the runtime is closed (MCP servers
+  // stopped) and what the log holds is written, each within EXIT_CLOSE_MS, then the process exits
+  // (the session's lease is released on exit). A Ctrl-C while that runs exits at once.
+  let exiting = false;
+  let closeForExit: () => Promise<void> = async () => {};
   const interrupt = () => {
     interrupts++;
+    if (exiting) process.exit(EXIT_CANCELLED);
     if (interrupts > 1 || !current) {
+      exiting = true;
       renderer?.stop();
       o.io.err(`dsh: interrupted; the session log is ${o.file}`);
-      process.exit(EXIT_CANCELLED);
+      void closeForExit().finally(() => process.exit(EXIT_CANCELLED));
+      return;
     }
     renderer?.feed({ kind: 'status', status: 'cancelling the turn… (Ctrl-C again to quit)' });
     if (!renderer) o.io.err('dsh: cancelling the turn (Ctrl-C again to quit)');
@@ -173,6 +208,10 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     ...(o.plan ? { plan: true } : {}),
     ...(o.installPolicies ? { installPolicies: o.installPolicies } : {}),
   });
+  closeForExit = async () => {
+    await withinMs(EXIT_CLOSE_MS, session.runtime.close());
+    await withinMs(EXIT_CLOSE_MS, onFile(o.file, () => sink.flush()));
+  };
   // With --inspect the page also hears every stage each call enters (the stage stream): the
   // synchronous ones, which no snapshot shows, included.
   if (o.inspector) session.runtime.onStage((e) => o.inspector!.stage(e));
@@ -281,6 +320,20 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     }
     return code;
   }
+}
+
+/** How long an exit on Ctrl-C waits for the runtime to close, then for the log to be written. */
+export const EXIT_CLOSE_MS = 5_000;
+
+/** Settles when `work` does (its failure ignored) or after `ms`, whichever is first. */
+function withinMs(ms: number, work: Promise<unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void work.then(
+      () => (clearTimeout(timer), resolve()),
+      () => (clearTimeout(timer), resolve()),
+    );
+  });
 }
 
 /**

@@ -16,10 +16,10 @@ import type { ArgLimits } from '../args.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { compactAndMeasure, stubOlderToolResults } from '../compaction.js';
 import { sessionIndexOf } from '../log/sessionIndex.js';
-import { appendFold, planFold } from './foldTurns.js';
+import { appendFold, planFold, readFoldedTurnsOf } from './foldTurns.js';
 import { DEFAULT_SUMMARY_TIMEOUT_MS, writeSummary, type TurnSummarizer } from './summarizer.js';
 import type { Clock } from '../clock.js';
-import { digestSummary, readFoldedTurns } from './turnDigest.js';
+import { digestSummary } from './turnDigest.js';
 
 export interface ContextWindow {
   /** The most prompt characters (`promptSize`: text, arguments, results; ≈ 4 per token) a request may carry. */
@@ -77,7 +77,7 @@ export async function fitBeforeTurn(log: SessionLog, window: ContextWindow, opti
   if (!plan) return;
   const written = await writeSummary(w.summarizer, {
     previous: plan.previous,
-    turns: readFoldedTurns(log.events(), plan.turnIds),
+    turns: readFoldedTurnsOf(log, plan.turnIds),
     maxChars: w.summaryMaxChars,
     ...(options.signal ? { signal: options.signal } : {}),
   }, { clock: options.clock, timeoutMs: window.summaryTimeoutMs ?? DEFAULT_SUMMARY_TIMEOUT_MS });
@@ -101,7 +101,7 @@ export function fitBeforeRequest(log: SessionLog, window: ContextWindow, options
     const plan = planFold(log, { keepTurnId: options.turnId, targetChars: target, summaryMaxChars: w.summaryMaxChars, system: options.system, argLimits: options.argLimits });
     if (plan) {
       // Synchronous here (a request is being built): always the digest.
-      const summary = digestSummary(plan.previous, readFoldedTurns(log.events(), plan.turnIds), w.summaryMaxChars);
+      const summary = digestSummary(plan.previous, readFoldedTurnsOf(log, plan.turnIds), w.summaryMaxChars);
       appendFold(log, { turnId: options.turnId, plan, summary, strategy: 'fold-old-turns:digest', system: options.system, argLimits: options.argLimits });
     }
   }
@@ -123,7 +123,7 @@ export function foldOnOverflow(log: SessionLog, options: FitOptions): boolean {
     argLimits: options.argLimits,
   });
   if (!plan) return false;
-  const summary = digestSummary(plan.previous, readFoldedTurns(log.events(), plan.turnIds), Math.max(200, Math.min(12_000, Math.floor(before * 0.1))));
+  const summary = digestSummary(plan.previous, readFoldedTurnsOf(log, plan.turnIds), Math.max(200, Math.min(12_000, Math.floor(before * 0.1))));
   const event = appendFold(log, { turnId: options.turnId, plan, summary, strategy: 'fold-old-turns:digest', system: options.system, argLimits: options.argLimits });
   return event.afterChars < event.beforeChars;
 }

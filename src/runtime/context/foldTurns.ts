@@ -9,6 +9,7 @@ import type { LogEventOf } from '../../protocol/index.js';
 import type { ArgLimits } from '../args.js';
 import { sessionIndexOf } from '../log/sessionIndex.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import { foldedTurnOfState, readFoldedTurns, type FoldedTurn } from './turnDigest.js';
 
 export interface FoldPlanOptions {
   /** The turn the room is made for: it never folds. */
@@ -67,4 +68,22 @@ export function appendFold(
     beforeChars: fold.plan.beforeChars,
     afterChars,
   });
+}
+
+/**
+ * The digests of `turnIds` (ids in log order) over the whole session: from the log's events for a
+ * turn the log holds from its `turn/start`; for one from before the checkpoint the log was resumed
+ * from (`log.firstSeq`), from what the session's index keeps of it (its prompt projection and
+ * outcome), as a full replay would read it.
+ */
+export function readFoldedTurnsOf(log: SessionLog, turnIds: readonly string[]): FoldedTurn[] {
+  const events = log.events();
+  if ((log.firstSeq ?? 1) <= 1) return readFoldedTurns(events, turnIds);
+  const started = new Set<string>();
+  for (const e of events) if (e.type === 'turn/start') started.add(e.turnId);
+  const fromEvents = new Map(readFoldedTurns(events, turnIds.filter((id) => started.has(id))).map((t) => [t.turnId, t]));
+  if (fromEvents.size === turnIds.length) return turnIds.map((id) => fromEvents.get(id)!);
+  const index = sessionIndexOf(log);
+  const kept = new Map(index.prompt.toJSON().turns.map((t) => [t.turnId, t]));
+  return turnIds.map((id) => fromEvents.get(id) ?? foldedTurnOfState(id, kept.get(id), index.turnOutcome(id)));
 }

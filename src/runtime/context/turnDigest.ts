@@ -4,6 +4,7 @@
  * bounded: every field is clipped, so a digest never grows with what a turn contained.
  */
 import type { LogEvent } from '../../protocol/index.js';
+import type { PromptProjectionState } from '../projection/promptState.js';
 
 /** One finished turn, as the summariser sees it. */
 export interface FoldedTurn {
@@ -90,6 +91,37 @@ export function readFoldedTurns(events: readonly LogEvent[], turnIds: readonly s
       outcome: d?.outcome ?? 'unfinished',
     };
   });
+}
+
+/**
+ * A turn's digest from what the prompt projection keeps of it (`PromptProjection.toJSON()`), for a
+ * turn whose events the log no longer holds (it was resumed from a later checkpoint): the same
+ * fields `readFoldedTurns` reads from the events. `outcome`: how it ended (when it did).
+ */
+export function foldedTurnOfState(turnId: string, turn: PromptProjectionState['turns'][number] | undefined, outcome: string): FoldedTurn {
+  const tools = new Map<string, { calls: number; errors: number }>();
+  let last: PromptProjectionState['turns'][number]['steps'][number] | undefined;
+  for (const step of turn?.steps ?? []) {
+    if (!last || step.index >= last.index) last = step;
+    for (const c of step.calls) {
+      const t = tools.get(c.toolName) ?? { calls: 0, errors: 0 };
+      t.calls += 1;
+      tools.set(c.toolName, t);
+    }
+    for (const [, r] of step.results) {
+      if (!r.isError) continue;
+      const t = tools.get(r.toolName) ?? { calls: 0, errors: 0 };
+      t.errors += 1;
+      tools.set(r.toolName, t);
+    }
+  }
+  return {
+    turnId,
+    input: clip(turn?.input ?? '', INPUT_CHARS),
+    tools: [...tools.entries()].map(([name, t]) => ({ name: clip(name, 64), ...t })),
+    answer: clip(last?.text ?? '', ANSWER_CHARS),
+    outcome: turn?.ended ? outcome : 'unfinished',
+  };
 }
 
 /** One line per turn: what was asked, which tools ran, what was answered. */

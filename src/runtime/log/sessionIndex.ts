@@ -11,6 +11,7 @@
 import * as z from 'zod';
 import {
   ApprovalAnswerEvent,
+  LogEventSchema,
   ToolCallEvent,
   type LogEvent,
   type LogEventOf,
@@ -56,6 +57,13 @@ export class SessionIndex {
   private readonly approvals: LogEvent[] = [];
   /** A `turn/suspended` was seen: only then is the log searched for a pending suspension. */
   sawSuspension = false;
+  /**
+   * The events a suspension still pending at the checkpoint this index came from is read from
+   * (resume/pendingSuspension.ts): they are before the checkpoint, so not in a log resumed from it.
+   */
+  suspension: readonly LogEvent[] = [];
+  /** Outcomes of ended turns that did not complete (a folded turn's digest names them). */
+  private readonly outcomes = new Map<string, string>();
 
   constructor(prompt = new PromptProjection()) {
     this.prompt = prompt;
@@ -81,6 +89,7 @@ export class SessionIndex {
         break;
       case 'turn/end':
         this.turns.delete(e.turnId);
+        if (e.outcome !== 'completed') this.outcomes.set(e.turnId, e.outcome);
         break;
       case 'step/start': {
         const turn = this.turns.get(e.turnId);
@@ -152,13 +161,21 @@ export class SessionIndex {
     return [...this.turns.keys()];
   }
 
+  /** How an ended turn ended: its recorded outcome, else `completed`. */
+  turnOutcome(turnId: string): string {
+    return this.outcomes.get(turnId) ?? 'completed';
+  }
+
   /** The `allowed-always` answers, each after its call (as `rememberedInLog` reads them). */
   rememberedApprovals(): readonly LogEvent[] {
     return this.approvals;
   }
 
-  /** The `session/checkpoint` event recording this index (to append to the log as it is now). */
-  toCheckpoint(): Extract<NewLogEvent, { type: 'session/checkpoint' }> {
+  /**
+   * The `session/checkpoint` event recording this index (to append to the log as it is now);
+   * `suspension`: the events of a pending suspension (pendingSuspensionEvents), carried along.
+   */
+  toCheckpoint(suspension: readonly LogEvent[] = []): Extract<NewLogEvent, { type: 'session/checkpoint' }> {
     const state: CheckpointState = {
       seq: this.seq,
       turnStarts: this.turnStarts,
@@ -168,6 +185,8 @@ export class SessionIndex {
       turns: [...this.turns.values()],
       approvals: this.approvals as CheckpointState['approvals'],
       ...(this.sawSuspension ? { sawSuspension: true } : {}),
+      ...(suspension.length ? { suspension: [...suspension] } : {}),
+      ...(this.outcomes.size ? { outcomes: [...this.outcomes] } : {}),
     };
     return { type: 'session/checkpoint', version: CHECKPOINT_VERSION, state };
   }
@@ -194,6 +213,8 @@ export class SessionIndex {
     for (const t of s.turns) index.turns.set(t.turnId, { ...t });
     index.approvals.push(...(s.approvals as LogEvent[]));
     index.sawSuspension = s.sawSuspension === true;
+    for (const [turnId, outcome] of s.outcomes ?? []) index.outcomes.set(turnId, outcome);
+    if (s.suspension) index.suspension = s.suspension.filter((e) => e.seq < event.seq) as LogEvent[];
     return index;
   }
 }
@@ -209,6 +230,8 @@ const CheckpointStateSchema = z.object({
   turns: z.array(z.object({ turnId: z.string(), steps: nat })),
   approvals: z.array(z.union([ToolCallEvent, ApprovalAnswerEvent])),
   sawSuspension: z.boolean().optional(),
+  suspension: z.array(LogEventSchema).optional(),
+  outcomes: z.array(z.tuple([z.string(), z.string()])).optional(),
 });
 type CheckpointState = z.infer<typeof CheckpointStateSchema>;
 

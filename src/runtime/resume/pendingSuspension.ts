@@ -5,6 +5,8 @@
  * an ordinary crash, closed `INTERRUPTED` on the next resume) or the turn ends. Browser-safe.
  */
 import type { LogEvent, LogEventOf } from '../../protocol/index.js';
+import { sessionIndexOf } from '../log/sessionIndex.js';
+import type { SessionLog } from '../log/sessionLog.js';
 
 /** One call the suspended step still owes a result: waiting for approval, held, or not started. */
 export interface SuspendedStepCall {
@@ -21,6 +23,8 @@ export interface PendingSuspension {
   readonly stepIndex: number;
   /** The `turn/start` of the suspended turn (its input). */
   readonly turnStart: LogEventOf<'turn/start'> | undefined;
+  /** The suspended step's `step/start`. */
+  readonly stepStart?: LogEventOf<'step/start'>;
   /** The step's calls without a `tool/result`, in the model's order (by `index`). */
   readonly open: readonly SuspendedStepCall[];
   /** How many calls the step logged in all (its `step/end` counts them). */
@@ -52,10 +56,12 @@ export function findPendingSuspension(events: readonly LogEvent[]): PendingSuspe
   const calls: Array<LogEventOf<'tool/call'>> = [];
   const requests = new Map<string, LogEventOf<'tool/approval-request'>>();
   let turnStart: LogEventOf<'turn/start'> | undefined;
+  let stepStart: LogEventOf<'step/start'> | undefined;
   for (const e of events) {
     if (e.type === 'turn/start' && e.turnId === turnId) turnStart = e;
     if (!inStep(e)) continue;
-    if (e.type === 'tool/call') calls.push(e);
+    if (e.type === 'step/start') stepStart ??= e;
+    else if (e.type === 'tool/call') calls.push(e);
     else if (e.type === 'tool/result') for (const s of e.sourceEventSeqs) answered.add(s);
     else if (e.type === 'tool/approval-request' && waiting.has(e.callId)) requests.set(e.callId, e);
   }
@@ -74,6 +80,7 @@ export function findPendingSuspension(events: readonly LogEvent[]): PendingSuspe
     turnId,
     stepIndex,
     turnStart,
+    ...(stepStart ? { stepStart } : {}),
     open,
     stepCalls: calls.length,
     approvals: open
@@ -85,4 +92,36 @@ export function findPendingSuspension(events: readonly LogEvent[]): PendingSuspe
         ...(o.awaiting!.request?.reason !== undefined ? { reason: o.awaiting!.request.reason } : {}),
       })),
   };
+}
+
+/**
+ * The suspended turn `log` still waits on, or undefined: `findPendingSuspension` over the whole
+ * session. A log resumed from a checkpoint holds only the events after it (`log.firstSeq`); the
+ * events of a suspension from before it come from the checkpoint (`SessionIndex.suspension`).
+ * Looked for only when the session's index saw a `turn/suspended`.
+ */
+export function pendingSuspensionOf(log: SessionLog): PendingSuspension | undefined {
+  const index = sessionIndexOf(log);
+  if (!index.sawSuspension) return undefined;
+  const first = log.firstSeq ?? 1;
+  const before = index.suspension.filter((e) => e.seq < first);
+  return findPendingSuspension(before.length ? [...before, ...log.events()] : log.events());
+}
+
+/**
+ * The events of `log` a pending suspension is read from (its `turn/start`, the suspended step's
+ * events, its `turn/suspended`), for a checkpoint to carry; [] when none is pending.
+ */
+export function pendingSuspensionEvents(log: SessionLog): LogEvent[] {
+  const pending = pendingSuspensionOf(log);
+  if (!pending) return [];
+  const { turnId, stepIndex } = pending;
+  const first = log.firstSeq ?? 1;
+  const all = [...sessionIndexOf(log).suspension.filter((e) => e.seq < first), ...log.events()];
+  return all.filter(
+    (e) =>
+      e === pending.event ||
+      (e.type === 'turn/start' && e.turnId === turnId) ||
+      ((e.type === 'step/start' || e.type === 'tool/call' || e.type === 'tool/result' || e.type === 'tool/approval-request') && e.turnId === turnId && e.stepIndex === stepIndex),
+  );
 }

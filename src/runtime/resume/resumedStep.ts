@@ -103,7 +103,7 @@ export function createResumedStep(pending: PendingSuspension, log: LogPort & { e
             if (event.turnId === turnId && pending.turnStart) return pending.turnStart;
             break;
           case 'step/start':
-            if (inStep(event)) return logged((e) => e.type === 'step/start' && inStep(e)) ?? log.append(event);
+            if (inStep(event)) return pending.stepStart ?? logged((e) => e.type === 'step/start' && inStep(e)) ?? log.append(event);
             break;
           case 'tool/call': {
             const o = inStep(event) ? byCallId.get(event.callId) : undefined;
