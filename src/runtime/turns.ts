@@ -349,6 +349,8 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       over = true;
       deps.onTurnActive?.(-1);
       for (const remove of stageRemovers.splice(0)) remove();
+      // A signal that outlives the turn (one per session, say) must not keep the ended turn alive.
+      options.signal?.removeEventListener('abort', onAbort);
     };
     void done.then(ended, ended);
     let started = false;
@@ -358,7 +360,8 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       if (!started) cancelledEarly ??= { reason };
       else if (actor.getSnapshot().status === 'active') actor.send({ type: 'CANCEL', reason });
     };
-    options.signal?.addEventListener('abort', () => cancel('aborted'), { once: true });
+    const onAbort = () => cancel('aborted');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
     const begin = () => {
       // Room for the turn is made before it starts (a summariser may take a model request); a
       // cancel meanwhile still counts as one that came while the turn was queued.
