@@ -164,6 +164,25 @@ export function toFunctionTool(tool: AnyTool): LanguageModelV3FunctionTool {
   return def;
 }
 
+/**
+ * The `tools` of a turn's step deps, read at each model request (a getter): a step sees the tools as
+ * they are when it starts, and changes queued during a batch (an MCP server's listChanged) land
+ * between steps. A class, so the getter is on the prototype: a getter in an object literal is a new
+ * function per turn, which gives each turn's deps a hidden class of its own, referenced from old
+ * space, so V8's young-generation GC keeps everything it closes over (the turn, its runtime) alive
+ * until a full GC.
+ */
+class TurnTools {
+  readonly #runner: Pick<TurnRunnerDeps, 'beforeStep' | 'tools'>;
+  constructor(runner: Pick<TurnRunnerDeps, 'beforeStep' | 'tools'>) {
+    this.#runner = runner;
+  }
+  get tools(): readonly LanguageModelV3FunctionTool[] {
+    this.#runner.beforeStep?.();
+    return this.#runner.tools().map(toFunctionTool);
+  }
+}
+
 /** A message for a turn: a non-empty string (a TypeError otherwise: it is the caller's mistake). */
 function checkMessage(message: unknown, what: string): string {
   if (typeof message !== 'string' || message.trim() === '') throw new TypeError(`${what}: the message must be a non-empty string`);
@@ -219,18 +238,12 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         s.settle({ delivered: 'steer', stepIndex, seq: e.seq });
       }
     };
-    const stepDeps: StepDeps = {
+    const stepDeps: StepDeps = Object.assign(new TurnTools(deps), {
       pipeline: deps.pipeline,
       // XState leaves a crashed step's children running: the runtime's log is a step-routed view
       // (log/stepRoutedLog.ts), so what they append once the step is closed does not land in it.
       log: deps.log,
       model: options.model,
-      // Read at each model request (a getter): a step sees the tools as they are when it starts,
-      // and changes queued during a batch (an MCP server's listChanged) land between steps.
-      get tools() {
-        deps.beforeStep?.();
-        return deps.tools().map(toFunctionTool);
-      },
       concurrency: deps.concurrency,
       callOptions: mergeModelCallOptions(deps.callOptions, options.callOptions),
       prompt: () => {
@@ -253,7 +266,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       },
       maxAttempts: policy.maxAttempts,
       compact: () => deps.compact({ log: deps.log, turnId, system: options.system, argLimits: deps.argLimits }),
-    };
+    } satisfies Omit<StepDeps, 'tools'>);
     if (resume) {
       // A resumed turn's first step continues from the log (resume/resumedStep.ts); later steps are
       // ordinary. (Getters only here: an ordinary turn's steps read plain properties.)
@@ -336,6 +349,8 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       over = true;
       deps.onTurnActive?.(-1);
       for (const remove of stageRemovers.splice(0)) remove();
+      // A signal that outlives the turn (one per session, say) must not keep the ended turn alive.
+      options.signal?.removeEventListener('abort', onAbort);
     };
     void done.then(ended, ended);
     let started = false;
@@ -345,7 +360,8 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       if (!started) cancelledEarly ??= { reason };
       else if (actor.getSnapshot().status === 'active') actor.send({ type: 'CANCEL', reason });
     };
-    options.signal?.addEventListener('abort', () => cancel('aborted'), { once: true });
+    const onAbort = () => cancel('aborted');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
     const begin = () => {
       // Room for the turn is made before it starts (a summariser may take a model request); a
       // cancel meanwhile still counts as one that came while the turn was queued.
