@@ -44,6 +44,8 @@ export interface ToolCallContext {
   readonly abort: AbortController;
   /** Disarms the per-call deadline armed at dispatch (the call's own scratch, like `abort`). */
   readonly deadline: { disarm: (() => void) | undefined };
+  /** The post-execute stage's answer for the body's draft, asked once (see `postExecuteApplies`). */
+  readonly postAsked: { draft: ResultDraft | undefined; applies: boolean };
   readonly approvalAbort: AbortController | undefined;
   readonly marks: StageMarks | undefined;
   readonly result: ToolResult | undefined;
@@ -185,16 +187,16 @@ function runListenerStage<O>(stage: ListenerStage<O>, outcome: SyncOrAsync<O>, r
 
 /**
  * Whether a post-execute listener applies to this draft. It runs the listeners' own `appliesTo`
- * (user code), so it is asked once per draft, whichever of the two guards asks first.
+ * (user code), so it is asked once per draft, whichever of the two guards asks first: the answer
+ * is kept in the call's own scratch (a module-level map would keep every pipeline and draft it saw
+ * reachable from a global, and each entry outlives a young-generation GC).
  */
-const postExecuteAnswers = new WeakMap<ResultDraft, { readonly pipeline: CallStages; readonly applies: boolean }>();
 function postExecuteApplies(context: ToolCallContext, draft: ResultDraft): boolean {
-  const known = postExecuteAnswers.get(draft);
-  // The same draft object given to another pipeline (possible with hand-made drafts) is asked afresh.
-  if (known && known.pipeline === context.pipeline) return known.applies;
-  const applies = context.pipeline.hasPostExecute(prepared(context), draft);
-  postExecuteAnswers.set(draft, { pipeline: context.pipeline, applies });
-  return applies;
+  const asked = context.postAsked;
+  if (asked.draft === draft) return asked.applies;
+  asked.applies = context.pipeline.hasPostExecute(prepared(context), draft);
+  asked.draft = draft;
+  return asked.applies;
 }
 
 /** After an allow, go to the next stage that has work. */
@@ -344,6 +346,7 @@ export const toolCallMachine = setup({
       settlement: undefined,
       abort: new AbortController(),
       deadline: { disarm: undefined },
+      postAsked: { draft: undefined, applies: false },
       approvalAbort: undefined,
       marks,
       result: undefined,
