@@ -73,6 +73,27 @@ describe('one process per session (the session lease)', () => {
     expect(JSON.stringify(events)).not.toMatch(/also go|second writer/);
   }, HANG);
 
+  it('dsh repair of a session dsh run is writing: refused at once (LEASE_HELD), the file not cut', async () => {
+    const { dir, script } = workspace();
+    const first = startDsh(dir, ['run', 'go', '--allow', 'bash', '--model', `scripted:${script}`]);
+    await waitFor(() => existsSync(join(dir, 'started.txt')), 'the run to start its call');
+    const [id] = sessionIds(dir);
+    const file = join(dir, '.dsh', 'sessions', `${id}.jsonl`);
+    const before = readFileSync(file);
+    const repair = await dsh(dir, ['repair', id!, '--yes']);
+    expect(repair.code, repair.err).toBe(1);
+    expect(repair.err.trim().split('\n'), repair.err).toHaveLength(1);
+    expect(repair.err).toMatch(new RegExp(`session ${id}: LEASE_HELD: in use by dsh run \\(pid ${first.child.pid} `));
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(readdirSync(join(dir, '.dsh', 'sessions')).some((n) => n.includes('.bak-'))).toBe(false);
+    first.child.kill('SIGINT');
+    expect((await first.done).code).toBe(130);
+    // Once the run has ended, repair takes the session: an intact log has nothing to cut.
+    const after = await dsh(dir, ['repair', id!, '--yes']);
+    expect(after.code, after.err).toBe(0);
+    expect(after.out).toMatch(/nothing to repair/);
+  }, HANG);
+
   it('two dsh resume of one session at once: exactly one runs, the other is refused and writes nothing', async () => {
     const { dir, script } = workspace();
     const first = startDsh(dir, ['run', 'go', '--allow', 'bash', '--model', `scripted:${script}`]);

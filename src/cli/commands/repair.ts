@@ -20,46 +20,65 @@ Exit: 0 nothing to repair or repaired, 1 not confirmed, or the file cannot be re
   options: { yes: { type: 'boolean' } },
   positionals: { min: 1, max: 1, name: 'ID|FILE (the log to repair)' },
   async run({ values, positionals }, io) {
-    const [{ replayJsonlLog, JsonlLogError }, { sessionFileOf }, fs, { lineOffsets }] = await Promise.all([
+    const [{ replayJsonlLog, JsonlLogError }, { sessionFileOf }, fs, { lineOffsets }, { holdSessionLease }] = await Promise.all([
       import('../../adapters/log/jsonlLog.js'),
       import('../run/sessionFiles.js'),
       import('node:fs'),
       import('../run/lineOffsets.js'),
+      import('../run/sessionLease.js'),
     ]);
     const file = sessionFileOf(process.cwd(), positionals[0]!);
-    let cut: { offset: number; line: number; why: string } | undefined;
+    // A file that is not there is reported as such (and leaves no lease file behind).
+    await onFile(file, async () => fs.statSync(file));
+    // Cutting a file another process is writing would lose its appends (and tear its next line):
+    // a session held by dsh run/resume is refused here (LEASE_HELD), before anything is read.
+    const held = await holdSessionLease(file, {
+      command: 'repair',
+      onLost: (e) => {
+        io.err(`dsh repair: ${e.message}; stopping before cutting ${file}`);
+        process.exit(1);
+      },
+    });
     try {
-      const r = await onFile(file, () => replayJsonlLog(file, () => {}));
-      if (r.torn) cut = { offset: r.torn.offset, line: r.torn.line, why: r.torn.message };
-      else {
-        io.out(`${file}: ${r.events} events, nothing to repair`);
-        return 0;
-      }
-    } catch (e) {
-      if (!(e instanceof JsonlLogError)) throw e;
-      const offsets = await onFile(file, () => lineOffsets(file, e.line));
-      cut = { offset: offsets.start, line: e.line, why: e.message };
+      return await repairHeld();
+    } finally {
+      held.release();
     }
-    const size = fs.statSync(file).size;
-    const lines = await onFile(file, () => lineOffsets(file, Number.MAX_SAFE_INTEGER));
-    const dropped = lines.lines - cut.line + 1;
-    io.out(`${cut.why}`);
-    io.out(`cutting at line ${cut.line} (byte ${cut.offset}) drops ${size - cut.offset} bytes: ${dropped} line(s), lines ${cut.line}..${lines.lines}; lines 1..${cut.line - 1} are kept`);
-    if (values.yes !== true) {
-      const ok = process.stdin.isTTY ? await confirm('cut it? a backup is written first [y/N] ') : false;
-      if (!ok) {
-        io.err(process.stdin.isTTY ? 'dsh repair: not cut' : 'dsh repair: not cut (no terminal to ask: pass --yes to cut)');
-        return 1;
+    async function repairHeld(): Promise<number> {
+      let cut: { offset: number; line: number; why: string } | undefined;
+      try {
+        const r = await onFile(file, () => replayJsonlLog(file, () => {}));
+        if (r.torn) cut = { offset: r.torn.offset, line: r.torn.line, why: r.torn.message };
+        else {
+          io.out(`${file}: ${r.events} events, nothing to repair`);
+          return 0;
+        }
+      } catch (e) {
+        if (!(e instanceof JsonlLogError)) throw e;
+        const offsets = await onFile(file, () => lineOffsets(file, e.line));
+        cut = { offset: offsets.start, line: e.line, why: e.message };
       }
+      const size = fs.statSync(file).size;
+      const lines = await onFile(file, () => lineOffsets(file, Number.MAX_SAFE_INTEGER));
+      const dropped = lines.lines - cut.line + 1;
+      io.out(`${cut.why}`);
+      io.out(`cutting at line ${cut.line} (byte ${cut.offset}) drops ${size - cut.offset} bytes: ${dropped} line(s), lines ${cut.line}..${lines.lines}; lines 1..${cut.line - 1} are kept`);
+      if (values.yes !== true) {
+        const ok = process.stdin.isTTY ? await confirm('cut it? a backup is written first [y/N] ') : false;
+        if (!ok) {
+          io.err(process.stdin.isTTY ? 'dsh repair: not cut' : 'dsh repair: not cut (no terminal to ask: pass --yes to cut)');
+          return 1;
+        }
+      }
+      const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+      const backup = `${file}.bak-${stamp}`;
+      await onFile(file, async () => fs.copyFileSync(file, backup, fs.constants.COPYFILE_EXCL));
+      await onFile(file, async () => fs.truncateSync(file, cut.offset));
+      const after = await onFile(file, () => replayJsonlLog(file, () => {}));
+      io.out(`backup: ${backup}`);
+      io.out(`${file}: cut to ${cut.offset} bytes; ${after.events} events remain and validate`);
+      return 0;
     }
-    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-    const backup = `${file}.bak-${stamp}`;
-    await onFile(file, async () => fs.copyFileSync(file, backup, fs.constants.COPYFILE_EXCL));
-    await onFile(file, async () => fs.truncateSync(file, cut.offset));
-    const after = await onFile(file, () => replayJsonlLog(file, () => {}));
-    io.out(`backup: ${backup}`);
-    io.out(`${file}: cut to ${cut.offset} bytes; ${after.events} events remain and validate`);
-    return 0;
   },
 };
 
