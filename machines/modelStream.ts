@@ -58,18 +58,25 @@ const STOPPED = new DOMException('the step no longer listens to this model respo
 export const MAX_HELD_CALLS = 64;
 
 /**
- * Whether a read has already settled: true when the stream held a part (or its end) when it was
- * asked. Costs one microtask: `p`'s reaction, queued at once if `p` is settled, runs before this
- * function's continuation. A stream's parts that arrive together (one network chunk, a scripted
- * response) are read this way without waiting for anything; a read that has to wait is not.
+ * Microtask turns a read may take and still count as "at hand": a stream's own plumbing (a pull,
+ * a transform or two) settles a read of a part it already holds within a few (the scripted
+ * model's takes 2); a read that waits for the network takes a macrotask at least.
  */
-async function settledNow(p: Promise<unknown>): Promise<boolean> {
+const AT_HAND_TICKS = 8;
+
+/**
+ * Whether a read settles without waiting for anything outside this turn of the event loop: true
+ * when the stream held a part (or its end) when it was asked. Costs at most `AT_HAND_TICKS`
+ * microtask turns, and only while calls are held. A stream's parts that arrive together (one
+ * network chunk, a scripted response) are read this way; a read that has to wait is not.
+ */
+async function settlesAtHand(p: Promise<unknown>): Promise<boolean> {
   let settled = false;
   const mark = () => {
     settled = true;
   };
   p.then(mark, mark);
-  await null;
+  for (let i = 0; i < AT_HAND_TICKS && !settled; i++) await null;
   return settled;
 }
 
@@ -112,7 +119,7 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
       try {
         for (;;) {
           const read = reader.read();
-          if (ready.length >= MAX_HELD_CALLS || (ready.length > 0 && !(await settledNow(read)))) reportCalls();
+          if (ready.length >= MAX_HELD_CALLS || (ready.length > 0 && !(await settlesAtHand(read)))) reportCalls();
           const { done, value: part } = await read;
           if (done || controller.signal.aborted) break;
           switch (part.type) {

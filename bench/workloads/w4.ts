@@ -9,17 +9,24 @@
 import { scriptedModel } from '../../src/adapters/model/scriptedModel.js';
 import type { LogEvent, NewLogEvent } from '../../src/protocol/index.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
+import { attachSessionIndex, SessionIndex } from '../../src/runtime/log/sessionIndex.js';
 import { createMemoryLog, type SessionLog } from '../../src/runtime/log/sessionLog.js';
 import { allowPolicy, dshScript, floorScript, floorTurn, noopTool } from '../lib/fixtures.js';
 import { collect } from '../lib/stats.js';
 
-/** A SessionLog whose contents can be dropped between turns. */
+/**
+ * A SessionLog whose contents can be dropped between turns, with its session index (the prompt
+ * projection and open work kept as events arrive, src/runtime/log/sessionIndex.ts): the index is
+ * a view of the log and grows with it by design, so it is dropped with the log.
+ */
 function resettableLog(): SessionLog & { reset(): void } {
   let inner = createMemoryLog();
+  let index = new SessionIndex();
   const listeners = new Set<(e: LogEvent) => void>();
-  return {
+  const log: SessionLog & { reset(): void } = {
     append<E extends NewLogEvent>(event: E) {
       const stamped = inner.append(event);
+      index.apply(stamped as unknown as LogEvent);
       for (const l of listeners) l(stamped as unknown as LogEvent);
       return stamped;
     },
@@ -34,8 +41,12 @@ function resettableLog(): SessionLog & { reset(): void } {
     },
     reset() {
       inner = createMemoryLog();
+      index = new SessionIndex();
+      attachSessionIndex(log, index, false);
     },
   };
+  attachSessionIndex(log, index, false);
+  return log;
 }
 
 const heap = () => {

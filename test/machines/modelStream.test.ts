@@ -152,4 +152,27 @@ describe('modelStream', () => {
     expect(batches.map((b) => b.length)).toEqual([MAX_HELD_CALLS, 6]);
     expect(batches.flat()).toEqual(ids);
   });
+
+  it('sees a burst through a provider-like pipeline (two transform streams) as one event', async () => {
+    // AI SDK providers parse the response body through transform streams: the parts of one
+    // network chunk reach the reader a few microtasks apart, never a macrotask.
+    let controller!: ReadableStreamDefaultController<LanguageModelV3StreamPart>;
+    const source = new ReadableStream<LanguageModelV3StreamPart>({ start: (c) => void (controller = c) });
+    const pass = () => new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({ transform: (part, c) => c.enqueue(part) });
+    const model = {
+      specificationVersion: 'v3',
+      provider: 'test',
+      modelId: 'piped',
+      supportedUrls: {},
+      doGenerate: () => Promise.reject(new Error('not used')),
+      doStream: async () => ({ stream: source.pipeThrough(pass()).pipeThrough(pass()) }),
+    } as unknown as LanguageModelV3;
+    const { events, batches } = listen(model);
+    await tick();
+    for (const id of ['a', 'b', 'c']) controller.enqueue(call(id));
+    controller.enqueue(finish);
+    await tick();
+    expect(events).toEqual(['MODEL.TOOL_CALL', 'MODEL.FINISH']);
+    expect(batches).toEqual([['a', 'b', 'c']]);
+  });
 });

@@ -62,7 +62,10 @@ function crashingSetup() {
     [
       {
         toolCalls: [{ toolName: 'big', input: {} }, { toolName: 'guarded', input: {} }, { toolName: 'slow', input: {} }],
-        streamError: { error: new Error('connection reset') },
+        // The error comes a moment after the calls (a later chunk): they are dispatched, and `big`
+        // has run, before the step crashes.
+        streamError: { error: new Error('connection reset'), as: 'part' },
+        chunkDelayMs: (part) => (part.type === 'error' ? 1 : 0),
       },
     ],
     { clock },
