@@ -49,21 +49,32 @@ export interface LiveFeed extends InspectorFeed {
   end(): void;
 }
 
+/** A feed's listeners (one per page connection): `emit` tells each; one that throws does not stop the others. */
+export function feedListeners(): { emit(m: FeedMessage): void; subscribe(listener: (m: FeedMessage) => void): () => void } {
+  const listeners = new Set<(m: FeedMessage) => void>();
+  return {
+    emit(m) {
+      for (const l of listeners) {
+        try {
+          l(m);
+        } catch {
+          // a listener (one page's connection) failing does not stop the others
+        }
+      }
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
 export function liveFeed(title: string, now: () => number = Date.now): LiveFeed {
   const events: LogEvent[] = [];
   const actors = new Map<string, ActorState>();
   let pending: readonly PendingQuestion[] = [];
   let live = true;
-  const listeners = new Set<(m: FeedMessage) => void>();
-  const emit = (m: FeedMessage) => {
-    for (const l of listeners) {
-      try {
-        l(m);
-      } catch {
-        // a listener (one page's connection) failing does not stop the others
-      }
-    }
-  };
+  const { emit, subscribe } = feedListeners();
   const record = (a: ActorState | undefined) => {
     if (!a) return;
     const id = `${a.kind}:${a.key}`;
@@ -74,10 +85,7 @@ export function liveFeed(title: string, now: () => number = Date.now): LiveFeed 
   };
   return {
     snapshot: () => ({ title, live, events: events.slice(), actors: [...actors.values()], pending }),
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    subscribe,
     attachLog(log) {
       for (const e of log.events()) if (e.seq > (events.at(-1)?.seq ?? 0)) events.push(e);
       return log.subscribe((e) => {

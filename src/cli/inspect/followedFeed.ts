@@ -9,7 +9,7 @@
 import { stat } from 'node:fs/promises';
 import type { LogEvent } from '../../protocol/index.js';
 import { replayJsonlLog, type ReplayResult } from '../../adapters/log/jsonlLog.js';
-import type { FeedMessage, InspectorFeed } from './feed.js';
+import { feedListeners, type InspectorFeed } from './feed.js';
 
 export interface FollowedFeed extends InspectorFeed {
   /** Stops polling; the page is told nothing more will change. */
@@ -34,16 +34,7 @@ export function followJsonlLog(
   let end = read.end;
   let live = true;
   let busy = false;
-  const listeners = new Set<(m: FeedMessage) => void>();
-  const emit = (m: FeedMessage) => {
-    for (const l of listeners) {
-      try {
-        l(m);
-      } catch {
-        // one page's connection failing does not stop the others
-      }
-    }
-  };
+  const { emit, subscribe } = feedListeners();
 
   const stop = (reason?: string) => {
     if (!live) return;
@@ -82,10 +73,7 @@ export function followJsonlLog(
 
   return {
     snapshot: () => ({ title: path, live, events: events.slice(), actors: [], pending: [] }),
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    subscribe,
     close: () => stop(),
   };
 }
