@@ -3,18 +3,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { anchorsOf, markdownFiles, proseOf, readRepoFile, repoRoot } from './markdownFiles.js';
-
-interface Link { file: string; target: string }
-
-function linksOf(file: string): Link[] {
-  const prose = proseOf(readRepoFile(file)).replace(/`[^`\n]*`/g, '');
-  const links: Link[] = [];
-  for (const m of prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({ file, target: m[1]! });
-  for (const m of prose.matchAll(/^\s*\[[^\]]+\]:\s*(\S+)/gm)) links.push({ file, target: m[1]! });
-  for (const m of prose.matchAll(/<(?:img|a)\s[^>]*(?:src|href)="([^"]+)"/g)) links.push({ file, target: m[1]! });
-  return links;
-}
+import { anchorsOf, type Link, linksOf, markdownFiles, readRepoFile, repoRoot } from './markdownFiles.js';
 
 /** Why a link is broken, or undefined when it resolves. */
 export function brokenReason({ file, target }: Link): string | undefined {

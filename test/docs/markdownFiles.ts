@@ -41,3 +41,16 @@ export function anchorsOf(markdown: string): Set<string> {
 export function readRepoFile(path: string): string {
   return readFileSync(join(repoRoot, path), 'utf8');
 }
+
+export interface Link { file: string; target: string }
+
+/** The links and images of a markdown file (code excluded), with their targets as written. */
+export function linksOf(file: string): Link[] {
+  const prose = proseOf(readRepoFile(file)).replace(/`[^`\n]*`/g, '');
+  const links: Link[] = [];
+  for (const m of prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({ file, target: m[1]! });
+  for (const m of prose.matchAll(/^\s*\[[^\]]+\]:\s*(\S+)/gm)) links.push({ file, target: m[1]! });
+  for (const m of prose.matchAll(/<(?:img|a)\s[^>]*(?:src|href)="([^"]+)"/g)) links.push({ file, target: m[1]! });
+  return links;
+}
+
