@@ -116,7 +116,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const network = options.network === true;
   const env = options.env ?? process.env;
   const probe = options.probe ?? (() => bwrapSupport(options.bwrap));
-  const configDir = options.userConfigDir ?? userConfigDir(env, homedir());
+  const configDir = options.userConfigDir ?? userConfigDir(env, env.HOME || homedir());
   let realRootP: Promise<string> | undefined;
   const realRoot = () => (realRootP ??= realpath(options.root));
   let tmpDirP: Promise<string> | undefined;
