@@ -1,4 +1,4 @@
-import type { SpillStore } from '../../runtime/spillStore.js';
+import type { SpillStore } from '../../runtime/spill/spillStore.js';
 import { createSandbox, type SandboxMode, type SandboxOptions } from '../sandbox/sandbox.js';
 import { createBashTool, type BashIsolation } from './bash.js';
 import { createEditTool } from './edit.js';
