@@ -13,15 +13,15 @@ import type { ApprovalAnswer, LogEvent } from '../../../src/protocol/index.js';
 import { createMemoryLog } from '../../../src/runtime/log/sessionLog.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
-import type { ApprovalService } from '../../../src/runtime/pipeline/approval.js';
+import type { ApprovalService, SUSPEND } from '../../../src/runtime/pipeline/approval.js';
 import { flushMicrotasks } from '../../../src/runtime/clock.js';
 
 const run = defineTool({ name: 'run', input: z.object({ cmd: z.string() }), execute: async (a) => `ran ${a.cmd}` });
 
 /** An approval service whose answers the test gives by hand. */
 function manualApproval() {
-  const pending: Array<(a: ApprovalAnswer) => void> = [];
-  const service: ApprovalService = { request: () => new Promise<ApprovalAnswer>((r) => pending.push(r)) };
+  const pending: Array<(a: ApprovalAnswer | typeof SUSPEND) => void> = [];
+  const service: ApprovalService = { request: () => new Promise<ApprovalAnswer | typeof SUSPEND>((r) => pending.push(r)) };
   return { service, pending };
 }
 
@@ -38,7 +38,7 @@ const userTexts = (prompt: LanguageModelV3Prompt) =>
 /** Where the steer sits in the prompt: after the suspended step's tool result. */
 const roles = (prompt: LanguageModelV3Prompt) => prompt.map((m) => m.role);
 
-const answering = (answer: ApprovalAnswer): ApprovalService => ({ request: async () => answer });
+const answering = (answer: ApprovalAnswer | typeof SUSPEND): ApprovalService => ({ request: async () => answer });
 
 describe('a steer across a suspension (issue 22)', () => {
   it('sent while the approval is pending, then the turn suspends: logged, and in the first request after resumeTurn', async () => {
