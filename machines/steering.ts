@@ -11,7 +11,8 @@
  * - `suspended`: the turn is suspended; every message is logged at once for the step after the
  *   suspended one;
  * - `closed`: the turn can make no more requests (it answered, ran out of steps, failed, was
- *   cancelled or never began); messages still waiting, and every later one, become a follow-up turn.
+ *   cancelled or never began); messages still waiting, and every later one, become a follow-up turn
+ *   (`closed.followingUp` while it is made, then `closed.idle`).
  *
  * A child of `turnLifecycle`, its own actor on purpose: the turn's first request of a step is made
  * while the turn (and its lifecycle) are still processing the event that started the step, so only
@@ -110,11 +111,16 @@ export const steeringMachine = setup({
       on: { STEER: { actions: 'deliverNow' } },
     },
     closed: {
-      invoke: { src: 'followUp', input: ({ context }) => ({ port: context.port, steers: context.steers }) },
-      on: {
-        // Handed to the follow-up turn: no longer waiting.
-        FOLLOWED_UP: { actions: 'drop' },
-        STEER: { target: 'closed', reenter: true, actions: 'holdOnly' },
+      initial: 'followingUp',
+      states: {
+        followingUp: {
+          invoke: { src: 'followUp', input: ({ context }) => ({ port: context.port, steers: context.steers }) },
+          // Handed to the follow-up turn: no longer waiting.
+          on: { FOLLOWED_UP: { target: 'idle', actions: 'drop' } },
+        },
+        idle: {
+          on: { STEER: { target: 'followingUp', actions: 'holdOnly' } },
+        },
       },
     },
   },

@@ -124,6 +124,9 @@ export const turnLifecycleMachine = setup({
   guards: {
     makesRoom: ({ context }) => context.port.makesRoom,
     cancelRequested: ({ context }) => context.cancel !== undefined,
+    notCancelled: ({ context }) => context.cancel === undefined,
+    /** No room to make and no cancel: the turn runs at once. */
+    runsAtOnce: ({ context }) => !context.port.makesRoom && context.cancel === undefined,
   },
   actions: {
     rememberCancel: assign({ cancel: ({ context, event }) => context.cancel ?? (event.type === 'CANCEL' ? { reason: event.reason } : {}) }),
@@ -147,7 +150,7 @@ export const turnLifecycleMachine = setup({
         BEGIN: [
           { guard: 'makesRoom', target: 'preparing' },
           { guard: 'cancelRequested', target: 'live.cancelling' },
-          { target: 'live.running' },
+          { guard: 'runsAtOnce', target: 'live.running' },
         ],
         DROP: { target: 'ended', actions: assign({ outcome: 'dropped', error: ({ event }) => event.reason }) },
         CANCEL: { actions: 'rememberCancel' },
@@ -155,11 +158,12 @@ export const turnLifecycleMachine = setup({
     },
     preparing: {
       invoke: {
+        id: 'makeRoom',
         src: 'makeRoom',
         input: ({ context }) => ({ port: context.port }),
-        onDone: [{ guard: 'cancelRequested', target: 'live.cancelling' }, { target: 'live.running' }],
+        onDone: [{ guard: 'cancelRequested', target: 'live.cancelling' }, { guard: 'notCancelled', target: 'live.running' }],
         // The port's makeRoom never rejects; were it to, the turn still runs.
-        onError: [{ guard: 'cancelRequested', target: 'live.cancelling' }, { target: 'live.running' }],
+        onError: [{ guard: 'cancelRequested', target: 'live.cancelling' }, { guard: 'notCancelled', target: 'live.running' }],
       },
       on: { CANCEL: { actions: 'rememberCancel' } },
     },
