@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ApprovalAnswer } from '../../../src/protocol/index.js';
-import type { ApprovalService } from '../../../src/runtime/pipeline/approval.js';
+import type { ApprovalService } from '../../../src/runtime/pipeline/approvalService.js';
 import { echoTool, expectError, expectOk, flushMicrotasks, setup } from './harness.js';
 import { ErrorCode } from '../../../src/protocol/index.js';
 

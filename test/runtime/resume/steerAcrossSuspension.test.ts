@@ -13,7 +13,7 @@ import type { ApprovalAnswer, LogEvent } from '../../../src/protocol/index.js';
 import { createMemoryLog } from '../../../src/runtime/log/sessionLog.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
-import type { ApprovalService, SUSPEND } from '../../../src/runtime/pipeline/approval.js';
+import type { ApprovalService, SUSPEND } from '../../../src/runtime/pipeline/approvalService.js';
 import { flushMicrotasks } from '../../../src/runtime/clock.js';
 
 const run = defineTool({ name: 'run', input: z.object({ cmd: z.string() }), execute: async (a) => `ran ${a.cmd}` });
