@@ -10,7 +10,7 @@ import { planSteeringPaths } from './steering.model.js';
 import { runSteeringPath } from './steering.scenario.js';
 
 const { paths, deadEnds } = planSteeringPaths();
-const coverage = new PathCoverage('steering');
+const coverage = new PathCoverage('steering', {}, 'a running actor with a recording port');
 
 describe('steering paths', () => {
   it('every reachable state can still end', () => expect(deadEnds).toEqual([]));

@@ -11,7 +11,7 @@ import { planLifecyclePaths } from './turnLifecycle.model.js';
 import { runLifecyclePath } from './turnLifecycle.scenario.js';
 
 const { paths, deadEnds } = planLifecyclePaths();
-const coverage = new PathCoverage('turnLifecycle');
+const coverage = new PathCoverage('turnLifecycle', {}, 'a running actor with a recording port');
 
 describe('turn lifecycle paths', () => {
   it('every reachable state can still end', () => expect(deadEnds).toEqual([]));
