@@ -96,7 +96,8 @@ export const steeringMachine = setup({
       on: {
         STEER: { target: 'waiting', actions: 'hold' },
         SUSPENDED: { target: 'suspended', actions: 'noteNextStep' },
-        CLOSED: 'closed',
+        // Nothing waits: no follow-up to make.
+        CLOSED: 'closed.idle',
       },
     },
     waiting: {
@@ -104,14 +105,14 @@ export const steeringMachine = setup({
         STEER: { actions: 'hold' },
         REQUEST: { target: 'idle', actions: ['deliverHeld', 'drop'] },
         SUSPENDED: { target: 'suspended', actions: ['noteNextStep', 'deliverHeldAfterSuspension', 'drop'] },
-        CLOSED: 'closed',
+        CLOSED: 'closed.followingUp',
       },
     },
     suspended: {
       on: { STEER: { actions: 'deliverNow' } },
     },
     closed: {
-      initial: 'followingUp',
+      initial: 'idle',
       states: {
         followingUp: {
           invoke: { src: 'followUp', input: ({ context }) => ({ port: context.port, steers: context.steers }) },
