@@ -111,6 +111,8 @@ export const turnLifecycleMachine = setup({
     context: {} as TurnLifecycleContext,
     input: {} as TurnLifecycleInput,
     events: {} as TurnLifecycleEvent,
+    /** Its children by id: the messages for the turn, room being made, the running turn. */
+    children: {} as { steering: 'steering'; makeRoom: 'makeRoom'; turn: 'turn' },
   },
   actors: {
     steering: steeringMachine,

@@ -11,11 +11,12 @@
  * The step's snapshot is read here (its state, finish reason, usage, the scheduler's batch): that
  * is the only place that knows those machine internals. Browser-safe.
  */
-import type { AnyActorRef } from 'xstate';
+import type { ActorRefFrom } from 'xstate';
 import type { LogEventOf, NewLogEvent } from '../../protocol/index.js';
-import type { CommitGate } from '../../../machines/commitGate.js';
-import type { StepContext } from '../../../machines/step.js';
+import type { turnMachine } from '../../../machines/turn.js';
 import type { QuietStep } from '../../../machines/turnLifecycle.js';
+
+type TurnActor = ActorRefFrom<typeof turnMachine>;
 
 /** Calls parked on a `suspend` answer, by turn: the approval stage fills it, the turn runner reads it. */
 export interface SuspensionRequests {
@@ -40,7 +41,7 @@ interface Watched {
 
 /** What a watcher tells the turn's lifecycle (machines/turnLifecycle.ts). */
 export interface SuspensionWatch {
-  readonly actor: AnyActorRef;
+  readonly actor: TurnActor;
   readonly turnId: string;
   readonly append: (e: NewLogEvent) => { seq: number };
   /** The first call parked (`PARKED`). */
@@ -127,15 +128,13 @@ export function createSuspensionRequests() {
 
 
 /** The step's state when it may be suspended now; undefined while something still moves. */
-function quietStep(turn: AnyActorRef, parked: ReadonlySet<string>): QuietStep | undefined {
-  const t = turn.getSnapshot() as { status: string; context: { cancelled: boolean }; children: Record<string, AnyActorRef | undefined> };
+function quietStep(turn: TurnActor, parked: ReadonlySet<string>): QuietStep | undefined {
+  const t = turn.getSnapshot();
   if (t.status !== 'active' || t.context.cancelled) return undefined;
-  const step = t.children.step?.getSnapshot() as
-    | { status: string; context: StepContext; matches(v: string): boolean; children: Record<string, AnyActorRef | undefined> }
-    | undefined;
+  const step = t.children.step?.getSnapshot();
   // The model's response must be complete: a call it had not sent yet would be lost.
   if (!step || step.status !== 'active' || !step.matches('awaitingTools') || step.context.cancelled) return undefined;
-  const scheduler = step.children.scheduler?.getSnapshot() as { status: string; context: { gate: CommitGate } } | undefined;
+  const scheduler = step.children.scheduler?.getSnapshot();
   if (!scheduler || scheduler.status !== 'active') return undefined;
   const calls: QuietStep['calls'] = [];
   const held: QuietStep['held'] = [];
