@@ -7,7 +7,7 @@
  * make room, log steers) and tells it what the world did (the turn actor ended, a call parked, the
  * step is quiet). The model's prompt is always projected from the log at request time.
  */
-import { createActor, toPromise, type AnyActorRef } from 'xstate';
+import { createActor, toPromise, type ActorRefFrom } from 'xstate';
 import { turnMachine, type TurnOutput } from '../../machines/turn.js';
 import { turnLifecycleMachine, type TurnLifecyclePort } from '../../machines/turnLifecycle.js';
 import { describeThrown } from '../protocol/index.js';
@@ -252,9 +252,8 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
  * Sent once the turn's own action has run: an event processed inside another actor's custom action
  * makes XState warn about (and mistrust) the built-in actions it runs.
  */
-function cancelCrashedStepCalls(turn: AnyActorRef): void {
-  const step = turn.getSnapshot().children.step as AnyActorRef | undefined;
-  const scheduler = step?.getSnapshot().children?.scheduler as AnyActorRef | undefined;
+function cancelCrashedStepCalls(turn: ActorRefFrom<typeof turnMachine>): void {
+  const scheduler = turn.getSnapshot().children.step?.getSnapshot().children.scheduler;
   queueMicrotask(() => {
     if (scheduler?.getSnapshot().status === 'active') scheduler.send({ type: 'CANCEL', reason: 'the step running this call crashed' });
   });
