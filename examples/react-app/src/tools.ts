@@ -1,6 +1,7 @@
 /**
  * In-memory tools: a small file map held by the page, no Node, no network. `read` is
- * concurrency-safe (a batch of reads runs in parallel); `write` is exclusive and always asks.
+ * concurrency-safe (a batch of reads runs in parallel) and may wait for another read to finish
+ * first (`after`), so a batch can finish in any order the script says; `write` is exclusive.
  */
 import * as z from 'zod';
 import { ErrorCode, ToolError, defineTool } from 'dsh';
@@ -11,20 +12,38 @@ export function initialFiles(): Files {
   return new Map([
     ['notes/plan.md', '# Plan\n- read the notes\n- write a summary\n'],
     ['notes/todo.md', '- ship the example\n'],
-    ['secrets/token', 'not-a-real-token'],
+    ['notes/done.md', '- the session view\n'],
   ]);
 }
 
 export function createTools(files: Files) {
+  /** Reads finished so far, in the order they finished (the page shows it). */
+  const finished: string[] = [];
+  const waiting = new Map<string, Array<() => void>>();
+  const finish = (path: string) => {
+    finished.push(path);
+    for (const wake of waiting.get(path) ?? []) wake();
+    waiting.delete(path);
+  };
+  /** Resolves once the read of `path` has finished (at once if it has). */
+  const finishedRead = (path: string, signal: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      if (finished.includes(path)) return resolve();
+      waiting.set(path, [...(waiting.get(path) ?? []), resolve]);
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+
   const read = defineTool({
     name: 'read',
-    description: 'Read a file of the in-memory workspace',
-    input: z.object({ path: z.string() }),
+    description: 'Read a file of the in-memory workspace (after the read of `after`, when given)',
+    input: z.object({ path: z.string(), after: z.string().optional() }),
     isConcurrencySafe: () => true,
     readOnly: true,
-    execute: async ({ path }, exec) => {
+    execute: async ({ path, after }, exec) => {
       await pause(exec.signal);
+      if (after !== undefined) await finishedRead(after, exec.signal);
       const text = files.get(path);
+      finish(path);
       if (text === undefined) throw new ToolError(ErrorCode.FS_NOT_FOUND, `no such file: ${path}`);
       return text;
     },
@@ -41,7 +60,9 @@ export function createTools(files: Files) {
     },
   });
 
-  return { read, write, all: [read, write] };
+  /** Forgets which reads finished (a new turn's batch starts over). */
+  const reset = () => void finished.splice(0);
+  return { read, write, all: [read, write], finished: () => [...finished], reset };
 }
 
 /** A body that takes a moment (a macrotask), so its stage can be seen; honours the call's signal. */
