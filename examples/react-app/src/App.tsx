@@ -3,6 +3,7 @@
  * their calls, a Resume button while the session is suspended, and the files. Everything shown is
  * read from the session view with dsh/react's hooks.
  */
+import { useState } from 'react';
 import { useSession, useTurns } from 'dsh/react';
 import type { Session } from './session';
 import { Turn } from './Turn';
@@ -11,6 +12,7 @@ export function App(props: { session: Session }) {
   const { session } = props;
   const { suspendedTurnId, lastSeq } = useSession();
   const turns = useTurns();
+  const [holding, setHolding] = useState(session.isHolding());
   return (
     <main>
       <h1>dsh in a web page</h1>
@@ -28,6 +30,17 @@ export function App(props: { session: Session }) {
             Resume {suspendedTurnId}
           </button>
         ) : null}
+        <label>
+          <input
+            type="checkbox"
+            checked={holding}
+            onChange={(e) => {
+              session.setHolding(e.target.checked);
+              setHolding(e.target.checked);
+            }}
+          />{' '}
+          Hold each read until I finish it
+        </label>
         <button
           className="reset"
           onClick={() => {
@@ -39,7 +52,7 @@ export function App(props: { session: Session }) {
         </button>
       </p>
       {turns.map((t) => (
-        <Turn key={t.turnId} turnId={t.turnId} />
+        <Turn key={t.turnId} turnId={t.turnId} session={session} />
       ))}
       <FinishedReads session={session} />
       <section className="files">

@@ -6,8 +6,9 @@
 import { useState } from 'react';
 import { useApprovals, useCalls, useSessionView, useTurn } from 'dsh/react';
 import type { SessionApproval, SessionCall } from 'dsh';
+import type { Session } from './session';
 
-export function Turn(props: { turnId: string }) {
+export function Turn(props: { turnId: string; session: Session }) {
   const turn = useTurn(props.turnId);
   const calls = useCalls(props.turnId);
   const view = useSessionView();
@@ -28,7 +29,7 @@ export function Turn(props: { turnId: string }) {
       {calls.length ? (
         <ol className="calls">
           {calls.map((c) => (
-            <CallRow key={c.key} call={c} />
+            <CallRow key={c.key} call={c} session={props.session} />
           ))}
         </ol>
       ) : null}
@@ -60,8 +61,9 @@ export function Turn(props: { turnId: string }) {
   );
 }
 
-function CallRow(props: { call: SessionCall }) {
-  const { call } = props;
+function CallRow(props: { call: SessionCall; session: Session }) {
+  const { call, session } = props;
+  const path = pathOf(call.args);
   const { result } = call;
   const stage = result ? (result.isError ? result.error.code : 'ok') : call.stage;
   const tone = result ? (result.isError ? 'error' : 'ok') : 'live';
@@ -73,6 +75,11 @@ function CallRow(props: { call: SessionCall }) {
       <code className="tool">{call.toolName}</code>
       <code className="args">{argsText(call.args)}</code>
       <span className="stage">{stage}</span>
+      {call.stage === 'executing' && call.toolName === 'read' && path !== undefined && session.isHolding() ? (
+        <button className="finish" onClick={() => session.release(path)}>
+          Finish
+        </button>
+      ) : null}
       {call.stage === 'settled' ? <span className="note">result held until the calls before it commit</span> : null}
       {call.progress?.message ? <span className="progress">{call.progress.message}</span> : null}
       {result ? <span className="content">{result.content.slice(0, 80)}</span> : null}
@@ -116,6 +123,12 @@ function previewText(preview: unknown): string | undefined {
     }
   }
   return JSON.stringify(preview, null, 2);
+}
+
+/** The `path` argument of a call, when it has one. */
+function pathOf(args: unknown): string | undefined {
+  if (typeof args !== 'object' || args === null || !('path' in args)) return undefined;
+  return typeof args.path === 'string' ? args.path : undefined;
 }
 
 function argsText(args: unknown): string {

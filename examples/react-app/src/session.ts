@@ -68,6 +68,11 @@ export interface Session {
   readonly files: ReadonlyMap<string, string>;
   /** The reads of the latest batch, in the order they finished. */
   finishedReads(): readonly string[];
+  /** Hold mode: reads wait for `release(path)` instead of finishing by themselves. */
+  setHolding(on: boolean): void;
+  isHolding(): boolean;
+  /** Finishes a held read. */
+  release(path: string): void;
   /** Starts a turn of the scripted model (queued if one is running). */
   runTurn(input?: string): void;
   /** Resumes the session's suspended turn. */
@@ -95,6 +100,9 @@ export function createSession(storage: Storage = window.localStorage): Session {
     files,
     finishedReads: tools.finished,
     droppedLog: dropped,
+    setHolding: tools.setHolding,
+    isHolding: tools.isHolding,
+    release: tools.release,
     runTurn(input = TURN_INPUT) {
       tools.reset();
       const model = scriptedModel([

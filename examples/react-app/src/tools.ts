@@ -33,6 +33,24 @@ export function createTools(files: Files) {
       signal.addEventListener('abort', () => reject(signal.reason), { once: true });
     });
 
+  // Hold mode: each read waits for the person to finish it (a button on its row), in any order.
+  let holding = false;
+  const held = new Map<string, () => void>();
+  const released = new Set<string>();
+  const heldRead = (path: string, signal: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      if (released.delete(path)) return resolve();
+      held.set(path, resolve);
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+  /** Finishes a held read of `path` (or lets it through at once if it has not started waiting yet). */
+  const release = (path: string) => {
+    const wake = held.get(path);
+    held.delete(path);
+    if (wake) wake();
+    else released.add(path);
+  };
+
   const read = defineTool({
     name: 'read',
     description: 'Read a file of the in-memory workspace (after the read of `after`, when given)',
@@ -41,7 +59,8 @@ export function createTools(files: Files) {
     readOnly: true,
     execute: async ({ path, after }, exec) => {
       await pause(exec.signal);
-      if (after !== undefined) await finishedRead(after, exec.signal);
+      if (holding) await heldRead(path, exec.signal);
+      else if (after !== undefined) await finishedRead(after, exec.signal);
       const text = files.get(path);
       finish(path);
       if (text === undefined) throw new ToolError(ErrorCode.FS_NOT_FOUND, `no such file: ${path}`);
@@ -61,8 +80,20 @@ export function createTools(files: Files) {
   });
 
   /** Forgets which reads finished (a new turn's batch starts over). */
-  const reset = () => void finished.splice(0);
-  return { read, write, all: [read, write], finished: () => [...finished], reset };
+  const reset = () => {
+    finished.splice(0);
+    released.clear();
+  };
+  return {
+    read,
+    write,
+    all: [read, write],
+    finished: () => [...finished],
+    reset,
+    release,
+    setHolding: (on: boolean) => void (holding = on),
+    isHolding: () => holding,
+  };
 }
 
 /** A body that takes a moment (a macrotask), so its stage can be seen; honours the call's signal. */
