@@ -126,8 +126,9 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'dsh', 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>; dependencies: Record<string, string> };
     // zod and xstate are required peers; the model provider packages are optional ones (resolveModel loads them on demand).
     const providers = ['@ai-sdk/anthropic', '@ai-sdk/openai', '@ai-sdk/openai-compatible'];
-    // So are pg and graphile-worker (the Postgres session store and queue load them on demand).
-    const optional = [...providers, 'graphile-worker', 'pg'].sort();
+    // So are pg and graphile-worker (the Postgres session store and queue load them on demand), and
+    // react (only `dsh/react` imports it).
+    const optional = [...providers, 'graphile-worker', 'pg', 'react'].sort();
     expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...optional, 'xstate', 'zod'].sort());
     expect(Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, m]) => m.optional).map(([k]) => k).sort()).toEqual(optional);
     expect(manifest.dependencies).not.toHaveProperty('zod');

@@ -277,6 +277,36 @@ describe('the session view', () => {
     expect(b.view.getSnapshot().suspendedTurnId).toBeUndefined();
   });
 
+  it('hostile arguments: JSON nested past the limits stays text (no stack overflow), odd call ids keep their own rows', async () => {
+    const { view } = setup();
+    const deep = `${'['.repeat(50_000)}${']'.repeat(50_000)}`;
+    const turn = view.startTurn({
+      model: scriptedModel([
+        {
+          toolCalls: [
+            { toolName: 'wait', input: deep, toolCallId: '__proto__' },
+            { toolName: 'wait', input: '{"name":', toolCallId: 'a/0/b' },
+            { toolName: 'nope', input: { name: 'x' }, toolCallId: 'constructor' },
+          ],
+        },
+        { text: 'ok' },
+      ]),
+      input: 'hostile',
+    });
+    await turn.done;
+    await until(() => turnOf(view, turn.turnId)?.state === 'ended');
+    const calls = turnOf(view, turn.turnId)!.calls;
+    expect(calls.map((c) => [c.callId, c.stage, c.result?.error?.code])).toEqual([
+      ['__proto__', 'done', ErrorCode.INVALID_ARGS],
+      ['a/0/b', 'done', ErrorCode.INVALID_ARGS],
+      ['constructor', 'done', ErrorCode.UNKNOWN_TOOL],
+    ]);
+    expect(calls[0]!.args).toBe(deep);
+    expect(calls[1]!.args).toBe('{"name":');
+    expect(calls[2]!.args).toEqual({ name: 'x' });
+    expectDeepFrozen(view.getSnapshot());
+  });
+
   it('notifies once per burst of changes, and not at all after dispose', async () => {
     const { view, gateOf } = setup();
     let calls = 0;
