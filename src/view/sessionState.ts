@@ -159,7 +159,11 @@ export class SessionState {
     switch (e.type) {
       case 'turn/start':
         if (!this.#turnAt.has(e.turnId)) this.#addTurn(e.turnId, e.input, 'running', e.followUp);
-        else this.#updateTurn(e.turnId, (t) => (t.state === 'queued' ? withChanges(t, { state: 'running', input: e.input }) : t));
+        else {
+          // A turn the page queued begins: the log says what it is (its input, what it follows).
+          const followUp = e.followUp ? frozen({ ...e.followUp }) : undefined;
+          this.#updateTurn(e.turnId, (t) => (t.state === 'queued' ? withChanges(t, { state: 'running', input: e.input, followUp: followUp ?? t.followUp }) : t));
+        }
         return;
       case 'step/start':
         this.#resumed(e.turnId);

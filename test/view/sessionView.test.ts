@@ -222,6 +222,12 @@ describe('the session view', () => {
     expect(seen).toEqual(['waiting', 'delivered']);
     expect(turnOf(view, first.turnId)).toMatchObject({ answer: 'steered', steers: [{ text: 'and then z', status: 'delivered', stepIndex: 1 }] });
     expect(turnOf(view, second.turnId)).toMatchObject({ state: 'ended', outcome: 'completed', answer: 'second done' });
+
+    // A follow-up shows what it follows (from its turn/start).
+    const third = view.followUp('and a third', { model: scriptedModel([{ text: 'third done' }]) });
+    await third.done;
+    await until(() => turnOf(view, third.turnId)?.state === 'ended');
+    expect(turnOf(view, third.turnId)).toMatchObject({ input: 'and a third', followUp: { kind: 'follow-up', after: second.turnId }, answer: 'third done' });
   });
 
   it('a cancel shows `cancelling` until the turn ends cancelled', async () => {
