@@ -13,7 +13,8 @@ import type { LogEvent, LogEventOf } from '../../src/protocol/index.js';
 import { createMemoryLog } from '../../src/runtime/log/sessionLog.js';
 import { SessionIndex, sessionIndexOf } from '../../src/runtime/log/sessionIndex.js';
 import { ManualClock } from '../../src/runtime/clock.js';
-import { promptSize, type ProjectPromptOptions } from '../../src/runtime/projection/prompt.js';
+import { promptSize } from '../../src/runtime/projection/promptSize.js';
+import type { ProjectPromptOptions } from '../../src/runtime/projection/promptState.js';
 import { projectPromptFromScratch } from './projectionOracle.js';
 
 type Command =

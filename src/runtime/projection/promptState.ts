@@ -23,9 +23,23 @@ import type {
 import type { ContentPart, LogEvent } from '../../protocol/index.js';
 import { ReasoningReplay } from './reasoningReplay.js';
 import { defaultArgLimits, readBoundedJson, withinLimits, type ArgLimits } from '../args.js';
-import { compactedStub, promptSize, SUMMARY_PREFIX, type ProjectPromptOptions } from './prompt.js';
+import { compactedStub, SUMMARY_PREFIX } from './compactedText.js';
+import { promptSize } from './promptSize.js';
 
 type Message = LanguageModelV3Message;
+
+/** How a prompt is rendered from the projection (`projectPrompt`, `PromptProjection.render`). */
+export interface ProjectPromptOptions {
+  /** Sent first as the system message. */
+  system?: string;
+  /** Project up to and including this turn (later turns are left out); default: every turn in the log. */
+  turnId?: string;
+  /**
+   * Raw tool-call arguments are parsed for the model only within these limits (default: the
+   * runtime's defaults); anything larger, deeper or not JSON is shown as the raw text it was.
+   */
+  argLimits?: ArgLimits;
+}
 
 /** A `tool/call` as the prompt shows it. */
 export interface PromptCallView {

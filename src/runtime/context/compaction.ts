@@ -4,11 +4,11 @@
  * recorded as a `context/compacted` event, and the projection applies it. Nothing is deleted: the
  * full results stay in the log (and in the spill store).
  */
-import type { LogEvent, LogEventOf } from '../protocol/index.js';
-import type { ArgLimits } from './args.js';
-import type { SessionLog } from './log/sessionLog.js';
-import { compactedStub } from './projection/prompt.js';
-import { sessionIndexOf } from './log/sessionIndex.js';
+import type { LogEvent, LogEventOf } from '../../protocol/index.js';
+import type { ArgLimits } from '../args.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { compactedStub } from '../projection/compactedText.js';
+import { sessionIndexOf } from '../log/sessionIndex.js';
 
 export interface CompactionOptions {
   /** The turn whose next request overflowed. */
