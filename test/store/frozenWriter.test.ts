@@ -61,7 +61,7 @@ describe('a writer frozen inside an append (Postgres)', () => {
     process.stderr.write(`frozen writer: taken over ${tookMs} ms after SIGSTOP (lease TTL ${TTL} ms)\n`);
     expect(lease.token).toBe(2);
     // What the frozen writer committed before stays; the new holder goes on after it.
-    expect((await store.read(sessionId)).map((e) => e.message)).toEqual(['frozen-writer event 1'.replace('frozen-writer', 'frozen writer')]);
+    expect((await store.read(sessionId)).map((e) => (e as { message?: string }).message)).toEqual(['frozen-writer event 1'.replace('frozen-writer', 'frozen writer')]);
     await store.append(lease, 1, [ev(2, 'taker'), ev(3, 'taker')]);
 
     child.kill('SIGCONT');
@@ -69,7 +69,7 @@ describe('a writer frozen inside an append (Postgres)', () => {
     const result = JSON.parse(out.trim().split('\n').at(-1)!) as { appended: boolean; error?: string };
     expect(result.appended, result.error).toBe(false);
     const events = await store.read(sessionId);
-    expect(events.map((e) => `${e.seq}:${e.message}`)).toEqual(['1:frozen writer event 1', '2:taker event 2', '3:taker event 3']);
+    expect(events.map((e) => `${e.seq}:${(e as { message?: string }).message}`)).toEqual(['1:frozen writer event 1', '2:taker event 2', '3:taker event 3']);
     await store.release(lease);
   }, 180_000);
 });

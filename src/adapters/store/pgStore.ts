@@ -15,10 +15,12 @@
  *
  * A writer that stops inside an append (SIGSTOP, a GC or VM pause, a network partition) holds the
  * lease row's lock; it cannot hold the session past its lease:
- * - every connection of the store has `lock_timeout` (`lockTimeoutMs`, default 1 s) and
- *   `idle_in_transaction_session_timeout` (`idleInTransactionMs`, default 5 s), and an append lowers
- *   the latter, for its own transaction, to what is left of its lease: the server ends a stopped
- *   appender's transaction (rolled back, its connection closed) by the time its lease expires;
+ * - the store's lease and append statements wait at most `lockTimeoutMs` (default 1 s) for a lock
+ *   (`SET LOCAL lock_timeout`; other statements on the pool, such as the queue's, keep the server's
+ *   default), and every connection has `idle_in_transaction_session_timeout` (`idleInTransactionMs`,
+ *   default 5 s), which an append lowers, for its own transaction, to what is left of its lease: the
+ *   server ends a stopped appender's transaction (rolled back, its connection closed) by the time
+ *   its lease expires;
  * - `acquire`, `renew` and `release` retry a statement that timed out on the lock (SQLSTATE 55P03),
  *   so a takeover waits for the stopped writer's transaction to be ended, then fences it out;
  * - the stopped writer, once it runs again, finds its connection closed (its append fails, nothing
@@ -34,7 +36,7 @@ export interface PostgresStoreOptions {
   connectionString?: string;
   /** Most connections of the pool (default 10). */
   maxConnections?: number;
-  /** `lock_timeout` of the store's connections, ms (default 1000): a statement waits no longer for a row lock. */
+  /** `lock_timeout` of the store's lease and append statements, ms (default 1000): one waits no longer for the lease row (then retried). */
   lockTimeoutMs?: number;
   /** `idle_in_transaction_session_timeout` of the store's connections, ms (default 5000; an append lowers it to its lease's rest). */
   idleInTransactionMs?: number;
@@ -99,15 +101,16 @@ const leaseOf = (sessionId: string, row: { owner: string; token: string | number
   expiresAt: Math.round(row.expires_ms),
 });
 
-/** Runs `fn` in a transaction on one connection of `pool`. */
-export async function inTransaction<T>(pool: PgPoolLike, fn: (client: PgClientLike) => Promise<T>): Promise<T> {
+/** Runs `fn` in a transaction on one connection of `pool` (its statements wait at most `lockTimeoutMs` for a lock, when given). */
+export async function inTransaction<T>(pool: PgPoolLike, fn: (client: PgClientLike) => Promise<T>, lockTimeoutMs?: number): Promise<T> {
   const client = await pool.connect();
   // A connection the server closes between two statements (idle_in_transaction_session_timeout, a
   // restart) emits `error` on the client: the next statement fails with it instead of the process.
   const ignore = () => {};
   (client as { on?: (e: string, f: () => void) => void }).on?.('error', ignore);
   try {
-    await client.query('BEGIN');
+    // One round trip either way (a simple query may hold two statements).
+    await client.query(lockTimeoutMs === undefined ? 'BEGIN' : `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`);
     const out = await fn(client);
     await client.query('COMMIT');
     return out;
@@ -140,7 +143,6 @@ export async function openPostgresStore(options: PostgresStoreOptions = {}): Pro
   const pool = new pg.Pool({
     ...(connectionString ? { connectionString } : {}),
     max: options.maxConnections ?? 10,
-    lock_timeout: options.lockTimeoutMs ?? 1000,
     idle_in_transaction_session_timeout: options.idleInTransactionMs ?? 5000,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
@@ -153,7 +155,7 @@ export async function openPostgresStore(options: PostgresStoreOptions = {}): Pro
     await pool.end().catch(() => {});
     throw e;
   }
-  return createPostgresStore(pool, { idleInTransactionMs: options.idleInTransactionMs ?? 5000 });
+  return createPostgresStore(pool, { lockTimeoutMs: options.lockTimeoutMs, idleInTransactionMs: options.idleInTransactionMs });
 }
 
 /**
@@ -161,8 +163,11 @@ export async function openPostgresStore(options: PostgresStoreOptions = {}): Pro
  * An append's transaction may idle at most `idleInTransactionMs` (default 5000), and never longer
  * than its lease has left; set the pool's `lock_timeout` below the lease TTLs (openPostgresStore does).
  */
-export function createPostgresStore(pool: PgPoolLike, options: { idleInTransactionMs?: number } = {}): PostgresSessionStore {
+export function createPostgresStore(pool: PgPoolLike, options: { lockTimeoutMs?: number; idleInTransactionMs?: number } = {}): PostgresSessionStore {
   const idleMs = Math.max(50, Math.round(options.idleInTransactionMs ?? 5000));
+  const lockMs = options.lockTimeoutMs ?? 1000;
+  /** One statement, waiting at most `lockMs` for a row lock (retried while it times out). */
+  const locking = (text: string, values: unknown[]) => retryingLockTimeouts(() => inTransaction(pool, (c) => c.query(text, values), lockMs));
   const interval = (ms: number) => `${Math.max(1, Math.round(ms))} milliseconds`;
   return {
     kind: 'postgres',
@@ -171,7 +176,7 @@ export function createPostgresStore(pool: PgPoolLike, options: { idleInTransacti
       assertSessionId(sessionId);
       // Free, expired, or already this owner's (then renewed with the same token); a new holder
       // gets token + 1. A held, live lease of another owner matches no row: undefined.
-      const r = await retryingLockTimeouts(() => pool.query(
+      const r = await locking(
         `INSERT INTO dsh.leases AS l (session_id, owner, token, expires_at) VALUES ($1, $2, 1, now() + $3::interval)
          ON CONFLICT (session_id) DO UPDATE SET
            token = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now() THEN l.token ELSE l.token + 1 END,
@@ -179,21 +184,21 @@ export function createPostgresStore(pool: PgPoolLike, options: { idleInTransacti
          WHERE l.expires_at <= now() OR l.owner = EXCLUDED.owner
          RETURNING owner, token, extract(epoch from expires_at) * 1000 AS expires_ms`,
         [sessionId, owner, interval(ttlMs)],
-      ));
+      );
       return r.rows[0] ? leaseOf(sessionId, r.rows[0]) : undefined;
     },
     async renew(lease, ttlMs) {
-      const r = await retryingLockTimeouts(() => pool.query(
+      const r = await locking(
         `UPDATE dsh.leases SET expires_at = now() + $4::interval
          WHERE session_id = $1 AND owner = $2 AND token = $3 AND expires_at > now()
          RETURNING owner, token, extract(epoch from expires_at) * 1000 AS expires_ms`,
         [lease.sessionId, lease.owner, lease.token, interval(ttlMs)],
-      ));
+      );
       if (!r.rows[0]) throw new StoreConflictError('LEASE_LOST', lease.sessionId, `lease ${lease.token} of ${lease.owner} expired or was taken over; not renewed`);
       return leaseOf(lease.sessionId, r.rows[0]);
     },
     async release(lease) {
-      await retryingLockTimeouts(() => pool.query(`UPDATE dsh.leases SET expires_at = '-infinity' WHERE session_id = $1 AND owner = $2 AND token = $3`, [lease.sessionId, lease.owner, lease.token]));
+      await locking(`UPDATE dsh.leases SET expires_at = '-infinity' WHERE session_id = $1 AND owner = $2 AND token = $3`, [lease.sessionId, lease.owner, lease.token]);
     },
     async append(lease, expectedSeq, events) {
       const sid = lease.sessionId;
@@ -223,7 +228,7 @@ export function createPostgresStore(pool: PgPoolLike, options: { idleInTransacti
             events.map((e) => e.seq),
             events.map((e) => JSON.stringify(e)),
           ]);
-        });
+        }, lockMs);
       } catch (e) {
         if ((e as { code?: string }).code === '23505') throw new StoreConflictError('SEQ_CONFLICT', sid, `another append wrote seq ${expectedSeq + 1} first`);
         throw e;
