@@ -15,6 +15,7 @@
  * so another worker takes them at once instead of after graphile-worker's own 4-hour timeout.
  */
 import { assertSessionId } from '../../runtime/store/sessionStore.js';
+import { checkMessageSize, DEFAULT_MESSAGE_LIMITS } from '../../runtime/messageLimits.js';
 import { inTransaction, type PgPoolLike } from './pgStore.js';
 
 export const QUEUE_TASK = 'dsh_session';
@@ -86,10 +87,14 @@ export interface SubmittedTurn {
   n: number;
 }
 
-/** Queues one turn of `sessionId`; resolves once it is committed. */
-export async function submitTurn(pool: PgPoolLike, sessionId: string, message: string): Promise<SubmittedTurn> {
+/**
+ * Queues one turn of `sessionId`; resolves once it is committed. A message over `maxMessageBytes`
+ * (default 1 MiB: src/runtime/messageLimits.ts) is refused (`MessageLimitError`), nothing queued.
+ */
+export async function submitTurn(pool: PgPoolLike, sessionId: string, message: string, options: { maxMessageBytes?: number } = {}): Promise<SubmittedTurn> {
   assertSessionId(sessionId);
   if (typeof message !== 'string' || message.length === 0) throw new Error('a turn needs a non-empty message');
+  checkMessageSize(message, 'message', { ...DEFAULT_MESSAGE_LIMITS, ...(options.maxMessageBytes !== undefined ? { maxMessageBytes: options.maxMessageBytes } : {}) });
   return inTransaction(pool, async (c) => {
     // Submissions of one session are numbered one at a time.
     await c.query(`SELECT pg_advisory_xact_lock(hashtext('dsh.inbox'), hashtext($1))`, [sessionId]);

@@ -125,7 +125,7 @@ complete), 2 bad usage.`,
     const store = await openPostgresStore({ connectionString: databaseUrl(values.database as string | undefined, process.env, config), maxConnections: 2 });
     try {
       await migrateTurnQueue(store.pool);
-      const { n } = await submitTurn(store.pool, sessionId, message);
+      const { n } = await submitTurn(store.pool, sessionId, message, config?.maxMessageBytes !== undefined ? { maxMessageBytes: config.maxMessageBytes } : {});
       io.out(`queued turn ${n} of session ${sessionId}`);
       if (values.wait !== true) return 0;
       const { turnAnswer } = await import('../../runtime/projection/turnAnswer.js');

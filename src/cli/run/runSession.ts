@@ -39,6 +39,7 @@ import { suspendingApproval } from '../../runtime/pipeline/approvalService.js';
 import { argsText } from '../view/runView.js';
 import { embeddedModel } from './embeddedModel.js';
 import { holdSessionLease, type HeldSessionLease } from '../../adapters/store/sessionLease.js';
+import { checkMessageSize, DEFAULT_MESSAGE_LIMITS, MessageLimitError } from '../../runtime/messageLimits.js';
 import { readSteerInput, type SteerInput } from './steerInput.js';
 import type { TurnHandle } from '../../runtime/turns.js';
 import type { CallStageEvent } from '../../runtime/inspection/index.js';
@@ -118,6 +119,8 @@ export async function modelFactory(spec: string | undefined, o: { cwd: string; b
 }
 
 export async function runSession(o: RunSessionOptions): Promise<number> {
+  // An oversized prompt is refused before anything is created, leased or logged.
+  if (o.prompt !== undefined) checkMessageSize(o.prompt, 'prompt', { ...DEFAULT_MESSAGE_LIMITS, ...(o.config?.maxMessageBytes !== undefined ? { maxMessageBytes: o.config.maxMessageBytes } : {}) });
   const model = o.models ?? (await modelFactory(o.model ?? o.config?.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env }));
   // One process writes a session at a time: the lease is held from before the log is read (its
   // torn tail cut) until the log is closed; another process on it fails here (LEASE_HELD).
@@ -268,7 +271,17 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
           input: stdin,
           show: (text) => renderer?.feed({ kind: 'input', text }),
           submit: (text) => {
-            void handle.steer(text).then((o) => {
+            let steered: ReturnType<typeof handle.steer>;
+            try {
+              steered = handle.steer(text);
+            } catch (e) {
+              // Too big, or too many waiting (messageLimits.ts): refused, nothing logged; the turn goes on.
+              if (!(e instanceof MessageLimitError)) throw e;
+              renderer?.feed({ kind: 'status', status: `steer refused: ${e.message}` });
+              if (!renderer) o.io.err(`dsh: steer refused: ${e.message}`);
+              return;
+            }
+            void steered.then((o) => {
               if (o.delivered === 'follow-up') followUps.push(o.turn);
             });
           },
