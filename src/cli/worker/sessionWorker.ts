@@ -125,7 +125,9 @@ export async function startSessionWorker(o: SessionWorkerOptions): Promise<Runni
           model: () => model,
           approval: deniedWithoutTerminal((line) => say(line.replace(/^dsh: /, ''))),
           ...(o.allow ? { allow: o.allow } : {}),
-          ...(o.config ? { config: o.config } : {}),
+          // A queued message was held to the size limit when it was submitted (submitTurn): the
+          // worker runs it whatever its own limit, so a session never waits behind one it refuses.
+          config: { ...o.config, maxMessageBytes: 256 * 1024 * 1024 },
         });
         try {
           const done = await session.startTurn(turn.message).done;
