@@ -28,7 +28,7 @@ import type { StageListener } from './inspection/stageEvents.js';
 import { pendingSuspensionOf, type PendingSuspension } from './resume/pendingSuspension.js';
 import { createResumedStep } from './resume/resumedStep.js';
 import { createSuspensionRequests } from './resume/suspendTurn.js';
-import { checkMessageSize, DEFAULT_MESSAGE_LIMITS, withSteerLimits, type MessageLimits } from './messageLimits.js';
+import { checkMessageSize, DEFAULT_MESSAGE_LIMITS, steerLimiter, type MessageLimits } from './messageLimits.js';
 
 export interface RuntimeOptions {
   tools?: readonly AnyTool[];
@@ -121,6 +121,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
   const guards = new GuardRegistry();
   const limits: PipelineLimits = { ...defaultLimits, ...options.limits };
   const messageLimits: MessageLimits = { ...DEFAULT_MESSAGE_LIMITS, ...options.messageLimits };
+  const withSteerLimits = steerLimiter(messageLimits);
   const spillStore = options.spillStore === false ? undefined : (options.spillStore ?? createMemorySpillStore());
   if (spillStore) {
     // Registered last so it spills what the model would see after every other listener's rewrite.
@@ -259,7 +260,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     const off = suspensions.onPark((turnId, callId) => turnId === pending.turnId && step.parkedAgain(callId));
     const handle = startTurn({ ...turnOptions, input: pending.turnStart?.input ?? '' }, { pending, step });
     void handle.done.then(off, off);
-    return withSteerLimits(handle, messageLimits);
+    return withSteerLimits(handle);
   }
 
   return {
@@ -277,7 +278,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     startTurn: (turnOptions: TurnOptions): TurnHandle => {
       checkMessageSize(turnOptions?.input, 'prompt', messageLimits);
       if (pendingSuspension()) throw new Error('the session has a suspended turn waiting for approval: resume it first (resumeTurn)');
-      return withSteerLimits(startTurn(turnOptions), messageLimits);
+      return withSteerLimits(startTurn(turnOptions));
     },
     /**
      * Queues a message as a new turn after the current one ends (`turn/start` with
@@ -285,7 +286,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
      */
     followUp: (message: string, followUpOptions?: Parameters<typeof startTurn.followUp>[1]): TurnHandle => {
       checkMessageSize(message, 'follow-up', messageLimits);
-      return withSteerLimits(startTurn.followUp(message, followUpOptions), messageLimits);
+      return withSteerLimits(startTurn.followUp(message, followUpOptions));
     },
     /** How big a prompt, follow-up or steer may be here. */
     messageLimits,

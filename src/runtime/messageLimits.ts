@@ -66,8 +66,22 @@ export function checkMessageSize(message: unknown, what: string, limits: Message
   return bytes;
 }
 
-/** `handle` with its `steer` bounded: each steer by size, the waiting ones by count and total size. */
-export function withSteerLimits(handle: TurnHandle, limits: MessageLimits): TurnHandle {
+/**
+ * A function that gives a turn handle with its `steer` bounded: each steer by size, the waiting
+ * ones by count and total size. One handle always gives the same bounded handle (a late steer's
+ * follow-up turn is the same object for every steer it took).
+ */
+export function steerLimiter(limits: MessageLimits): (handle: TurnHandle) => TurnHandle {
+  const bounded = new WeakMap<TurnHandle, TurnHandle>();
+  const wrap = (handle: TurnHandle): TurnHandle => {
+    let out = bounded.get(handle);
+    if (!out) bounded.set(handle, (out = withSteerLimits(handle, limits, wrap)));
+    return out;
+  };
+  return wrap;
+}
+
+function withSteerLimits(handle: TurnHandle, limits: MessageLimits, wrap: (h: TurnHandle) => TurnHandle): TurnHandle {
   let pending = 0;
   let pendingBytes = 0;
   const steer = (message: string): Promise<SteerOutcome> => {
@@ -78,7 +92,7 @@ export function withSteerLimits(handle: TurnHandle, limits: MessageLimits): Turn
     if (pendingBytes + bytes > limits.maxMessageBytes) {
       throw new MessageLimitError('STEERS_PENDING', `the steers waiting for the turn's next model request would be ${size(pendingBytes + bytes)} together, over the ${size(limits.maxMessageBytes)} one request may carry (maxMessageBytes); try again once they are delivered`);
     }
-    const out = handle.steer(message).then((o) => (o.delivered === 'follow-up' ? { ...o, turn: withSteerLimits(o.turn, limits) } : o));
+    const out = handle.steer(message).then((o) => (o.delivered === 'follow-up' ? { ...o, turn: wrap(o.turn) } : o));
     pending++;
     pendingBytes += bytes;
     const settled = () => {
