@@ -42,8 +42,8 @@ function tempDir(): string {
 }
 
 /** A child process (node with tsx, or any command): its stdout lines as JSON, its exit. */
-function start(argv: string[]) {
-  const child = spawn(argv[0]!, argv.slice(1), { env: testEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+function start(argv: string[], env: Record<string, string> = {}) {
+  const child = spawn(argv[0]!, argv.slice(1), { env: testEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   let out = '';
   let err = '';
@@ -60,6 +60,8 @@ function start(argv: string[]) {
   return { child, done, lines, err: () => err };
 }
 const node = (script: string, ...args: string[]) => start([process.execPath, '--import', tsxLoader, script, ...args]);
+/** As `node`, but the process opens the log only once `go` exists (sessionProcess.ts's DSH_TEST_GO_FILE). */
+const nodeAt = (go: string, script: string, ...args: string[]) => start([process.execPath, '--import', tsxLoader, script, ...args], { DSH_TEST_GO_FILE: go });
 
 /** Every event valid, seq 1..n, every call answered once, every turn and step closed. */
 function expectReplays(all: readonly LogEvent[]) {
@@ -93,7 +95,11 @@ describe('one writer per JSONL session in the library (the session lease)', () =
   it('two processes resumeTurn one suspended session at one instant: one wins, the other is refused LEASE_HELD; each body runs once; the log replays', async () => {
     const s = await suspendedSession();
     const before = readFileSync(s.file);
-    const [a, b] = [node(sessionProcess, s.file, 'resume', 'allowed-always'), node(sessionProcess, s.file, 'resume', 'allowed-always')];
+    // Both processes start, load, and wait at a barrier; then both open the log at one instant.
+    const go = join(s.dir, 'go');
+    const [a, b] = [nodeAt(go, sessionProcess, s.file, 'resume', 'allowed-always'), nodeAt(go, sessionProcess, s.file, 'resume', 'allowed-always')];
+    await waitFor(() => [a, b].every((p) => p.lines().some((l) => 'waiting' in l)), 'both processes at the barrier', 90_000);
+    writeFileSync(go, '');
     const [ra, rb] = await Promise.all([a.done, b.done]);
     const results = [ra, rb];
     const won = results.filter((r) => r.code === 0);
@@ -101,8 +107,8 @@ describe('one writer per JSONL session in the library (the session lease)', () =
     expect(won, `${ra.err}\n${rb.err}`).toHaveLength(1);
     expect(lost).toHaveLength(1);
     expect(lost[0]!.err).toMatch(/LEASE_HELD: in use by dsh library \(pid \d+ on \S+\)/);
-    // The loser printed nothing: it failed at the open, before reading the log.
-    expect(lost[0]!.out).toBe('');
+    // The loser printed nothing after the barrier: it failed at the open, before reading the log.
+    expect(lost[0]!.out.trim().split('\n')).toHaveLength(1);
     expect(won[0]!.out).toMatch(/"outcome":"completed"/);
     // What the first process ran stays once; the approved calls ran once each (one resume's worth).
     expect(s.ran()).toEqual(['read a', 'run make', 'read b', 'run test', 'run make']);
