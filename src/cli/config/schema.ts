@@ -62,6 +62,8 @@ export const DshConfigSchema = z.strictObject({
   concurrency: positiveInt(256).optional(),
   /** Results larger than this many UTF-8 bytes are spilled. */
   maxInlineBytes: z.number().int().min(256).max(64 * 1024 * 1024).optional(),
+  /** Most UTF-8 bytes of one prompt, follow-up or steer (and of the steers waiting together); default 1 MiB. */
+  maxMessageBytes: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
   timeouts: TimeoutsSchema.optional(),
   /** The context window requests must fit in: old results are stubbed and old turns summarised. */
   context: z

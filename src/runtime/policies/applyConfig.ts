@@ -17,6 +17,8 @@ export interface PolicyConfig {
   readonly bash?: { readonly deny?: readonly string[] };
   readonly concurrency?: number;
   readonly maxInlineBytes?: number;
+  /** Most UTF-8 bytes of one prompt, follow-up or steer (see messageLimits.ts). */
+  readonly maxMessageBytes?: number;
   readonly timeouts?: { readonly hookMs?: number; readonly approvalMs?: number; readonly abortGraceMs?: number };
   /** The context window (its summariser, when `summarize: 'model'`, is the caller's to attach). */
   readonly context?: { readonly maxChars: number; readonly summarize?: 'model' | 'digest' };
@@ -65,9 +67,10 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
   };
 }
 
-/** The `createRuntime` options a config sets (concurrency, `maxInlineBytes`, hook/approval/abort timeouts). */
-export function runtimeOptionsFromConfig(config: PolicyConfig): Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits' | 'contextWindow'> {
-  const out: Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits' | 'contextWindow'> = {};
+/** The `createRuntime` options a config sets (concurrency, `maxInlineBytes`, `maxMessageBytes`, hook/approval/abort timeouts). */
+export function runtimeOptionsFromConfig(config: PolicyConfig): Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits' | 'contextWindow' | 'messageLimits'> {
+  const out: Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits' | 'contextWindow' | 'messageLimits'> = {};
+  if (config.maxMessageBytes !== undefined) out.messageLimits = { maxMessageBytes: config.maxMessageBytes };
   if (config.context) out.contextWindow = { maxChars: config.context.maxChars };
   if (config.concurrency !== undefined) out.concurrency = config.concurrency;
   if (config.maxInlineBytes !== undefined) out.maxInlineBytes = config.maxInlineBytes;
