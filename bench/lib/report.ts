@@ -7,6 +7,7 @@ import { storeRows, type StoreDetail, type StoreResult } from '../workloads/stor
 import { COLD_RUN_TARGET_MS, type ColdStartDetail, type ColdStartResult } from '../workloads/coldStart.js';
 import { BUNDLE_BUDGET_BYTES, REACT_BUNDLE_BUDGET_BYTES, type BundleResult } from '../workloads/bundle.js';
 import type { W8Detail, W8Result } from '../workloads/w8.js';
+import type { BashStartResult } from '../workloads/bashStart.js';
 
 export interface Results {
   node: string;
@@ -28,6 +29,8 @@ export interface Results {
   w8?: W8Result | null;
   /** Session store: append latency Postgres vs JSONL, turns/s with 1 and 2 workers (issue 16). */
   store?: StoreResult | null;
+  /** bash cold start, sandboxed and not (issue 23; absent in results from before it was measured). */
+  bashStart?: BashStartResult | null;
 }
 
 /** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
@@ -44,6 +47,7 @@ export interface Notes {
   coldStart?: ColdStartDetail | { notMeasured: string };
   w8?: W8Detail;
   store?: StoreDetail | { notMeasured: string };
+  bashStart?: { reps: number } | { notMeasured: string };
 }
 
 /** Per-call cost at N=256 may exceed N=64's by this much and still count as "no worse" (run-to-run noise). */
@@ -137,6 +141,14 @@ export function renderTable(r: Results, notes: Notes): string {
     rows.push(['cold start', '`dsh run` (embedded model) to its first model request ms; `node -e 0` ms', `**${f(c.runMs, 0)} ms**; ${f(c.nodeMs, 0)} ms (×${f(c.runRatio, 2)})`, `≤ ${COLD_RUN_TARGET_MS} ms`, c.runMs <= COLD_RUN_TARGET_MS ? 'yes' : '**no**', how]);
   } else if (csn && 'notMeasured' in csn) {
     rows.push(['cold start', '`dsh --version`; `dsh run` to its first model request', 'not measured', `≤ ${COLD_RUN_TARGET_MS} ms (run)`, '', csn.notMeasured]);
+  }
+  const bsn = notes.bashStart;
+  if (r.bashStart) {
+    const b = r.bashStart;
+    const how = bsn && 'reps' in bsn ? `medians of ${bsn.reps} interleaved calls each, through a runtime; process-group (no namespace) ${f(b.processGroupMs, 1)} ms` : '';
+    rows.push(['bash start', 'ms per `true` call: sandboxed (workspace-write, bubblewrap); unsandboxed (full-access, PID namespace); ratio', `${f(b.sandboxedMs, 1)} ms; ${f(b.unsandboxedMs, 1)} ms; **×${f(b.ratio, 2)}**`, '—', '', how]);
+  } else if (bsn && 'notMeasured' in bsn) {
+    rows.push(['bash start', 'ms per `true` call, sandboxed ÷ unsandboxed', 'not measured', '—', '', bsn.notMeasured]);
   }
   if (r.bundle) {
     const b = r.bundle;

@@ -76,6 +76,18 @@ export const DshConfigSchema = z.strictObject({
     .optional(),
   /** MCP servers by name (entry schema: see mcpServers.ts). */
   mcpServers: McpServersSchema.optional(),
+  /**
+   * The OS sandbox `bash` runs commands in (SPEC §10.2). `mode`: `workspace-write` (default),
+   * `read-only` or `full-access` (no confinement); `network`: let commands reach the network
+   * (default false); `passEnv`: environment names passed through although they look like secrets.
+   */
+  sandbox: z
+    .strictObject({
+      mode: z.enum(['read-only', 'workspace-write', 'full-access']).optional(),
+      network: z.boolean().optional(),
+      passEnv: z.array(z.string().min(1).regex(/^[^=\0]+$/, 'an environment variable name')).optional(),
+    })
+    .optional(),
   /** PostgreSQL URL of the session store and turn queue (`dsh worker`, `dsh submit`); env `DSH_DATABASE_URL` wins. */
   database: z.string().min(1).optional(),
 });

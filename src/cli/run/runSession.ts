@@ -233,6 +233,7 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
     try {
       await session.runtime.close();
     } finally {
+      await session.tools.sandbox.dispose();
       unsubscribe();
       await onFile(o.file, () => sink.close());
     }
@@ -242,6 +243,9 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
 
   async function runTurns(): Promise<number> {
     info(`session ${o.id}: ${o.file}`);
+    // The sandbox in force for commands (SPEC §10.2: the run says which mode is in force).
+    const can = await session.tools.sandbox.check();
+    info(`${session.tools.sandbox.describe()}${can.ok ? '' : ` (cannot be made here: ${can.reason}; bash refuses to run)`}`);
     if (o.plan || o.config?.plan) info(`plan mode (${o.plan ? '--plan' : 'config "plan": true'}): only read-only tools run (${session.runtime.tools.list().filter((t) => t.readOnly).map((t) => t.name).join(', ')}); every other call is denied`);
     let code = 0;
     // Turns a late steering message became (they run after the turn it was typed in).

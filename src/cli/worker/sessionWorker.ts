@@ -134,6 +134,8 @@ export async function startSessionWorker(o: SessionWorkerOptions): Promise<Runni
           say(`session ${sessionId}: turn ${turn.n} ${done.outcome}`);
         } finally {
           await session.runtime.close();
+          // The sandbox's private /tmp goes with the turn (a worker lives long).
+          await session.tools.sandbox.dispose();
         }
       },
     });
