@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import * as z from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
+import { commandApprovalKeys } from '../../runtime/policies/commandRules.js';
 import { ToolError } from '../../runtime/toolError.js';
 import { runIsolated, type Isolation, type ProcessRun } from './isolatedProcess.js';
 import { pidNamespaceSupport, type PidNamespaceProbe } from './pidNamespace.js';
@@ -115,6 +116,8 @@ export function createBashTool(ws: Workspace, options: BashToolOptions = {}) {
     output: BashOutput,
     toContent: bashContent,
     toMetadata: (r: BashRun) => ({ exitCode: r.exitCode, signal: r.signal, isolation: mode }),
+    // `allowed-always` remembers each parsed command, never the line's text (issue 23 item 3).
+    approvalKeys: (args) => commandApprovalKeys(args),
     async execute(args, exec): Promise<BashRun> {
       const iso = await isolation();
       const cwd = await ws.realRoot();

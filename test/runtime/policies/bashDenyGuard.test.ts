@@ -1,9 +1,10 @@
-/** Bash deny patterns as a guard: GUARD_DENIED, tried against the usual respellings of a command. */
+/** Bash deny patterns as a guard: GUARD_DENIED, matched against every command of a shell parse of the line. */
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { applyConfig } from '../../../src/runtime/policies/applyConfig.js';
-import { bashDenyGuard, commandSpellings } from '../../../src/runtime/policies/bashDenyGuard.js';
-import { call, fakeBash } from './fixtures.js';
+import { bashDenyGuard, textSpellings } from '../../../src/runtime/policies/bashDenyGuard.js';
+import { commandSpellings } from '../../../src/runtime/policies/commandRules.js';
+import { call, fakeBash, recordingApproval } from './fixtures.js';
 
 function setup(deny: string[]) {
   const bash = fakeBash();
@@ -55,14 +56,36 @@ describe('bash deny guard', () => {
     expect(bash.ran).toEqual([]);
   });
 
-  it.each(['x=rm; $x -rf build', 'eval "$(echo cm0gLXJmIGJ1aWxk | base64 -d)"', "printf 'r\\x6d -rf build' | sh", '/bin/r? -rf build'])(
-    'documented limit: shell expansion hides %j from a text pattern',
+  it.each(['x=rm; $x -rf build', 'eval "$(echo cm0gLXJmIGJ1aWxk | base64 -d)"', "printf 'r\\x6d -rf build' | sh", '/bin/r? -rf build', 'bash ./s.sh'])(
+    'a line the parse cannot fully see (%j) is not let through silently: it is asked about (denied here, with no approver)',
     async (command) => {
       const { rt, bash } = setup(['^rm -[a-zA-Z]*r']);
-      expect((await call(rt, 'bash', { command })).isError).toBe(false);
-      expect(bash.ran).toEqual([command]);
+      const r = await call(rt, 'bash', { command });
+      expect(r.error?.code).toBe('APPROVAL_DENIED');
+      expect(bash.ran).toEqual([]);
     },
   );
+
+  it('text that only looks like a command is not one: quoted arguments and comments are not denied', async () => {
+    const { rt, bash } = setup(['^rm\\s']);
+    for (const command of ['git commit -m "fix; rm -r v"', "echo 'a && rm -r v'", 'grep -e "rm -r" notes.txt # rm -r v']) {
+      const r = await call(rt, 'bash', { command });
+      expect(r.isError, `${command}: ${r.content}`).toBe(false);
+    }
+    expect(bash.ran).toHaveLength(3);
+  });
+
+  it('a line that does not parse is asked about, and if approved still meets the guard on its text spellings', async () => {
+    const bash = fakeBash();
+    const approval = recordingApproval('allowed-once');
+    const rt = createRuntime({ tools: [bash.tool], approval: approval.service });
+    applyConfig(rt, { bash: { deny: ['^rm\\s'] } });
+    expect(textSpellings('ls; rm -r v (')).toContain('rm -r v');
+    const r = await call(rt, 'bash', { command: 'ls; rm -r v (' });
+    expect(approval.asked[0]?.reason).toMatch(/does not parse as bash/);
+    expect(r.error?.code).toBe('GUARD_DENIED');
+    expect(bash.ran).toEqual([]);
+  });
 
   it('matching is linear: a pattern that backtracks catastrophically in RegExp answers at once in RE2', () => {
     const guard = bashDenyGuard({ patterns: ['^(a+)+$'] });
