@@ -53,7 +53,8 @@ export function allowedByPatterns(parse: CommandParse, allow: readonly CommandMa
   const matches = (l: CommandLayer) => layerSpellings(l).some((s) => allow.some((m) => m(s)));
   return parse.commands.every((c) => {
     const last = c.layers[c.layers.length - 1]!;
-    if (!matches(last)) return false;
+    // `bash -c '…'` / `eval '…'`: the string's own commands are checked as commands of their own.
+    if (!last.delegates && !matches(last)) return false;
     return c.layers.slice(0, -1).every((l) => {
       const name = l.words[0] ?? '';
       return !PRIVILEGE_WRAPPERS.has(name.slice(name.lastIndexOf('/') + 1)) || matches(l);

@@ -32,6 +32,11 @@ export interface CommandLayer {
   readonly literal: boolean;
   /** More arguments are added at run time (`xargs`, `find -exec`): the words are a prefix. */
   readonly moreArgs: boolean;
+  /**
+   * It only runs a command string that was parsed in turn (`bash -c '…'`, `eval '…'`), whose
+   * commands are in the parse's `commands` of their own.
+   */
+  readonly delegates?: boolean;
 }
 
 /**
@@ -226,6 +231,7 @@ function chains(words: readonly Word[], source: string, depth: number, out: Sink
     return [[head]];
   }
   const inner = unwrap(basename(name.value), words, source, depth, out);
+  if (inner === DELEGATED) return [[{ ...head, delegates: true }]];
   if (inner.length === 0) return [[head]];
   return inner.flatMap((i) => chains(i.words, source, depth, out, i.moreArgs || moreArgs).map((c) => [head, ...c]));
 }
@@ -234,6 +240,9 @@ interface Inner {
   readonly words: readonly Word[];
   readonly moreArgs: boolean;
 }
+
+/** Returned by `unwrap` for a command that only runs a string parsed in turn. */
+const DELEGATED = 'delegated' as const;
 
 /** How a wrapper's options are read (GNU/util-linux/sudo option syntax). */
 interface WrapperSpec {
@@ -300,7 +309,7 @@ export const PRIVILEGE_WRAPPERS: ReadonlySet<string> = new Set(['sudo', 'doas'])
 const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'rbash']);
 
 /** The commands `words` (named `name`) runs when it is a wrapper, `eval`, a shell or `find`; none otherwise. */
-function unwrap(name: string, words: readonly Word[], source: string, depth: number, out: Sink): Inner[] {
+function unwrap(name: string, words: readonly Word[], source: string, depth: number, out: Sink): Inner[] | typeof DELEGATED {
   if (name === 'eval') return nested(words.slice(1), 'eval', depth, out);
   if (name === 'source' || name === '.') {
     if (words.length > 1) out.opaque.push(`\`${name}\` runs the script ${JSON.stringify(words[1]!.value.slice(0, 80))}, which the parse cannot see`);
@@ -388,16 +397,13 @@ function findExec(words: readonly Word[]): Inner[] {
 }
 
 /** `bash [options] -c STRING …` parses STRING in turn; a shell running a script or its input is opaque. */
-function shell(name: string, words: readonly Word[], depth: number, out: Sink): Inner[] {
+function shell(name: string, words: readonly Word[], depth: number, out: Sink): Inner[] | typeof DELEGATED {
   let hasC = false;
   let i = 1;
   for (; i < words.length; i++) {
     const w = words[i]!;
     const v = w.value;
-    if (!w.literal) {
-      out.opaque.push(`\`${name}\` is given a word built at run time (${JSON.stringify(v.slice(0, 80))})`);
-      return [];
-    }
+    if (!w.literal) break; // the command string or the script: said below
     if (v === '--' || v === '-') {
       i++;
       break;
@@ -427,7 +433,7 @@ function shell(name: string, words: readonly Word[], depth: number, out: Sink): 
 }
 
 /** `env -S STRING cmd…`: the split string and the words after it form the command. */
-function envSplit(split: string | undefined, after: readonly Word[], depth: number, out: Sink): Inner[] {
+function envSplit(split: string | undefined, after: readonly Word[], depth: number, out: Sink): Inner[] | typeof DELEGATED {
   if (split === undefined) return [];
   const words = [split, ...after.map((w) => (w.literal ? quote(w.value) : w.value))].join(' ');
   return nested([{ value: words, literal: after.every((w) => w.literal), pattern: false }], 'env -S', depth, out);
@@ -440,7 +446,7 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * `out` as commands of their own (every one must pass the rules), so nothing runs "inside" the
  * wrapper as far as the chain goes.
  */
-function nested(words: readonly Word[], what: string, depth: number, out: Sink): Inner[] {
+function nested(words: readonly Word[], what: string, depth: number, out: Sink): Inner[] | typeof DELEGATED {
   if (words.length === 0) return [];
   if (!words.every((w) => w.literal)) {
     out.opaque.push(`\`${what}\` runs a command string built at run time`);
@@ -454,5 +460,5 @@ function nested(words: readonly Word[], what: string, depth: number, out: Sink):
   if (!inner.parsed) out.opaque.push(`the command string of \`${what}\` ${inner.opaque[0] ?? 'does not parse'}`);
   else out.opaque.push(...inner.opaque);
   out.commands.push(...inner.commands);
-  return [];
+  return inner.parsed ? DELEGATED : [];
 }
