@@ -1,61 +1,75 @@
 /**
- * What governs the agent, as paths no tool call may change (SPEC §10.3): the session state under
- * `.dsh/` (logs, leases, checkpoints, spills), the project's `dsh.config.json`, the user-level
- * config directory, and the two parts of `.git` that run code later, outside any sandbox
- * (`.git/hooks`, and `.git/config`, whose `core.hooksPath`, `core.fsmonitor`, filters and aliases
- * name programs). The rest of `.git` stays writable: objects, refs and the index are what `git`
- * commands in the workspace are for, and none of them makes git run a program.
+ * The paths that govern the agent (SPEC §10.3): no tool call may change them, whatever the tool
+ * (file tools refuse them; inside the OS sandbox they are read-only). One list, shared by the file
+ * tools' guard, the bash sandbox and MCP servers run in the sandbox.
  *
- * A pure function of the workspace root and the user config directory, both absolute and already
- * resolved (symlinks followed): the file tools compare descriptor-verified real paths against it,
- * and the bash sandbox binds the same paths read-only. Reading them stays allowed.
+ * Pure: a function of the workspace root and the user-level config directory (no file system
+ * access). Pass the root with symlinks resolved, as every sandbox check does.
  */
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 
-/** One protected path and the rule that protects it (named in the refusal). */
+/** Names a rule, for the error a refusal carries (`FS_PROTECTED: … (rule dsh-state)`). */
+export type ProtectedRule = 'dsh-state' | 'project-config' | 'user-config' | 'git-hooks' | 'git-config';
+
 export interface ProtectedPath {
-  /** Absolute, resolved. */
+  /** Absolute path. Everything under it is protected too. */
   readonly path: string;
-  /** `tree`: the path and everything below it; `file`: the path itself. */
-  readonly kind: 'tree' | 'file';
-  /** What it is and why it is protected, for the message of an `FS_PROTECTED` refusal. */
-  readonly rule: string;
+  /** What it is when it exists. */
+  readonly kind: 'dir' | 'file';
+  readonly rule: ProtectedRule;
+  /** Why, in a few words (for messages and docs). */
+  readonly reason: string;
 }
 
-export interface ProtectedPathsInput {
-  /** The workspace root (absolute, resolved). */
-  readonly workspaceRoot: string;
-  /** The user-level dsh config directory, `$XDG_CONFIG_HOME/dsh` (absolute, resolved). */
-  readonly userConfigDir: string;
+export interface ProtectedPathsOptions {
+  /** The workspace root (absolute, symlinks resolved). */
+  readonly root: string;
+  /** The user-level config directory (see {@link userConfigDir}); omit to leave it out. */
+  readonly userConfigDir?: string;
 }
 
-/** The protected paths of one workspace and user (see the module comment). */
-export function protectedPaths(input: ProtectedPathsInput): readonly ProtectedPath[] {
-  const { workspaceRoot: root, userConfigDir } = input;
-  return Object.freeze([
-    { path: join(root, '.dsh'), kind: 'tree', rule: "dsh's session state (.dsh/: session logs, leases, checkpoints) is the record of this agent's work" },
-    { path: join(root, 'dsh.config.json'), kind: 'file', rule: "the project's dsh.config.json holds the rules that govern this agent" },
-    { path: userConfigDir, kind: 'tree', rule: `the user-level dsh config (${userConfigDir}) holds the rules that govern this agent` },
-    { path: join(root, '.git', 'hooks'), kind: 'tree', rule: '.git/hooks holds programs git runs later, outside any sandbox' },
-    { path: join(root, '.git', 'config'), kind: 'file', rule: ".git/config names programs git runs later (hooksPath, fsmonitor, filters), outside any sandbox" },
-  ] satisfies ProtectedPath[]).map((p) => Object.freeze(p));
-}
+/** The project's state directory: session logs, leases, checkpoints, spills. */
+export const DSH_STATE_DIR = '.dsh';
+/** The project config file, which holds the permission rules. */
+export const PROJECT_CONFIG_NAME = 'dsh.config.json';
 
-const isAtOrBelow = (dir: string, path: string) => {
-  const rel = relative(dir, path);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-};
-
-/** The protected path `path` (absolute, resolved) falls under, if any. */
-export function protectionOf(list: readonly ProtectedPath[], path: string): ProtectedPath | undefined {
-  return list.find((p) => (p.kind === 'tree' ? isAtOrBelow(p.path, path) : p.path === path));
+/**
+ * The protected paths of a workspace, parents before children:
+ * - `<root>/.dsh/` (logs, leases, checkpoints: the log is the truth);
+ * - `<root>/dsh.config.json` (the rules);
+ * - the user-level config directory (`$XDG_CONFIG_HOME/dsh`, the user's rules);
+ * - `<root>/.git/hooks` and `<root>/.git/config`, which run code later, outside any sandbox
+ *   (`core.hooksPath`, `core.fsmonitor`, aliases, …). The rest of `.git` stays writable: a
+ *   command may commit, branch and fetch.
+ */
+export function protectedPaths(options: ProtectedPathsOptions): readonly ProtectedPath[] {
+  const { root } = options;
+  if (!isAbsolute(root)) throw new TypeError(`protectedPaths: the root must be absolute, got ${JSON.stringify(root)}`);
+  const list: ProtectedPath[] = [
+    { path: join(root, DSH_STATE_DIR), kind: 'dir', rule: 'dsh-state', reason: "dsh's session logs, leases and checkpoints" },
+    { path: join(root, PROJECT_CONFIG_NAME), kind: 'file', rule: 'project-config', reason: "the project's dsh rules" },
+  ];
+  if (options.userConfigDir !== undefined) {
+    if (!isAbsolute(options.userConfigDir)) throw new TypeError(`protectedPaths: the user config dir must be absolute, got ${JSON.stringify(options.userConfigDir)}`);
+    list.push({ path: options.userConfigDir, kind: 'dir', rule: 'user-config', reason: "the user's dsh config" });
+  }
+  list.push(
+    { path: join(root, '.git', 'hooks'), kind: 'dir', rule: 'git-hooks', reason: 'git hooks run later, outside any sandbox' },
+    { path: join(root, '.git', 'config'), kind: 'file', rule: 'git-config', reason: 'git config can run commands later (core.hooksPath, core.fsmonitor, aliases)' },
+  );
+  return list;
 }
 
 /**
- * The user-level dsh config directory as dsh's config loader finds it: `$XDG_CONFIG_HOME/dsh`, or
- * `<home>/.config/dsh` when XDG_CONFIG_HOME is unset, empty or relative. Not resolved.
+ * The user-level config directory as the config loader finds it: `$XDG_CONFIG_HOME/dsh`, or
+ * `<home>/.config/dsh` when XDG_CONFIG_HOME is unset, empty or relative. Pure.
  */
-export function userConfigDirOf(env: Readonly<Record<string, string | undefined>>, home: string): string {
+export function userConfigDir(env: Readonly<Record<string, string | undefined>>, home: string): string {
   const xdg = env.XDG_CONFIG_HOME;
-  return join(xdg && isAbsolute(xdg) ? xdg : join(env.HOME || home, '.config'), 'dsh');
+  return join(xdg && isAbsolute(xdg) ? xdg : join(home, '.config'), 'dsh');
+}
+
+/** The protected path `target` (absolute, resolved) is, or lies under; undefined if none. */
+export function protectedBy(list: readonly ProtectedPath[], target: string): ProtectedPath | undefined {
+  return list.find((p) => target === p.path || target.startsWith(p.path.endsWith('/') ? p.path : `${p.path}/`));
 }

@@ -10,7 +10,7 @@ import { ErrorCode } from '../../protocol/index.js';
 import { ToolError } from '../../runtime/toolError.js';
 import { openAtomicWriterIn } from '../fs/atomicWrite.js';
 import { realPathOfFd, type VerifiedDir } from '../fs/verifiedDir.js';
-import { protectedPaths, protectionOf, userConfigDirOf, type ProtectedPath } from '../sandbox/protectedPaths.js';
+import { protectedBy, protectedPaths, userConfigDir, type ProtectedPath } from '../sandbox/protectedPaths.js';
 import { openInWorkspace, realpathAllowMissing, resolveEntry, resolveInWorkspace, type OpenedEntry, type SandboxedPath } from './sandboxPath.js';
 
 /** What a file looked like when this session read or wrote it. */
@@ -70,8 +70,8 @@ export class Workspace {
   protectedPaths(): Promise<readonly ProtectedPath[]> {
     return (this.protectedP ??= (async () => {
       const realRoot = await this.realRoot();
-      const userDir = this.options.userConfigDir ?? userConfigDirOf(process.env, homedir());
-      return protectedPaths({ workspaceRoot: realRoot, userConfigDir: await realpathAllowMissing(userDir).catch(() => userDir) });
+      const userDir = this.options.userConfigDir ?? userConfigDir(process.env, process.env.HOME || homedir());
+      return protectedPaths({ root: realRoot, userConfigDir: await realpathAllowMissing(userDir).catch(() => userDir) });
     })().catch((e) => {
       this.protectedP = undefined;
       throw e;
@@ -80,11 +80,11 @@ export class Workspace {
 
   /** `FS_PROTECTED` naming the rule when `real` (absolute, resolved) is a protected path. */
   private async refuseProtected(real: string, display: string): Promise<void> {
-    const hit = protectionOf(await this.protectedPaths(), real);
+    const hit = protectedBy(await this.protectedPaths(), real);
     if (hit) {
       throw new ToolError(
         ErrorCode.FS_PROTECTED,
-        `${display} is protected and was not changed: ${hit.rule} (SPEC §10.3: what governs the agent is out of its reach). ` +
+        `${display} is protected and was not changed (rule ${hit.rule}: ${hit.reason}; SPEC §10.3: what governs the agent is out of its reach). ` +
           'Tools may read it but never change it; if it must change, ask the user to do it.',
       );
     }

@@ -57,10 +57,10 @@ describe('protected paths: the file tools cannot change what governs the agent',
     const { root, userConfigDir, rt } = await setup();
     const before = await tree(root);
     const targets: Array<[string, RegExp]> = [
-      ['dsh.config.json', /dsh\.config\.json holds the rules/],
-      ['.dsh/sessions/s1.jsonl', /session state/],
-      ['home/.config/dsh/config.json', /user-level dsh config/],
-      ['.git/config', /\.git\/config names programs/],
+      ['dsh.config.json', /rule project-config/],
+      ['.dsh/sessions/s1.jsonl', /rule dsh-state/],
+      ['home/.config/dsh/config.json', /rule user-config/],
+      ['.git/config', /rule git-config/],
     ];
     for (const [path, rule] of targets) {
       const read = await call(rt, 'read', { path });
@@ -69,13 +69,13 @@ describe('protected paths: the file tools cannot change what governs the agent',
       expectProtected(await call(rt, 'edit', { path, oldString: read.content.includes('rm') ? 'rm' : 'core', newString: 'xx' }), rule);
     }
     // New files under a protected tree (and new directories on the way) are refused too.
-    expectProtected(await call(rt, 'write', { path: '.dsh/sessions/forged.jsonl', content: LOG_LINE }), /session state/);
-    expectProtected(await call(rt, 'write', { path: '.dsh/new/deeper/x', content: 'x' }), /session state/);
-    expectProtected(await call(rt, 'write', { path: '.git/hooks/pre-commit', content: '#!/bin/sh\ntouch /tmp/pwned\n' }), /\.git\/hooks holds programs/);
-    expectProtected(await call(rt, 'write', { path: 'home/.config/dsh/other.json', content: '{}' }), /user-level/);
+    expectProtected(await call(rt, 'write', { path: '.dsh/sessions/forged.jsonl', content: LOG_LINE }), /rule dsh-state/);
+    expectProtected(await call(rt, 'write', { path: '.dsh/new/deeper/x', content: 'x' }), /rule dsh-state/);
+    expectProtected(await call(rt, 'write', { path: '.git/hooks/pre-commit', content: '#!/bin/sh\ntouch /tmp/pwned\n' }), /rule git-hooks/);
+    expectProtected(await call(rt, 'write', { path: 'home/.config/dsh/other.json', content: '{}' }), /rule user-config/);
     // Spellings that normalise to a protected path.
-    expectProtected(await call(rt, 'write', { path: './x/../dsh.config.json', content: '{}' }), /dsh\.config\.json/);
-    expectProtected(await call(rt, 'write', { path: join(root, '.dsh', 'lease'), content: '{}' }), /session state/);
+    expectProtected(await call(rt, 'write', { path: './x/../dsh.config.json', content: '{}' }), /rule project-config/);
+    expectProtected(await call(rt, 'write', { path: join(root, '.dsh', 'lease'), content: '{}' }), /rule dsh-state/);
     expect(await tree(root)).toEqual(before);
     expect(await readFile(join(userConfigDir, 'config.json'), 'utf8')).toBe(CONFIG);
   });
@@ -88,11 +88,11 @@ describe('protected paths: the file tools cannot change what governs the agent',
     await symlink('.dsh', join(root, 'state'));
     const before = await tree(root);
     expect((await call(rt, 'read', { path: 'innocent.json' })).isError).toBe(false);
-    expectProtected(await call(rt, 'write', { path: 'innocent.json', content: '{}' }), /dsh\.config\.json/);
-    expectProtected(await call(rt, 'edit', { path: 'innocent.json', oldString: 'rm', newString: 'xx' }), /dsh\.config\.json/);
-    expectProtected(await call(rt, 'write', { path: 'logs/s2.jsonl', content: LOG_LINE }), /session state/);
-    expectProtected(await call(rt, 'write', { path: 'state/a/b/c', content: 'x' }), /session state/);
-    expectProtected(await call(rt, 'write', { path: 'hooks/post-checkout', content: '#!/bin/sh\n' }), /\.git\/hooks/);
+    expectProtected(await call(rt, 'write', { path: 'innocent.json', content: '{}' }), /rule project-config/);
+    expectProtected(await call(rt, 'edit', { path: 'innocent.json', oldString: 'rm', newString: 'xx' }), /rule project-config/);
+    expectProtected(await call(rt, 'write', { path: 'logs/s2.jsonl', content: LOG_LINE }), /rule dsh-state/);
+    expectProtected(await call(rt, 'write', { path: 'state/a/b/c', content: 'x' }), /rule dsh-state/);
+    expectProtected(await call(rt, 'write', { path: 'hooks/post-checkout', content: '#!/bin/sh\n' }), /rule git-hooks/);
     expect(await tree(root)).toEqual(before);
   });
 
