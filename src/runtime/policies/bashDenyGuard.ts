@@ -15,9 +15,10 @@
  * What the parse cannot see (a command name built at run time: `$x`, `$(…)`, a glob; `eval` of a
  * string built at run time; a script run by name) the guard cannot deny; the command rules'
  * pre-execute listener (`bashCommandRules`, installed with the deny patterns by `applyConfig`)
- * asks about such a line instead. A line that does not parse at all is matched on its text,
- * split at `;` `&` `|` newlines and brackets, as before the parse existed (`textSpellings`).
- * The OS sandbox, not a pattern, is what bounds a command that runs (SPEC §10.2).
+ * asks about such a line instead. A line that does not parse at all (a syntax error, a construct
+ * the parser rejects, a line over `MAX_PARSED_COMMAND_LENGTH`) is denied: the patterns cannot be
+ * checked against it. The OS sandbox, not a pattern, is what bounds a command that runs
+ * (SPEC §10.2).
  */
 import { RE2JS } from 're2js';
 import type { Guard } from '../hooks.js';
@@ -31,10 +32,6 @@ export interface BashDenyGuardOptions {
   readonly tool?: string;
 }
 
-const SEPARATORS = /[;&|\n\r(){}`]+/;
-const WRAPPERS = new Set(['sudo', 'command', 'builtin', 'exec', 'env', 'nohup', 'time', 'nice', 'xargs']);
-const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
-
 /** Compiles a pattern, throwing a TypeError that names it when RE2 rejects it. */
 export function compileBashPattern(pattern: string): RE2JS {
   try {
@@ -42,35 +39,6 @@ export function compileBashPattern(pattern: string): RE2JS {
   } catch (e) {
     throw new TypeError(`invalid RE2 pattern ${JSON.stringify(pattern)}: ${e instanceof Error ? e.message : String(e)}`);
   }
-}
-
-/** Quotes and backslashes out, blanks collapsed, leading assignments/wrappers and the command's directory dropped. */
-function simplify(segment: string): string {
-  const words = segment.replace(/['"\\]/g, '').split(/\s+/).filter((w) => w !== '');
-  let i = 0;
-  while (i < words.length && (ASSIGNMENT.test(words[i]!) || WRAPPERS.has(words[i]!) || (i > 0 && WRAPPERS.has(words[i - 1]!) && words[i]!.startsWith('-')))) i++;
-  const rest = words.slice(i);
-  if (rest.length > 0) rest[0] = rest[0]!.slice(rest[0]!.lastIndexOf('/') + 1);
-  return rest.join(' ');
-}
-
-/**
- * The spellings of a line the shell parser rejects: the line, and each part of it split at
- * `;` `&` `|` newlines `(` `)` `{` `}` and backquotes, with quotes and backslashes removed,
- * leading assignments and common wrappers dropped, and the command's directory dropped.
- */
-export function textSpellings(command: string): string[] {
-  const out = new Set<string>([command]);
-  // A backslash-newline is a line continuation, not a separator: join first.
-  for (const part of command.replace(/\\\r?\n/g, '').split(SEPARATORS)) {
-    const raw = part.trim();
-    if (raw === '') continue;
-    out.add(raw);
-    // `$(`: the `$` is left at the end of the previous part; strip a lone trailing `$`.
-    const simple = simplify(raw.endsWith('$') ? raw.slice(0, -1) : raw);
-    if (simple !== '') out.add(simple);
-  }
-  return [...out];
 }
 
 /** A guard denying every `bash` call whose command matches one of `patterns`. */
@@ -82,7 +50,13 @@ export function bashDenyGuard(options: BashDenyGuardOptions): Guard {
     const command = (call.args as { command?: unknown } | null)?.command;
     if (typeof command !== 'string') return undefined;
     const parse = parseShellCommand(command);
-    const spellings = parse.parsed ? commandSpellings(command, parse) : textSpellings(command);
+    if (!parse.parsed) {
+      return (
+        `the command cannot be checked against the deny patterns of the user's configuration: ${parse.opaque[0] ?? 'it does not parse'}. ` +
+        'Rewrite it as plain bash the rules can read (fix the syntax, split it into shorter commands, use $(…) instead of backquotes).'
+      );
+    }
+    const spellings = commandSpellings(command, parse);
     for (const { source, re } of compiled) {
       const hit = spellings.find((s) => re.matcher(s).find());
       if (hit !== undefined) {

@@ -100,6 +100,8 @@ export function bashCommandRules(options: BashCommandRulesOptions): PreExecuteLi
     if (typeof command !== 'string') return next();
     const parse = parseShellCommand(command);
     let mine: PreExecuteDecision | undefined;
+    // A line that does not parse, with deny patterns in force, is the guard's to deny: no question.
+    if (!parse.parsed && options.hasDeny) return next();
     if (!parse.parsed || parse.opaque.length > 0) {
       if (options.hasDeny || options.allow.length > 0) {
         mine = {

@@ -80,8 +80,12 @@ function checkAssignment(name: string, out: Sink): void {
   if (STEERING_VARIABLES.has(name) || /^BASH_FUNC_/.test(name)) out.opaque.push(`it sets ${name}, which changes what commands run`);
 }
 
-/** Longest line parsed (UTF-16 units); a longer one is opaque. The parse costs a few µs per character. */
-export const MAX_PARSED_COMMAND_LENGTH = 64 * 1024;
+/**
+ * Longest line parsed (UTF-16 units); a longer one does not parse. mvdan-sh's JavaScript (GopherJS)
+ * costs tens of µs per syntax node on this machine, so a hostile 8 KiB line takes up to about a
+ * second of the main thread once (the result is cached); a typical line, a few ms.
+ */
+export const MAX_PARSED_COMMAND_LENGTH = 8 * 1024;
 /** How deep `sh -c` / `eval` strings are parsed in turn. */
 const MAX_NESTING = 8;
 
@@ -106,7 +110,7 @@ const cache = new Map<string, CommandParse>();
 
 function parseAt(line: string, depth: number): CommandParse {
   if (line.length > MAX_PARSED_COMMAND_LENGTH) {
-    return { parsed: false, commands: [], opaque: [`the command is longer than ${MAX_PARSED_COMMAND_LENGTH} characters, too long to parse`] };
+    return { parsed: false, commands: [], opaque: [`the command is longer than ${MAX_PARSED_COMMAND_LENGTH} characters, too long to check (split it, or write files with the write tool)`] };
   }
   let file: ShNode;
   try {
