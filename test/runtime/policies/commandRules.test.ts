@@ -18,6 +18,7 @@ import { z } from 'zod';
 import { createBuiltinTools } from '../../../src/adapters/tools/builtinTools.js';
 import type { ApprovalAnswer } from '../../../src/protocol/index.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
+import { createMemoryLog } from '../../../src/runtime/log/sessionLog.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { applyConfig, type PolicyConfig } from '../../../src/runtime/policies/applyConfig.js';
 import { bashDenyGuard } from '../../../src/runtime/policies/bashDenyGuard.js';
@@ -248,6 +249,25 @@ describe('allowed-always for bash is remembered per parsed command', () => {
     for (let i = 0; i < 2; i++) await call(rt, 'bash', { command: 'x=rm; $x -rf v' });
     for (let i = 0; i < 2; i++) await call(rt, 'bash', { command: 'ls "$dir"' });
     expect(asked).toEqual(['x=rm; $x -rf v', 'x=rm; $x -rf v', 'ls "$dir"', 'ls "$dir"']);
+  });
+
+  it('a resumed session rebuilds the same per-command memory from the log', async () => {
+    const first = fakeBashRemembering();
+    const one = withApprover(askAll, () => 'allowed-always', first.tool);
+    expect((await call(one.rt, 'bash', { command: 'git status && rm -rf x' })).isError).toBe(false);
+    const second = fakeBashRemembering();
+    const asked: string[] = [];
+    const rt = createRuntime({
+      tools: [second.tool],
+      log: createMemoryLog({ initial: one.rt.log.events() }),
+      approval: { request: async ({ args }) => (asked.push((args as { command: string }).command), 'denied') },
+    });
+    applyConfig(rt, askAll);
+    expect((await call(rt, 'bash', { command: 'git status' })).isError).toBe(false);
+    expect((await call(rt, 'bash', { command: 'rm -rf y' })).error?.code).toBe('APPROVAL_DENIED');
+    expect((await call(rt, 'bash', { command: 'git status && rm -rf y' })).error?.code).toBe('APPROVAL_DENIED');
+    expect(asked).toEqual(['rm -rf y', 'git status && rm -rf y']);
+    expect(second.ran).toEqual(['git status']);
   });
 
   it('the real bash tool remembers per parsed command (the same keys)', async () => {
