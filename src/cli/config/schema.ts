@@ -57,7 +57,14 @@ export const DshConfigSchema = z.strictObject({
   plan: z.boolean().optional(),
   /** First matching rule decides. */
   permissions: z.array(PermissionRuleSchema).optional(),
-  bash: z.strictObject({ deny: z.array(BashPatternSchema).optional() }).optional(),
+  bash: z
+    .strictObject({
+      /** RE2 patterns over each command a line runs (shell-parsed): a match is refused (GUARD_DENIED). */
+      deny: z.array(BashPatternSchema).optional(),
+      /** RE2 patterns: a line whose every command matches runs without a question; any other line is asked about. */
+      allow: z.array(BashPatternSchema).optional(),
+    })
+    .optional(),
   /** Most concurrency-safe calls of one step running at once. */
   concurrency: positiveInt(256).optional(),
   /** Results larger than this many UTF-8 bytes are spilled. */
