@@ -35,7 +35,7 @@ import type { Runtime } from '../../runtime/createRuntime.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
-import { suspendingApproval } from '../../runtime/pipeline/approval.js';
+import { suspendingApproval } from '../../runtime/pipeline/approvalService.js';
 import { argsText } from '../view/runView.js';
 import { embeddedModel } from './embeddedModel.js';
 import { holdSessionLease } from './sessionLease.js';

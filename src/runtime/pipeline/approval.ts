@@ -5,24 +5,10 @@
  */
 import type { PreparedCall } from '../../../machines/callStages.js';
 import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type LogEvent } from '../../protocol/index.js';
+import { SUSPEND } from './approvalService.js';
 import { parseArgs } from '../args.js';
 import { placeOf, type StageDeps } from './stageDeps.js';
 import { sessionIndexOf } from '../log/sessionIndex.js';
-
-/**
- * Answered by an approval service to suspend the turn on this question instead of answering it now
- * (issue 15.4): the question stays pending in the log, the turn's handle settles `suspended`, and
- * `resumeSession` (in this process or another) asks it again and continues the same call.
- */
-export const SUSPEND = 'suspend' as const;
-
-/** Asks a person (or a policy service) whether a call may run. */
-export interface ApprovalService {
-  request(req: { callId: string; toolName: string; args: unknown; reason?: string }, signal: AbortSignal): Promise<ApprovalAnswer | typeof SUSPEND>;
-}
-
-/** An approval service that suspends every question (answer later, after `resumeSession`). */
-export const suspendingApproval: ApprovalService = { request: async () => SUSPEND };
 
 export interface ApprovalStage {
   isRemembered(call: PreparedCall): boolean;
