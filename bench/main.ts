@@ -140,7 +140,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     }
   }
   if (want('bundle')) {
-    log('browser bundle of the `dsh` entry (Vite, minified, gzip -9)');
+    log('browser bundles of the `dsh` and `dsh/react` entries (Vite, minified, gzip -9)');
     results.bundle = await runBundle({ root, detail: true });
   }
   if (want('w8')) {

@@ -5,7 +5,7 @@ import type { W4Detail, W4Result } from '../workloads/w4.js';
 import type { W6Detail, W6Result } from '../workloads/w6.js';
 import { storeRows, type StoreDetail, type StoreResult } from '../workloads/store.js';
 import { COLD_RUN_TARGET_MS, type ColdStartDetail, type ColdStartResult } from '../workloads/coldStart.js';
-import { BUNDLE_BUDGET_BYTES, type BundleResult } from '../workloads/bundle.js';
+import { BUNDLE_BUDGET_BYTES, REACT_BUNDLE_BUDGET_BYTES, type BundleResult } from '../workloads/bundle.js';
 import type { W8Detail, W8Result } from '../workloads/w8.js';
 import type { BashStartResult } from '../workloads/bashStart.js';
 
@@ -156,6 +156,9 @@ export function renderTable(r: Results, notes: Notes): string {
     const parts = Object.entries(b.byPackage).filter(([, n]) => n > 0).map(([p, n]) => `${p} ${kb(n)}`).join(', ');
     const ok = b.gzipBytes <= BUNDLE_BUDGET_BYTES && b.zodCopies === 1;
     rows.push(['bundle', '`dsh` entry for the browser (Vite, every export kept), minified + gzip -9; copies of zod', `**${kb(b.gzipBytes)}** (${kb(b.minBytes)} min); zod ×${b.zodCopies}`, `≤ ${BUNDLE_BUDGET_BYTES / 1000} KB, zod once`, yes(ok), `of which ${parts}; re2js ${b.re2js ? 'in it' : 'not in it (dsh/policies)'}`]);
+    if (b.react) {
+      rows.push(['bundle', '`dsh/react` entry for the browser without React itself (Vite, every export kept), minified + gzip -9', `**${kb(b.react.gzipBytes)}** (${kb(b.react.minBytes)} min)`, `≤ ${REACT_BUNDLE_BUDGET_BYTES / 1000} KB`, yes(b.react.gzipBytes <= REACT_BUNDLE_BUDGET_BYTES), 'the hooks only: the session view they read is in the `dsh` row']);
+    }
   }
   if (r.w8) {
     const w = r.w8;

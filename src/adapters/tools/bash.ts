@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import * as z from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
+import { commandApprovalKeys } from '../../runtime/policies/commandRules.js';
 import { ToolError } from '../../runtime/toolError.js';
 import { createSandbox, SandboxUnavailableError, type Quarantined, type Sandbox } from '../sandbox/sandbox.js';
 import { initArgv, runIsolated, type Isolation, type ProcessRun } from './isolatedProcess.js';
@@ -155,6 +156,8 @@ export function createBashTool(ws: Workspace, options: BashToolOptions = {}) {
       network: sandbox.mode === 'full-access' || sandbox.network,
       ...(r.quarantined ? { quarantined: r.quarantined.length } : {}),
     }),
+    // `allowed-always` remembers each parsed command, never the line's text (issue 23 item 3).
+    approvalKeys: (args) => commandApprovalKeys(args),
     async execute(args, exec): Promise<BashRun> {
       const cwd = await ws.realRoot();
       const { iso, env, finish } = await prepare(args.command, cwd);

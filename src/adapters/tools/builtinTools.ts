@@ -11,6 +11,11 @@ import { createWriteTool } from './write.js';
 export interface BuiltinToolsOptions {
   /** The workspace every tool is confined to. */
   root: string;
+  /**
+   * The user-level dsh config directory, which no tool may change, like `.dsh/` and
+   * `dsh.config.json` (default `$XDG_CONFIG_HOME/dsh`, or `~/.config/dsh`).
+   */
+  userConfigDir?: string;
   /** Lets `read` and `grep` open spill locators (pass the store the spill policy saves to). */
   spillStore?: SpillStore;
   /** Largest page `read` returns, in UTF-8 bytes (default 12 KiB, under the default inline limit). */
@@ -45,7 +50,7 @@ export type BashSandboxSettings = Omit<SandboxOptions, 'root'>;
  * `read`, `grep`, `glob` (concurrency-safe) and `write`, `edit`, `bash` (exclusive).
  */
 export function createBuiltinTools(options: BuiltinToolsOptions) {
-  const workspace = new Workspace(options.root);
+  const workspace = new Workspace(options.root, { userConfigDir: options.userConfigDir });
   const read = createReadTool(workspace, { spillStore: options.spillStore, maxReadBytes: options.maxReadBytes });
   const grep = createGrepTool(workspace, { spillStore: options.spillStore });
   const glob = createGlobTool(workspace);

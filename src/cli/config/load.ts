@@ -84,7 +84,11 @@ export function mergeConfigs(user: DshConfig, project: DshConfig): DshConfig {
   if (user.mcpServers || project.mcpServers) out.mcpServers = { ...user.mcpServers, ...project.mcpServers };
   if (user.permissions || project.permissions) out.permissions = [...(project.permissions ?? []), ...(user.permissions ?? [])];
   if (user.sandbox || project.sandbox) out.sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});
-  if (user.bash || project.bash) out.bash = { deny: [...new Set([...(user.bash?.deny ?? []), ...(project.bash?.deny ?? [])])] };
+  if (user.bash || project.bash) {
+    out.bash = { deny: [...new Set([...(user.bash?.deny ?? []), ...(project.bash?.deny ?? [])])] };
+    const allow = [...new Set([...(user.bash?.allow ?? []), ...(project.bash?.allow ?? [])])];
+    if (allow.length > 0) out.bash.allow = allow;
+  }
   return out;
 }
 
