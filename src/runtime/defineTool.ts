@@ -50,6 +50,12 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
   toMetadata?(value: O): Record<string, unknown>;
   /** Synchronous last content-only fix, called exactly once per result the body produced. */
   readonly finalizeContent?: (content: string) => string;
+  /**
+   * What an `allowed-always` answer remembers for a call: keys, every one of which a later call
+   * must have been approved for to skip the question; undefined: never remembered. Default: the
+   * tool and its exact args (SPEC §8.3). `bash` remembers each parsed command (commandRules.ts).
+   */
+  readonly approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
 }
 
 /** What you pass to `defineTool`: a name, a zod input schema and the body; everything else has a default. */
@@ -72,6 +78,7 @@ export interface ToolSpec<I extends z.ZodType, O> {
   toMetadata?: (value: O) => Record<string, unknown>;
   /** The last, synchronous fix of the content, called exactly once per result (SPEC §2.6). */
   finalizeContent?: (content: string) => string;
+  approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
 }
 
 /** Default content: a string value is its own content; anything else is its JSON. */
@@ -97,6 +104,7 @@ export function defineTool<I extends z.ZodType, O = unknown>(spec: ToolSpec<I, O
     toContent: spec.toContent ?? defaultContent,
     toMetadata: spec.toMetadata,
     finalizeContent: spec.finalizeContent,
+    ...(spec.approvalKeys ? { approvalKeys: spec.approvalKeys } : {}),
   });
 }
 
