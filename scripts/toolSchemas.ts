@@ -1,7 +1,7 @@
 /**
  * `npm run docs:tools`: renders each built-in tool's input schema (its zod schema through
- * `z.toJSONSchema`, as the model is shown it) into README.md between the `tool-schemas` markers.
- * `test/readme.toolSchemas.test.ts` fails when the README block is stale, so the documented
+ * `z.toJSONSchema`, as the model is shown it) into docs/tools.md between the `tool-schemas` markers.
+ * `test/readme.toolSchemas.test.ts` fails when the block is stale, so the documented
  * schemas cannot drift from the code.
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -30,18 +30,18 @@ export function renderToolSchemas(): string {
 export function withToolSchemas(readme: string): string {
   const a = readme.indexOf(START);
   const b = readme.indexOf(END);
-  if (a < 0 || b < a) throw new Error(`README.md: the markers ${START} … ${END} are missing`);
+  if (a < 0 || b < a) throw new Error(`docs/tools.md: the markers ${START} … ${END} are missing`);
   return `${readme.slice(0, a + START.length)}\n${renderToolSchemas()}\n${readme.slice(b)}`;
 }
 
-export const README = fileURLToPath(new URL('../README.md', import.meta.url));
+export const README = fileURLToPath(new URL('../docs/tools.md', import.meta.url));
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const before = await readFile(README, 'utf8');
   const after = withToolSchemas(before);
-  if (after === before) console.log('docs:tools: README.md is up to date');
+  if (after === before) console.log('docs:tools: docs/tools.md is up to date');
   else {
     await writeFile(README, after);
-    console.log('docs:tools: updated the tool schemas in README.md');
+    console.log('docs:tools: updated the tool schemas in docs/tools.md');
   }
 }
