@@ -226,7 +226,7 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
   // and the log flushed whatever happens (a failed turn, an error, Ctrl-C).
   let exitCode = 0;
   try {
-    await attachConfiguredMcpServers(session.runtime, o.config, o.io);
+    await attachConfiguredMcpServers(session.runtime, o.config, o.io, o.cwd);
     exitCode = await runTurns();
   } finally {
     process.off('SIGINT', interrupt);
@@ -358,11 +358,11 @@ function withinMs(ms: number, work: Promise<unknown>): Promise<void> {
  * tools (`server__tool`, under the same policies). A server that cannot start is one line on
  * stderr (and a `warning` event in the log); the session goes on without it. `rt.close()` stops them.
  */
-async function attachConfiguredMcpServers(runtime: Runtime, config: DshConfig | undefined, io: CliIo): Promise<void> {
+async function attachConfiguredMcpServers(runtime: Runtime, config: DshConfig | undefined, io: CliIo, workspaceRoot: string): Promise<void> {
   const servers = config?.mcpServers;
   if (!servers || Object.keys(servers).length === 0) return;
   const { attachMcpServers } = await import('../../adapters/mcp/toolSource.js');
-  const source = await attachMcpServers(runtime, servers);
+  const source = await attachMcpServers(runtime, servers, { workspaceRoot });
   for (const s of source.skipped) {
     if (s.tool === undefined) io.err(`dsh: MCP server "${s.server}" skipped: ${firstLine(s.reason)}`);
   }
