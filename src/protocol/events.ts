@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ApprovalAnswerSchema } from './decisions.js';
+import { ApprovalAnswerSchema, ApprovalPreviewSchema } from './decisions.js';
 import { ToolResultSchema } from './results.js';
 import { TokenUsageSchema } from './usage.js';
 
@@ -116,6 +116,8 @@ export const ApprovalRequestEvent = z.object({
   callId: z.string(),
   toolName: z.string(),
   reason: z.string().optional(),
+  /** What the call would do, as the approver is shown it (absent in older logs). */
+  preview: ApprovalPreviewSchema.optional(),
 });
 export const ApprovalAnswerEvent = z.object({
   ...base,
@@ -124,6 +126,8 @@ export const ApprovalAnswerEvent = z.object({
   callId: z.string(),
   /** `timeout` and `cancelled` are recorded as such and deny like `denied`. */
   answer: z.union([ApprovalAnswerSchema, z.enum(['timeout', 'cancelled', 'remembered'])]),
+  /** A denial's reason as the person typed it (it reaches the model in the call's result). */
+  reason: z.string().optional(),
 });
 export const HookFailedEvent = z.object({
   ...base,

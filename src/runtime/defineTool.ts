@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ApprovalPreview } from '../protocol/index.js';
 import type { Clock } from './clock.js';
 import type { ToolProgress } from './pipeline/progress.js';
 
@@ -48,6 +49,17 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
   toMetadata?(value: O): Record<string, unknown>;
   /** Synchronous last content-only fix, called exactly once per result the body produced. */
   readonly finalizeContent?: (content: string) => string;
+  /**
+   * What an approval of this call shows (SPEC §10.5): e.g. the diff a file change would make.
+   * Called only when the call is asked about, before the question; it must not change anything.
+   * Default (or when it returns undefined or fails): the arguments.
+   */
+  readonly preview?: (args: z.infer<I>, ctx: PreviewContext) => Promise<ApprovalPreview | undefined> | ApprovalPreview | undefined;
+}
+
+/** What a tool's `preview` gets: aborted when the question is no longer needed (a cancel, a timeout). */
+export interface PreviewContext {
+  readonly signal: AbortSignal;
 }
 
 export interface ToolSpec<I extends z.ZodType, O> {
@@ -64,6 +76,7 @@ export interface ToolSpec<I extends z.ZodType, O> {
   toContent?: (value: O) => string;
   toMetadata?: (value: O) => Record<string, unknown>;
   finalizeContent?: (content: string) => string;
+  preview?: (args: z.infer<I>, ctx: PreviewContext) => Promise<ApprovalPreview | undefined> | ApprovalPreview | undefined;
 }
 
 /** Default content: a string value is its own content; anything else is its JSON. */
@@ -89,6 +102,7 @@ export function defineTool<I extends z.ZodType, O = unknown>(spec: ToolSpec<I, O
     toContent: spec.toContent ?? defaultContent,
     toMetadata: spec.toMetadata,
     finalizeContent: spec.finalizeContent,
+    ...(spec.preview ? { preview: spec.preview } : {}),
   });
 }
 

@@ -115,6 +115,8 @@ export function createBashTool(ws: Workspace, options: BashToolOptions = {}) {
     output: BashOutput,
     toContent: bashContent,
     toMetadata: (r: BashRun) => ({ exitCode: r.exitCode, signal: r.signal, isolation: mode }),
+    // The approval shows the command as it will run (the whole of it, not a one-line summary).
+    preview: (args) => ({ kind: 'command', text: args.timeoutMs !== undefined ? `${args.command}\n(deadline ${args.timeoutMs} ms)` : args.command }),
     async execute(args, exec): Promise<BashRun> {
       const iso = await isolation();
       const cwd = await ws.realRoot();

@@ -4,7 +4,7 @@
  * a resumed session included: the memory starts from the `allowed-always` answers in the log.
  */
 import type { PreparedCall } from '../../../machines/callStages.js';
-import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type LogEvent } from '../../protocol/index.js';
+import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type ApprovalDenial, type ApprovalPreview, type LogEvent } from '../../protocol/index.js';
 import { parseArgs } from '../args.js';
 import { placeOf, type StageDeps } from './stageDeps.js';
 import { sessionIndexOf } from '../log/sessionIndex.js';
@@ -16,9 +16,35 @@ import { sessionIndexOf } from '../log/sessionIndex.js';
  */
 export const SUSPEND = 'suspend' as const;
 
-/** Asks a person (or a policy service) whether a call may run. */
+/** What an approval service is asked: the call, the policy's reason, and what the call would do. */
+export interface ApprovalRequest {
+  callId: string;
+  toolName: string;
+  args: unknown;
+  reason?: string;
+  /** A diff, the command, or the arguments (SPEC §10.5), bounded. */
+  preview?: ApprovalPreview;
+}
+
+/**
+ * Asks a person (or a policy service) whether a call may run. A denial may say why
+ * (`{ answer: 'denied', reason }`): the reason is logged with the answer and reaches the model in
+ * the call's `APPROVAL_DENIED` result.
+ */
 export interface ApprovalService {
-  request(req: { callId: string; toolName: string; args: unknown; reason?: string }, signal: AbortSignal): Promise<ApprovalAnswer | typeof SUSPEND>;
+  request(req: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | ApprovalDenial | typeof SUSPEND>;
+}
+
+/** The longest denial reason passed on (a longer one is cut). */
+export const MAX_DENIAL_REASON_CHARS = 2_000;
+
+/** `{ answer: 'denied', reason }` with a non-empty string reason (cut to the bound), else undefined. */
+function readDenial(answer: unknown): ApprovalDenial | undefined {
+  if (answer === null || typeof answer !== 'object') return undefined;
+  const a = answer as { answer?: unknown; reason?: unknown };
+  if (a.answer !== 'denied' || typeof a.reason !== 'string') return undefined;
+  const reason = a.reason.trim().slice(0, MAX_DENIAL_REASON_CHARS);
+  return reason ? { answer: 'denied', reason } : undefined;
 }
 
 /** An approval service that suspends every question (answer later, after `resumeSession`). */
@@ -27,7 +53,7 @@ export const suspendingApproval: ApprovalService = { request: async () => SUSPEN
 export interface ApprovalStage {
   isRemembered(call: PreparedCall): boolean;
   remember(call: PreparedCall): void;
-  request(call: PreparedCall, reason: string | undefined, signal: AbortSignal): Promise<ApprovalAnswer>;
+  request(call: PreparedCall, reason: string | undefined, signal: AbortSignal, preview?: ApprovalPreview): Promise<ApprovalAnswer | ApprovalDenial>;
 }
 
 /** Canonical JSON (sorted keys) so identical args give identical approval keys. */
@@ -77,11 +103,11 @@ export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | '
   return {
     isRemembered: (p) => memory().has(approvalKey(p.view.toolName, p.view.args)),
     remember: (p) => void memory().add(approvalKey(p.view.toolName, p.view.args)),
-    async request(p, reason, signal) {
+    async request(p, reason, signal, preview) {
       if (!deps.approval) return 'denied';
       let answer: unknown;
       try {
-        answer = await deps.approval.request({ callId: p.view.callId, toolName: p.view.toolName, args: p.view.args, reason }, signal);
+        answer = await deps.approval.request({ callId: p.view.callId, toolName: p.view.toolName, args: p.view.args, reason, ...(preview ? { preview } : {}) }, signal);
       } catch (e) {
         // The call is denied either way; the log says why when it was not a withdrawal.
         if (!signal.aborted) {
@@ -112,6 +138,9 @@ export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | '
       }
       // Anything but the three answers denies (SPEC §8.3), and the log only ever holds those three.
       if (ApprovalAnswerSchema.safeParse(answer).success) return answer as ApprovalAnswer;
+      const denial = readDenial(answer);
+      if (denial) return denial;
+      if (answer !== null && typeof answer === 'object' && (answer as { answer?: unknown }).answer === 'denied') return 'denied';
       log.append({
         type: 'warning',
         ...placeOf(p.view),
