@@ -229,6 +229,27 @@ export const TurnSuspendedEvent = z.object({
   held: z.array(z.object({ callId: z.string(), callSeq: z.number().int().positive(), result: ToolResultSchema })),
 });
 
+/** A model as a session records it: the spec and the server, never a key. */
+export const SessionModelSchema = z.object({
+  /** `provider:model`, `scripted:FILE.json`, or `embedded` (the scripted demo model). */
+  spec: z.string().min(1),
+  /** The provider's server, without user info or query (those may hold secrets). */
+  baseUrl: z.string().optional(),
+});
+/**
+ * The model the session's turns run on from here: written by `dsh run` before its first turn and by
+ * `dsh resume` when it runs on another model than the last one recorded (`previous`), so a resume
+ * keeps the session's model.
+ */
+export const SessionModelEvent = z.object({
+  ...base,
+  // Never set (the model belongs to the session, not a turn); declared so `event.turnId` reads on every event.
+  ...where,
+  type: z.literal('session/model'),
+  model: SessionModelSchema,
+  previous: SessionModelSchema.optional(),
+});
+
 export const LogEventSchema = z.discriminatedUnion('type', [
   TurnStartEvent,
   StepStartEvent,
@@ -248,6 +269,7 @@ export const LogEventSchema = z.discriminatedUnion('type', [
   UserSteerEvent,
   TurnSuspendedEvent,
   CheckpointEvent,
+  SessionModelEvent,
 ]);
 export type LogEvent = z.infer<typeof LogEventSchema>;
 export type LogEventType = LogEvent['type'];
