@@ -156,13 +156,13 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (!only) {
     writeFileSync(join(root, 'bench', 'results.json'), `${JSON.stringify(rounded, null, 2)}\n`);
     log(`wrote bench/results.json (${notes.seconds.toFixed(0)} s)`);
-    if (!quick) for (const readme of ['bench/README.md', 'README.md']) updateReadme(join(root, readme), table);
+    if (!quick) updateReadme(join(root, 'docs', 'benchmarks.md'), table);
   } else {
     log('--only: bench/results.json left as it was');
   }
 }
 
-/** Puts the latest full run's table between the markers of a README (bench/README.md, README.md). */
+/** Puts the latest full run's table between the markers of docs/benchmarks.md. */
 function updateReadme(path: string, table: string): void {
   if (!existsSync(path)) return;
   const text = readFileSync(path, 'utf8');

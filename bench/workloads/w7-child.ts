@@ -21,7 +21,7 @@ import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
 import { openJsonlSessionLog } from '../../src/adapters/log/jsonlLog.js';
 import { createBuiltinTools } from '../../src/adapters/tools/builtinTools.js';
-import type { SpillStore } from '../../src/runtime/spillStore.js';
+import type { SpillStore } from '../../src/runtime/spill/spillStore.js';
 
 const MiB = 2 ** 20;
 const size = Number(process.argv[2] ?? 100) * MiB;

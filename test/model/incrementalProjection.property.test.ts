@@ -13,7 +13,8 @@ import type { LogEvent, LogEventOf } from '../../src/protocol/index.js';
 import { createMemoryLog } from '../../src/runtime/log/sessionLog.js';
 import { SessionIndex, sessionIndexOf } from '../../src/runtime/log/sessionIndex.js';
 import { ManualClock } from '../../src/runtime/clock.js';
-import { promptSize, type ProjectPromptOptions } from '../../src/runtime/projection/prompt.js';
+import { promptSize } from '../../src/runtime/projection/promptSize.js';
+import type { ProjectPromptOptions } from '../../src/runtime/projection/promptState.js';
 import { projectPromptFromScratch } from './projectionOracle.js';
 
 type Command =
@@ -156,10 +157,9 @@ function play(commands: Command[], check: (events: readonly LogEvent[], options:
           result: {
             callId: call.callId,
             toolName: call.toolName,
-            isError: c.isError,
             content: c.content,
             metadata: {},
-            ...(c.isError ? { error: { name: 'ToolFailed', code: 'TOOL_FAILED', message: c.content } } : { value: c.content }),
+            ...(c.isError ? { isError: true as const, error: { name: 'ToolFailed', code: 'TOOL_FAILED' as const, message: c.content } } : { isError: false as const, value: c.content }),
             ...(c.withParts ? { parts: [{ type: 'image' as const, data: 'aGk=', mediaType: 'image/png' }] } : {}),
           },
         });

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/protocol/index.js';
-import { compactedStub, projectPrompt, promptSize } from '../../src/runtime/projection/prompt.js';
+import { compactedStub } from '../../src/runtime/projection/compactedText.js';
+import { projectPrompt } from '../../src/runtime/projection/prompt.js';
+import { promptSize } from '../../src/runtime/projection/promptSize.js';
 import { appendStep, failed, newLog, ok, twoStepTurn } from './fixtures.js';
 
 describe('projectPrompt', () => {

@@ -14,7 +14,8 @@ import type {
 import type { ContentPart, LogEvent, LogEventOf } from '../../src/protocol/index.js';
 import { ReasoningReplay } from '../../src/runtime/projection/reasoningReplay.js';
 import { defaultArgLimits, readBoundedJson, withinLimits, type ArgLimits } from '../../src/runtime/args.js';
-import { compactedStub, type ProjectPromptOptions } from '../../src/runtime/projection/prompt.js';
+import { compactedStub } from '../../src/runtime/projection/compactedText.js';
+import type { ProjectPromptOptions } from '../../src/runtime/projection/promptState.js';
 
 interface StepView {
   /** Text of the current attempt; a failed attempt's partial text is dropped (see below). */

@@ -3,9 +3,10 @@ import { constants } from 'node:fs';
 import { lstat, mkdtemp, open, readdir, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
-import { pairSafeIndex, snapUtf8Range } from '../../runtime/policies/utf8.js';
-import { LineIndexBuilder, spillLineIndex, type SpillLineIndex } from '../../runtime/spillLines.js';
-import { UnknownLocatorError, type SpillChunk, type SpillMeta, type SpillRange, type SpillSaveOptions, type SpillStore } from '../../runtime/spillStore.js';
+import { pairSafeIndex, snapUtf8Range } from '../../runtime/spill/utf8.js';
+import { LineIndexBuilder, type SpillLineIndex } from '../../runtime/spill/lineIndex.js';
+import { spillLineIndex } from '../../runtime/spill/spilledLines.js';
+import { UnknownLocatorError, type SpillChunk, type SpillMeta, type SpillRange, type SpillSaveOptions, type SpillStore } from '../../runtime/spill/spillStore.js';
 
 export interface FsSpillStoreOptions {
   /** Where the session's private directory is created (default: the OS temp directory). */

@@ -1,4 +1,4 @@
-import type { SpillStore } from '../../runtime/spillStore.js';
+import type { SpillStore } from '../../runtime/spill/spillStore.js';
 import { createBashTool, type BashIsolation } from './bash.js';
 import { createEditTool } from './edit.js';
 import { createGlobTool } from './glob.js';

@@ -2,8 +2,8 @@ import * as z from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';
-import type { SpillStore } from '../../runtime/spillStore.js';
-import { readSpilledPage } from '../../runtime/spillLines.js';
+import type { SpillStore } from '../../runtime/spill/spillStore.js';
+import { readSpilledPage } from '../../runtime/spill/spilledLines.js';
 import { pageLines } from './linePage.js';
 import type { Workspace } from './workspace.js';
 

@@ -6,7 +6,7 @@
  */
 import type { ApprovalAnswer, ApprovalDenial, ApprovalPreview } from '../../protocol/index.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
-import type { SUSPEND } from '../../runtime/pipeline/approval.js';
+import type { SUSPEND } from '../../runtime/pipeline/approvalService.js';
 import { argsText } from '../view/runView.js';
 
 export interface PendingQuestion {

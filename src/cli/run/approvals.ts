@@ -5,7 +5,7 @@
  */
 import type { ApprovalAnswer, ApprovalDenial } from '../../protocol/index.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
-import { MAX_DENIAL_REASON_CHARS } from '../../runtime/pipeline/approval.js';
+import { MAX_DENIAL_REASON_CHARS } from '../../runtime/pipeline/approvalService.js';
 import { argsText, type PendingApproval } from '../view/runView.js';
 
 /** Denies every question, saying how to pre-approve (`--allow TOOL`). */

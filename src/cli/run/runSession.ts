@@ -33,7 +33,7 @@ import type { Runtime } from '../../runtime/createRuntime.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
-import { suspendingApproval } from '../../runtime/pipeline/approval.js';
+import { suspendingApproval } from '../../runtime/pipeline/approvalService.js';
 import { holdSessionLease } from './sessionLease.js';
 import { readSteerInput, type SteerInput } from './steerInput.js';
 import type { TurnHandle, TurnResult } from '../../runtime/turns.js';

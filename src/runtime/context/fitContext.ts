@@ -14,7 +14,7 @@
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { ArgLimits } from '../args.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { compactAndMeasure, stubOlderToolResults } from '../compaction.js';
+import { compactAndMeasure, stubOlderToolResults } from './compaction.js';
 import { sessionIndexOf } from '../log/sessionIndex.js';
 import { appendFold, planFold, readFoldedTurnsOf } from './foldTurns.js';
 import { DEFAULT_SUMMARY_TIMEOUT_MS, writeSummary, type TurnSummarizer } from './summarizer.js';

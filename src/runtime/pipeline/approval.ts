@@ -5,38 +5,10 @@
  */
 import type { PreparedCall } from '../../../machines/callStages.js';
 import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type ApprovalDenial, type ApprovalPreview, type LogEvent } from '../../protocol/index.js';
+import { MAX_DENIAL_REASON_CHARS, SUSPEND } from './approvalService.js';
 import { parseArgs } from '../args.js';
 import { placeOf, type StageDeps } from './stageDeps.js';
 import { sessionIndexOf } from '../log/sessionIndex.js';
-
-/**
- * Answered by an approval service to suspend the turn on this question instead of answering it now
- * (issue 15.4): the question stays pending in the log, the turn's handle settles `suspended`, and
- * `resumeSession` (in this process or another) asks it again and continues the same call.
- */
-export const SUSPEND = 'suspend' as const;
-
-/** What an approval service is asked: the call, the policy's reason, and what the call would do. */
-export interface ApprovalRequest {
-  callId: string;
-  toolName: string;
-  args: unknown;
-  reason?: string;
-  /** A diff, the command, or the arguments (SPEC §10.5), bounded. */
-  preview?: ApprovalPreview;
-}
-
-/**
- * Asks a person (or a policy service) whether a call may run. A denial may say why
- * (`{ answer: 'denied', reason }`): the reason is logged with the answer and reaches the model in
- * the call's `APPROVAL_DENIED` result.
- */
-export interface ApprovalService {
-  request(req: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | ApprovalDenial | typeof SUSPEND>;
-}
-
-/** The longest denial reason passed on (a longer one is cut). */
-export const MAX_DENIAL_REASON_CHARS = 2_000;
 
 /** `{ answer: 'denied', reason }` with a non-empty string reason (cut to the bound), else undefined. */
 function readDenial(answer: unknown): ApprovalDenial | undefined {
@@ -46,9 +18,6 @@ function readDenial(answer: unknown): ApprovalDenial | undefined {
   const reason = a.reason.trim().slice(0, MAX_DENIAL_REASON_CHARS);
   return reason ? { answer: 'denied', reason } : undefined;
 }
-
-/** An approval service that suspends every question (answer later, after `resumeSession`). */
-export const suspendingApproval: ApprovalService = { request: async () => SUSPEND };
 
 export interface ApprovalStage {
   isRemembered(call: PreparedCall): boolean;

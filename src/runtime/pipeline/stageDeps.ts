@@ -8,7 +8,7 @@ import type { Clock } from '../clock.js';
 import type { ToolRegistry } from '../defineTool.js';
 import type { GuardRegistry, HookRegistry } from '../hooks.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import type { ApprovalService } from './approval.js';
+import type { ApprovalService } from './approvalService.js';
 import type { SuspensionRequests } from '../resume/suspendTurn.js';
 
 export interface StageDeps {

@@ -1,5 +1,3 @@
-export * from './spill.js';
-export * from './utf8.js';
 export * from './toolPath.js';
 export * from './planMode.js';
 // The policies that match with RE2 (path globs, permission rules, bash deny patterns, and

@@ -20,12 +20,26 @@ import type {
   LanguageModelV3ToolCallPart,
   LanguageModelV3ToolResultPart,
 } from '@ai-sdk/provider';
-import type { ContentPart, LogEvent } from '../../protocol/index.js';
+import { ErrorCodeSchema, type ContentPart, type ErrorCode, type LogEvent } from '../../protocol/index.js';
 import { ReasoningReplay } from './reasoningReplay.js';
 import { defaultArgLimits, readBoundedJson, withinLimits, type ArgLimits } from '../args.js';
-import { compactedStub, promptSize, SUMMARY_PREFIX, type ProjectPromptOptions } from './prompt.js';
+import { compactedStub, SUMMARY_PREFIX } from './compactedText.js';
+import { promptSize } from './promptSize.js';
 
 type Message = LanguageModelV3Message;
+
+/** How a prompt is rendered from the projection (`projectPrompt`, `PromptProjection.render`). */
+export interface ProjectPromptOptions {
+  /** Sent first as the system message. */
+  system?: string;
+  /** Project up to and including this turn (later turns are left out); default: every turn in the log. */
+  turnId?: string;
+  /**
+   * Raw tool-call arguments are parsed for the model only within these limits (default: the
+   * runtime's defaults); anything larger, deeper or not JSON is shown as the raw text it was.
+   */
+  argLimits?: ArgLimits;
+}
 
 /** A `tool/call` as the prompt shows it. */
 export interface PromptCallView {
@@ -42,6 +56,8 @@ export interface PromptResultView {
   callId: string;
   toolName: string;
   isError: boolean;
+  /** An error result's code (absent in checkpoints written before it was kept). */
+  code?: ErrorCode;
   /** Length of the content (what a stub reports). */
   chars: number;
   /** Absent once stubbed. */
@@ -109,6 +125,7 @@ const isResult = (r: unknown) =>
   isStr(r.callId) &&
   isStr(r.toolName) &&
   typeof r.isError === 'boolean' &&
+  optional(r.code, (c) => ErrorCodeSchema.safeParse(c).success) &&
   isNat(r.chars) &&
   optional(r.content, isStr) &&
   optional(r.parts, (ps) => Array.isArray(ps) && ps.every(isPart)) &&
@@ -220,6 +237,7 @@ export class PromptProjection {
           const locator = this.locators.size ? this.locators.get(locatorKey(event.turnId, event.callId)) : undefined;
           const r = event.result;
           const view: PromptResultView = { seq: event.seq, callId: event.callId, toolName: event.toolName, isError: r.isError, chars: r.content.length };
+          if (r.isError) view.code = r.error.code;
           if (!this.stubbed.has(event.seq)) {
             view.content = r.content;
             if (r.parts?.length) view.parts = r.parts;

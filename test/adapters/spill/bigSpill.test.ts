@@ -15,8 +15,9 @@ import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { projectPrompt } from '../../../src/runtime/projection/prompt.js';
 import { formatLog } from '../../../src/runtime/views/logText.js';
-import { DEFAULT_LINE_INDEX_STRIDE, SPILL_BLOCK_BYTES } from '../../../src/runtime/spillLines.js';
-import type { SpillStore } from '../../../src/runtime/spillStore.js';
+import { DEFAULT_LINE_INDEX_STRIDE } from '../../../src/runtime/spill/lineIndex.js';
+import { SPILL_BLOCK_BYTES } from '../../../src/runtime/spill/spilledLines.js';
+import type { SpillStore } from '../../../src/runtime/spill/spillStore.js';
 import { DEFAULT_MAX_READ_BYTES } from '../../../src/adapters/tools/read.js';
 import { tempDir } from '../workspaceFixture.js';
 

@@ -4,8 +4,8 @@ import { basename, dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFsSpillStore, type FsSpillStore } from '../../../src/adapters/spill/fsSpillStore.js';
-import { createMemorySpillStore } from '../../../src/runtime/memorySpillStore.js';
-import { readAllSpilled, type SpillStore } from '../../../src/runtime/spillStore.js';
+import { createMemorySpillStore } from '../../../src/runtime/spill/memorySpillStore.js';
+import { readAllSpilled, type SpillStore } from '../../../src/runtime/spill/spillStore.js';
 import { ErrorCode } from '../../../src/protocol/index.js';
 import { tempDir } from '../workspaceFixture.js';
 

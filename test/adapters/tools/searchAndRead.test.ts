@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFsSpillStore, type FsSpillStore } from '../../../src/adapters/spill/fsSpillStore.js';
-import { readAllSpilled } from '../../../src/runtime/spillStore.js';
+import { readAllSpilled } from '../../../src/runtime/spill/spillStore.js';
 import { createBuiltinTools } from '../../../src/adapters/tools/builtinTools.js';
 import { ErrorCode } from '../../../src/protocol/index.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';

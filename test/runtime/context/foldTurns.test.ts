@@ -10,7 +10,9 @@ import type { LogEventOf } from '../../../src/protocol/index.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { modelSummarizer, type TurnSummarizer } from '../../../src/runtime/context/summarizer.js';
 import { digestSummary, readFoldedTurns } from '../../../src/runtime/context/turnDigest.js';
-import { projectPrompt, promptSize, SUMMARY_PREFIX } from '../../../src/runtime/projection/prompt.js';
+import { projectPrompt } from '../../../src/runtime/projection/prompt.js';
+import { promptSize } from '../../../src/runtime/projection/promptSize.js';
+import { SUMMARY_PREFIX } from '../../../src/runtime/projection/compactedText.js';
 import { appendStep, failed, newLog, ok } from '../../model/fixtures.js';
 
 const LONG = 'long answer text. '.repeat(200); // 3,600 chars

@@ -12,7 +12,9 @@ import type { LogEventOf } from '../../../src/protocol/index.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { createMemoryLog } from '../../../src/runtime/log/sessionLog.js';
-import { projectPrompt, promptSize, SUMMARY_PREFIX } from '../../../src/runtime/projection/prompt.js';
+import { projectPrompt } from '../../../src/runtime/projection/prompt.js';
+import { promptSize } from '../../../src/runtime/projection/promptSize.js';
+import { SUMMARY_PREFIX } from '../../../src/runtime/projection/compactedText.js';
 
 const WINDOW = 20_000;
 const OUTPUT = 'x'.repeat(1_500);

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createBuiltinTools } from '../../../src/adapters/tools/builtinTools.js';
 import { ErrorCode } from '../../../src/protocol/index.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
-import type { ApprovalRequest, ApprovalService } from '../../../src/runtime/pipeline/approval.js';
+import type { ApprovalRequest, ApprovalService } from '../../../src/runtime/pipeline/approvalService.js';
 import { MAX_PREVIEW_CHARS } from '../../../src/runtime/pipeline/approvalPreview.js';
 import { tempDir } from '../../adapters/workspaceFixture.js';
 import { expectError, only, setup } from './harness.js';

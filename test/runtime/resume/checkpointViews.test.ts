@@ -13,14 +13,14 @@ import { openJsonlSessionLog, readJsonlLog } from '../../../src/adapters/log/jso
 import { scriptedModel } from '../../../src/adapters/model/index.js';
 import { LogEventSchema, type LogEvent, type NewLogEvent } from '../../../src/protocol/index.js';
 import { ManualClock } from '../../../src/runtime/clock.js';
-import { compactAndMeasure, defaultCompactor } from '../../../src/runtime/compaction.js';
+import { compactAndMeasure, defaultCompactor } from '../../../src/runtime/context/compaction.js';
 import { foldOnOverflow } from '../../../src/runtime/context/fitContext.js';
 import { readFoldedTurnsOf } from '../../../src/runtime/context/foldTurns.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { createMemoryLog, type SessionLog } from '../../../src/runtime/log/sessionLog.js';
 import { closeOpenWork } from '../../../src/runtime/openWork.js';
-import { suspendingApproval, type ApprovalService } from '../../../src/runtime/pipeline/approval.js';
+import { suspendingApproval, type ApprovalService } from '../../../src/runtime/pipeline/approvalService.js';
 import { appendStep, failed, ok } from '../../model/fixtures.js';
 import { ErrorCode } from '../../../src/protocol/index.js';
 import { tempDir } from '../../adapters/workspaceFixture.js';

@@ -18,7 +18,7 @@ import type { ApprovalAnswer } from '../../../src/protocol/index.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { closeOpenWork } from '../../../src/runtime/openWork.js';
-import { suspendingApproval, type ApprovalService } from '../../../src/runtime/pipeline/approval.js';
+import { suspendingApproval, type ApprovalService } from '../../../src/runtime/pipeline/approvalService.js';
 
 const [file, phase, answer] = process.argv.slice(2) as [string, string, ApprovalAnswer | undefined];
 const ran = join(dirname(file), 'ran.txt');

@@ -12,7 +12,7 @@ import { ManualClock } from '../../../src/runtime/clock.js';
 import { createMemoryLog } from '../../../src/runtime/log/sessionLog.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
-import { suspendingApproval, type ApprovalService } from '../../../src/runtime/pipeline/approval.js';
+import { suspendingApproval, type ApprovalService } from '../../../src/runtime/pipeline/approvalService.js';
 import { settle } from '../settle.js';
 
 const ran: string[] = [];

@@ -14,7 +14,7 @@ import { createMemoryLog } from '../../../src/runtime/log/sessionLog.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { closeOpenWork } from '../../../src/runtime/openWork.js';
-import { suspendingApproval, type ApprovalService } from '../../../src/runtime/pipeline/approval.js';
+import { suspendingApproval, type ApprovalService } from '../../../src/runtime/pipeline/approvalService.js';
 
 /** Bodies run, in order, across both runtimes (what a user would see happen in the world). */
 function toolsRecording(ran: string[]) {

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pageLines } from '../../src/adapters/tools/linePage.js';
-import { createMemorySpillStore } from '../../src/runtime/memorySpillStore.js';
-import { LineIndexBuilder, readSpilledPage, spilledLineBlocks } from '../../src/runtime/spillLines.js';
-import type { SpillStore } from '../../src/runtime/spillStore.js';
+import { pageLines } from '../../../src/adapters/tools/linePage.js';
+import { createMemorySpillStore } from '../../../src/runtime/spill/memorySpillStore.js';
+import { LineIndexBuilder } from '../../../src/runtime/spill/lineIndex.js';
+import { readSpilledPage, spilledLineBlocks } from '../../../src/runtime/spill/spilledLines.js';
+import type { SpillStore } from '../../../src/runtime/spill/spillStore.js';
 
 const meta = { callId: 'c', toolName: 't' };
 /** Texts with short and long lines, multi-byte characters, CRs, empty lines, and maybe no final newline. */

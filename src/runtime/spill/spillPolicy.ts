@@ -5,7 +5,7 @@
  * reference (`metadata.spill`), and the runtime drops its value (see spilledResult.ts), so the log
  * never holds the full text.
  */
-import type { SpillStore } from '../spillStore.js';
+import type { SpillStore } from './spillStore.js';
 import type { CallView, ResultDraft } from '../../../machines/callStages.js';
 import type { PostExecuteDecision } from '../../protocol/index.js';
 import type { PostExecuteListener } from '../hooks.js';

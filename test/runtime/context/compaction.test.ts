@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { compactAndMeasure, defaultCompactor, stubOlderToolResults, type Compactor } from '../../src/runtime/compaction.js';
-import { projectPrompt, promptSize } from '../../src/runtime/projection/prompt.js';
-import { appendStep, newLog, ok, twoStepTurn } from './fixtures.js';
+import { compactAndMeasure, defaultCompactor, stubOlderToolResults, type Compactor } from '../../../src/runtime/context/compaction.js';
+import { projectPrompt } from '../../../src/runtime/projection/prompt.js';
+import { promptSize } from '../../../src/runtime/projection/promptSize.js';
+import { appendStep, newLog, ok, twoStepTurn } from '../../model/fixtures.js';
 
 const BIG = 'line of output\n'.repeat(1_000); // 15,000 chars
 

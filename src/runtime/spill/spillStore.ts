@@ -1,6 +1,6 @@
-import { ErrorCode } from '../protocol/index.js';
-import { ToolError } from './toolError.js';
-import type { SpillLineIndex } from './spillLines.js';
+import { ErrorCode } from '../../protocol/index.js';
+import { ToolError } from '../toolError.js';
+import type { SpillLineIndex } from './lineIndex.js';
 
 /** What the policy tells a store about a spill; a store may keep it, it is never needed to read. */
 export interface SpillMeta {
@@ -46,7 +46,7 @@ export interface SpillStore {
   read(locator: string, range?: SpillRange): Promise<SpillChunk>;
   /**
    * Optional: the text's line index, built when it was saved, so a page of lines costs a read of
-   * about the page (see spillLines.ts). A store without it gets one built by reading the text once.
+   * about the page (see lineIndex.ts). A store without it gets one built by reading the text once.
    */
   lineIndex?(locator: string): Promise<SpillLineIndex>;
 }

@@ -5,7 +5,7 @@
  * of a 100 MB output is the size of its preview, and a replayed session sees the same result as
  * the live one did. Read the text back with `readAllSpilled` (or a page with `readSpilledPage`).
  */
-import type { CallStages, PostExecuteOutcome, ResultDraft } from '../../machines/callStages.js';
+import type { CallStages, PostExecuteOutcome, ResultDraft } from '../../../machines/callStages.js';
 
 /** Where a spilled result's full text is, as the `spill` policy records it in `metadata.spill`. */
 export interface SpillReference {

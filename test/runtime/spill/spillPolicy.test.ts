@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMemorySpillStore } from '../../../src/runtime/memorySpillStore.js';
-import { readAllSpilled, type SpillStore } from '../../../src/runtime/spillStore.js';
+import { createMemorySpillStore } from '../../../src/runtime/spill/memorySpillStore.js';
+import { readAllSpilled, type SpillStore } from '../../../src/runtime/spill/spillStore.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { ManualClock } from '../../../src/runtime/clock.js';
 import type { ToolResult } from '../../../src/protocol/index.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
-import { countLines, makePreview } from '../../../src/runtime/policies/spill.js';
-import { pairSafeIndex, utf8Length, utf8LengthExceeds } from '../../../src/runtime/policies/utf8.js';
+import { countLines, makePreview } from '../../../src/runtime/spill/spillPolicy.js';
+import { pairSafeIndex, utf8Length, utf8LengthExceeds } from '../../../src/runtime/spill/utf8.js';
 
 const bytesOf = (s: string) => Buffer.byteLength(s, 'utf8');
 

@@ -1,5 +1,5 @@
-import { snapUtf8Range, utf8Decode, utf8Encode } from './policies/utf8.js';
-import { LineIndexBuilder, type SpillLineIndex } from './spillLines.js';
+import { snapUtf8Range, utf8Decode, utf8Encode } from './utf8.js';
+import { LineIndexBuilder, type SpillLineIndex } from './lineIndex.js';
 import { UnknownLocatorError, type SpillChunk, type SpillMeta, type SpillRange, type SpillStore } from './spillStore.js';
 
 export interface MemorySpillStore extends SpillStore {
