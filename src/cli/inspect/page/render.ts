@@ -64,6 +64,17 @@ function answerButtons(callId: string, handlers: Handlers): HTMLElement {
   return h('span', { class: 'answers' }, b('allowed-once', 'Allow once', 'approve-once'), b('allowed-always', 'Always', 'approve-always'), b('denied', 'Deny', 'deny'));
 }
 
+/** An approval's preview: a diff's lines coloured by kind (set as text: it is model output). */
+export function previewBlock(preview: { kind: string; text: string; truncated?: boolean }): HTMLElement {
+  const pre = h('pre', { class: `preview ${preview.kind}`, 'data-testid': 'approval-preview', 'data-kind': preview.kind });
+  for (const line of preview.text.split('\n')) {
+    const kind =
+      preview.kind !== 'diff' ? '' : line.startsWith('+++ ') || line.startsWith('--- ') ? 'meta' : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : '';
+    pre.append(h('span', kind ? { class: kind } : {}, line), '\n');
+  }
+  return pre;
+}
+
 export function renderApprovals(input: RenderInput, handlers: Handlers): HTMLElement {
   const box = h('section', { class: 'approvals', 'data-testid': 'approvals' });
   if (!input.live || input.pending.length === 0) return box;
@@ -71,6 +82,7 @@ export function renderApprovals(input: RenderInput, handlers: Handlers): HTMLEle
   for (const q of input.pending) {
     const row = h('div', { class: 'question', 'data-testid': 'question', 'data-call-id': q.callId }, h('b', {}, q.toolName), ' ', h('code', {}, q.args), q.reason ? h('span', { class: 'reason' }, ` — ${q.reason}`) : undefined, ' ', answerButtons(q.callId, handlers));
     row.addEventListener('dblclick', () => handlers.select({ kind: 'call', key: q.callId }));
+    if (q.preview) row.append(previewBlock(q.preview));
     box.append(row);
   }
   return box;
@@ -240,10 +252,12 @@ export function renderDetail(input: RenderInput, handlers: Handlers, diagram: HT
       field('tool', h('b', {}, c.toolName)),
       field('arguments', h('code', {}, c.args)),
       field('where', `${c.turnId ?? '-'} step ${c.stepIndex ?? '-'}, #${c.index} in its batch (seq ${c.callSeq}${c.resultSeq ? `–${c.resultSeq}` : ''})`),
-      c.approval ? field('approval', `${c.approval.reason ?? 'asked'} → ${c.approval.answer ?? 'waiting'}`) : undefined,
+      c.approval ? field('approval', `${c.approval.reason ?? 'asked'} → ${c.approval.answer ?? 'waiting'}${c.approval.denyReason ? `: ${c.approval.denyReason}` : ''}`) : undefined,
+      c.approval?.preview ? field('preview', previewBlock(c.approval.preview)) : undefined,
       pending ? field('answer', answerButtons(c.callId, handlers)) : undefined,
       c.error ? field('error', h('span', { class: 'error', 'data-testid': 'call-error' }, `${c.error.code}: ${c.error.message}`)) : undefined,
-      c.summary !== undefined ? field('result', h('code', {}, c.summary)) : undefined,
+      c.exitCode !== undefined ? field('exit code', h('code', { 'data-testid': 'call-exit-code' }, c.exitCode === null ? 'none (ended by a signal)' : String(c.exitCode))) : undefined,
+      c.content !== undefined ? field('result', h('pre', { class: 'result', 'data-testid': 'call-result' }, c.content)) : undefined,
       stagesTable(c, input.atEnd ? input.liveHistory.get(actorId('call', c.callId)) : undefined),
       diagram,
     );
