@@ -123,7 +123,8 @@ describe('sessions on disk', () => {
     expect(again.code, again.err).toBe(0);
     const list = await dsh(dir, ['sessions']);
     expect(list.code).toBe(0);
-    expect(list.out).toMatch(new RegExp(`^${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d  2 +completed$`, 'm'));
+    expect(list.out).toMatch(new RegExp(`^${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d  2 +completed +first$`, 'm'));
+    expect(list.out).toMatch(/^ID +START \(UTC\) +TURNS +LAST +FIRST PROMPT$/m);
     const { events } = await readJsonlLog(sessionFile(dir, id!));
     expect(events.filter((e) => e.type === 'turn/end').map((e) => (e as { turnId: string }).turnId)).toEqual(['turn-1', 'turn-2']);
     const short = await dsh(dir, ['log', id!]);
