@@ -165,7 +165,7 @@ describe('dsh run with dsh.config.json', () => {
     const script = join(dir, 'script.json');
     writeFileSync(script, JSON.stringify([{ text: 'hello from the config model' }]));
     writeFileSync(join(dir, 'dsh.config.json'), JSON.stringify({ model: `scripted:${script}` }));
-    const r = await dsh(dir, ['run', '--model', 'embedded', 'go'], env);
+    const r = await dsh(dir, ['run', 'go'], env);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain('hello from the config model');
     const events = await eventsOf(dir);
@@ -178,7 +178,7 @@ describe('dsh run with dsh.config.json', () => {
 
     // A config model that cannot be made fails before any session, like --model.
     const bad = workspace({ model: 'openai:gpt-4o-mini' });
-    const b = await dsh(bad.dir, ['run', '--model', 'embedded', 'go'], bad.env);
+    const b = await dsh(bad.dir, ['run', 'go'], bad.env);
     expect(b.code).toBe(1);
     expect(b.err).toMatch(/OPENAI_API_KEY/);
     expect(existsSync(join(bad.dir, '.dsh'))).toBe(false);

@@ -44,6 +44,11 @@ button.actor.selected { background: #ddf4ff; outline: 1px solid var(--accent); }
 .error { color: var(--bad); }
 .diagram { margin: 8px 0; border: 1px solid var(--line); border-radius: 6px; padding: 4px; background: #fff; }
 .diagram svg { width: 100%; height: auto; max-height: 60vh; display: block; }
+.diagram .zoom { text-align: right; padding: 0 2px 4px; }
+.diagram .zoom button { border: 1px solid var(--line); border-radius: 4px; background: #fff; cursor: pointer; min-width: 2em; }
+.diagram-canvas { overflow: auto; max-height: 70vh; }
+.conversation .conv-user { font-weight: 600; margin-top: 6px; overflow-wrap: anywhere; }
+.conversation pre.conv-model { max-height: none; margin: 2px 0 4px 10px; font-family: inherit; font-size: 13px; }
 .diagram svg g.visited > rect { fill: #dafbe1; }
 .diagram svg g.current-parent > rect { stroke: #d4a72c; stroke-width: 2.5; }
 .diagram svg g.current > rect { fill: #fff8c5; stroke: #d4a72c; stroke-width: 4; }

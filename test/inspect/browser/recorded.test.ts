@@ -143,6 +143,17 @@ describe('dsh inspect on a recorded session (Chromium)', () => {
       ['add', '+BETA'],
     ]);
     await screenshot(page, 'recorded-edit-preview');
+    // The statechart zooms (its labels readable at any window size); fit goes back.
+    await page.click('[data-testid=zoom-in]');
+    await page.click('[data-testid=zoom-in]');
+    await page.waitForSelector('[data-testid=diagram][data-zoom="2"]');
+    expect(await page.$eval('[data-testid=diagram-canvas] svg', (svg) => (svg as SVGSVGElement).style.width)).toBe('200%');
+    expect(await page.textContent('[data-testid=zoom-level]')).toBe('200%');
+    await page.click('[data-testid=zoom-fit]');
+    await page.waitForSelector('[data-testid=diagram][data-zoom="1"]');
+    // The conversation: the prompt and the model's text.
+    expect(await page.$$eval('[data-testid=conv-user]', (els) => els.map((e) => e.textContent))).toEqual(['› inspect me']);
+    expect(await page.$$eval('[data-testid=conv-model]', (els) => els.map((e) => e.textContent))).toEqual(['Done.']);
     expect(errors).toEqual([]);
     await page.close();
     await server.stop();

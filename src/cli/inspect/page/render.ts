@@ -130,6 +130,7 @@ export function renderActors(input: RenderInput, handlers: Handlers): HTMLElemen
     );
   }
   nav.append(list);
+  nav.append(...conversation(input.view));
   if (pages > 1) {
     const btn = (label: string, to: number, testid: string) => {
       const b = h('button', { type: 'button', 'data-testid': testid }, label) as HTMLButtonElement;
@@ -142,11 +143,53 @@ export function renderActors(input: RenderInput, handlers: Handlers): HTMLElemen
   return nav;
 }
 
-/** The diagram panel: one SVG per machine, kept, its classes changed to highlight the state. */
+/** The conversation so far: each turn's prompt, its steers, and the model's text of each step (as text: hostile). */
+function conversation(view: SessionView): HTMLElement[] {
+  const out: HTMLElement[] = [h('h2', {}, 'Conversation')];
+  const box = h('div', { class: 'conversation', 'data-testid': 'conversation' });
+  for (const t of view.turns) {
+    box.append(h('div', { class: 'conv-user', 'data-testid': 'conv-user' }, `› ${t.input}`));
+    for (const s of t.steps) if (s.text.trim()) box.append(h('pre', { class: 'conv-model', 'data-testid': 'conv-model', 'data-key': s.key }, s.text));
+  }
+  if (view.turns.length === 0) box.append(h('p', { class: 'muted' }, 'nothing said yet at this point of the log'));
+  out.push(box);
+  return out;
+}
+
+/** Zoom steps of the diagram (1 = fit the column). */
+export const DIAGRAM_ZOOMS = [1, 1.5, 2, 3, 4] as const;
+
+/** The diagram panel: one SVG per machine, kept, its classes changed to highlight the state; zoomable. */
 export class DiagramPanel {
   readonly element = h('div', { class: 'diagram', 'data-testid': 'diagram' });
+  private readonly canvas = h('div', { class: 'diagram-canvas', 'data-testid': 'diagram-canvas' });
   private readonly svgs = new Map<string, Promise<SVGSVGElement | undefined>>();
   private shown = '';
+  private zoom = 0;
+
+  constructor() {
+    const label = h('span', { class: 'muted', 'data-testid': 'zoom-level' }, '100%');
+    const btn = (text: string, testid: string, to: () => number) => {
+      const b = h('button', { type: 'button', 'data-testid': testid, title: testid.replace('-', ' ') }, text);
+      b.addEventListener('click', () => {
+        this.zoom = Math.max(0, Math.min(DIAGRAM_ZOOMS.length - 1, to()));
+        label.textContent = `${DIAGRAM_ZOOMS[this.zoom]! * 100}%`;
+        this.applyZoom();
+      });
+      return b;
+    };
+    this.element.append(h('div', { class: 'zoom' }, btn('−', 'zoom-out', () => this.zoom - 1), ' ', label, ' ', btn('+', 'zoom-in', () => this.zoom + 1), ' ', btn('fit', 'zoom-fit', () => 0)), this.canvas);
+  }
+
+  private applyZoom(): void {
+    const svg = this.canvas.querySelector('svg');
+    if (!svg) return;
+    const z = DIAGRAM_ZOOMS[this.zoom]!;
+    // Set through the CSSOM (allowed by the page's CSP, unlike style attributes).
+    svg.style.width = `${z * 100}%`;
+    svg.style.maxHeight = z === 1 ? '' : 'none';
+    this.element.dataset.zoom = String(z);
+  }
 
   private load(machine: string): Promise<SVGSVGElement | undefined> {
     let p = this.svgs.get(machine);
@@ -173,10 +216,13 @@ export class DiagramPanel {
     const svg = await this.load(machine);
     if (this.shown !== machine) return;
     if (!svg) {
-      this.element.replaceChildren(h('p', { class: 'muted' }, `no diagram for ${machine}`));
+      this.canvas.replaceChildren(h('p', { class: 'muted' }, `no diagram for ${machine}`));
       return;
     }
-    if (this.element.firstChild !== svg) this.element.replaceChildren(svg);
+    if (this.canvas.firstChild !== svg) {
+      this.canvas.replaceChildren(svg);
+      this.applyZoom();
+    }
     this.element.dataset.machine = machine;
     this.element.dataset.state = state;
     svg.querySelectorAll('g[data-state]').forEach((g) => g.classList.remove('current', 'current-parent', 'visited'));
