@@ -3,10 +3,12 @@
  * committed. It plans in array order (parallel groups, exclusive calls alone) and releases
  * results strictly in array order, each as soon as every earlier one has settled (SPEC §3).
  *
- * It is a plain object owned by one scheduler actor and changed only by that actor's actions,
- * so a batch of N calls costs O(N) in total rather than an O(N) context copy per event.
+ * A `CommitGate` is a value: the scheduler's context holds one, and a snapshot that was emitted
+ * keeps the gate it was emitted with. A change is made with a `GateEdit`, which copies the entry
+ * list on its first write and hands back a new gate, so one event costs one copy of the list
+ * (however many calls it starts, settles or commits), and an event that changes nothing copies
+ * nothing.
  */
-import type { AnyActorRef } from 'xstate';
 import type { ExecutionMode, ToolCallRequest, ToolResult } from '../src/protocol/index.js';
 import type { PrepareOutcome } from './callStages.js';
 
@@ -22,42 +24,91 @@ export function plannedMode(prepared: PrepareOutcome): ExecutionMode {
 
 export type EntryStatus = 'queued' | 'running' | 'settled' | 'committed';
 
+/** One call of the batch, as the gate knows it. Never changed: a new status is a new entry. */
 export interface BatchEntry {
+  /** Position in the model's order (0-based); also the call actor's id, `call-<index>`, while it runs. */
   readonly index: number;
   readonly request: ToolCallRequest;
   readonly prepared: PrepareOutcome;
   readonly mode: ExecutionMode;
   /** `seq` of this call's `tool/call` event. */
   readonly callSeq: number;
-  status: EntryStatus;
-  result: ToolResult | undefined;
-  /** The call's actor while it runs (created by the scheduler, started in its `startCalls` action). */
-  actor?: AnyActorRef | undefined;
+  readonly status: EntryStatus;
+  readonly result: ToolResult | undefined;
 }
 
-export class CommitGate {
-  readonly entries: BatchEntry[] = [];
+/** The gate of one batch, as a value (see the file comment). */
+export interface CommitGate {
+  /** Most calls of a parallel group running at once. */
+  readonly limit: number;
+  readonly entries: readonly BatchEntry[];
   /** First index not yet dispatched (everything before it is running or settled). */
-  nextDispatch = 0;
+  readonly nextDispatch: number;
   /** First index not yet committed. */
-  nextCommit = 0;
-  running = 0;
-  exclusiveRunning = false;
+  readonly nextCommit: number;
+  readonly running: number;
+  readonly exclusiveRunning: boolean;
   /** Highest number of calls running at once, for inspection and benchmarks. */
-  maxRunning = 0;
-  private readonly callIds = new Set<string>();
+  readonly maxRunning: number;
+}
 
-  constructor(readonly limit: number) {
-    if (!(limit >= 1)) throw new RangeError(`concurrency limit must be >= 1, got ${limit}`);
+/** The gate of a batch with no calls yet. */
+export function emptyGate(limit: number): CommitGate {
+  if (!(limit >= 1)) throw new RangeError(`concurrency limit must be >= 1, got ${limit}`);
+  return Object.freeze({ limit, entries: Object.freeze([]), nextDispatch: 0, nextCommit: 0, running: 0, exclusiveRunning: false, maxRunning: 0 });
+}
+
+/** True when every call of the gate's batch has been committed. */
+export function allCommitted(gate: CommitGate): boolean {
+  return gate.nextCommit === gate.entries.length;
+}
+
+/**
+ * One change to a gate: reads see the change so far, `done()` gives the new gate. The gate it
+ * started from is never written to; the entry list is copied on the first write.
+ */
+export class GateEdit {
+  private list: BatchEntry[] | undefined;
+  private entries: readonly BatchEntry[];
+  private nextDispatch: number;
+  private nextCommit: number;
+  private exclusiveRunning: boolean;
+  private maxRunning: number;
+  private changed = false;
+  running: number;
+
+  constructor(private readonly from: CommitGate) {
+    this.entries = from.entries;
+    this.nextDispatch = from.nextDispatch;
+    this.nextCommit = from.nextCommit;
+    this.running = from.running;
+    this.exclusiveRunning = from.exclusiveRunning;
+    this.maxRunning = from.maxRunning;
   }
 
-  /** Adds a call at the end of the batch; returns false when its callId repeats an earlier one. */
+  private writable(): BatchEntry[] {
+    this.changed = true;
+    if (!this.list) this.entries = this.list = this.entries.slice();
+    return this.list;
+  }
+
+  private put(e: BatchEntry): void {
+    this.writable()[e.index] = Object.freeze(e);
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  entry(index: number): BatchEntry | undefined {
+    return this.entries[index];
+  }
+
+  /** Adds a call at the end of the batch; `duplicate` when its callId repeats an earlier one. */
   add(request: ToolCallRequest, prepared: PrepareOutcome, callSeq: number): { entry: BatchEntry; duplicate: boolean } {
-    const duplicate = this.callIds.has(request.callId);
-    this.callIds.add(request.callId);
-    const mode = plannedMode(prepared);
-    const entry: BatchEntry = { index: this.entries.length, request, prepared, mode, callSeq, status: 'queued', result: undefined };
-    this.entries.push(entry);
+    const duplicate = this.entries.some((e) => e.request.callId === request.callId);
+    const entry: BatchEntry = { index: this.entries.length, request, prepared, mode: plannedMode(prepared), callSeq, status: 'queued', result: undefined };
+    this.writable().push(Object.freeze(entry));
     return { entry, duplicate };
   }
 
@@ -70,12 +121,12 @@ export class CommitGate {
     while (this.nextDispatch < this.entries.length && this.entries[this.nextDispatch]!.status !== 'queued') this.nextDispatch++;
     const e = this.entries[this.nextDispatch];
     if (!e || this.exclusiveRunning) return undefined;
-    if (e.mode === 'parallel') return this.running < this.limit ? e : undefined;
+    if (e.mode === 'parallel') return this.running < this.from.limit ? e : undefined;
     return inputClosed && this.running === 0 ? e : undefined;
   }
 
   markRunning(e: BatchEntry): void {
-    e.status = 'running';
+    this.put({ ...e, status: 'running' });
     this.running++;
     if (e.mode === 'exclusive') this.exclusiveRunning = true;
     if (this.running > this.maxRunning) this.maxRunning = this.running;
@@ -90,20 +141,16 @@ export class CommitGate {
       this.running--;
       if (e.mode === 'exclusive') this.exclusiveRunning = false;
     }
-    e.status = 'settled';
-    e.result = result;
-    e.actor = undefined;
+    this.put({ ...e, status: 'settled', result });
   }
-
-  /** Call actors created by the last pump and not yet started; taken (and emptied) by the scheduler's `startCalls`. */
-  readonly toStart: AnyActorRef[] = [];
 
   /** Entries that may be committed now, in array order; marks them committed. */
   takeCommittable(): BatchEntry[] {
     const out: BatchEntry[] = [];
     for (let e = this.entries[this.nextCommit]; e && e.status === 'settled'; e = this.entries[this.nextCommit]) {
-      e.status = 'committed';
-      out.push(e);
+      const committed: BatchEntry = { ...e, status: 'committed' };
+      this.put(committed);
+      out.push(committed);
       this.nextCommit++;
     }
     return out;
@@ -122,14 +169,17 @@ export class CommitGate {
     return this.nextCommit === this.entries.length;
   }
 
-  /** A compact summary for inspectors (the entries themselves hold frozen results). */
-  toJSON() {
-    return {
-      size: this.entries.length,
+  /** The gate after this edit: the one it started from when nothing changed. */
+  done(): CommitGate {
+    if (!this.changed && this.nextDispatch === this.from.nextDispatch) return this.from;
+    return Object.freeze({
+      limit: this.from.limit,
+      entries: Object.freeze(this.entries),
       nextDispatch: this.nextDispatch,
       nextCommit: this.nextCommit,
       running: this.running,
-      statuses: this.entries.map((e) => e.status),
-    };
+      exclusiveRunning: this.exclusiveRunning,
+      maxRunning: this.maxRunning,
+    });
   }
 }

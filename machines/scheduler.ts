@@ -4,14 +4,17 @@
  * run in parallel groups bounded by `concurrency`, exclusive calls run alone, and results are
  * committed (`tool/result`) strictly in array order, each as soon as all earlier ones settled.
  *
- * One toolCall actor per running call, with the id `call-<index>`, created with the scheduler as
- * its parent (see `pump`); a finished one stops itself, so live call actors stay within the limit.
+ * One toolCall actor per running call, spawned as an XState child with the id `call-<index>` and
+ * stopped (`stopChild`) as it settles, so live children stay within the concurrency limit. Ids are
+ * reused by every step (`call-0` is the first call of any step): XState caches per event type, so
+ * an id unique per call would leak ~300 B per call forever; these stay bounded by the largest batch.
+ * `callsOf(snapshot)` lists a step's calls in the model's order, each with its live actor.
  */
-import { createActor, enqueueActions, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
+import { enqueueActions, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../src/protocol/index.js';
 import type { CallStages } from './callStages.js';
-import { CommitGate, plannedMode, type BatchEntry } from './commitGate.js';
-import { toolCallMachine, type ToolCallContext, type ToolCallInput } from './toolCall.js';
+import { allCommitted, emptyGate, GateEdit, plannedMode, type BatchEntry, type CommitGate, type EntryStatus } from './commitGate.js';
+import { toolCallMachine, type ToolCallInput } from './toolCall.js';
 
 /** The part of the session log the machines need: append, get the stamped seq back. */
 export interface LogPort {
@@ -63,6 +66,9 @@ export type SchedulerEvent =
 
 const CHILD_PREFIX = 'call-';
 
+/** The id of a running call's actor: `call-<index>`, reused by the same index in every step (see below). */
+export const callActorId = (index: number): `call-${number}` => `${CHILD_PREFIX}${index}`;
+
 function synthetic(ctx: SchedulerContext, e: BatchEntry, code: ErrorCode, message: string): ToolResult {
   return ctx.pipeline.finalize(e.request, e.prepared.ok ? e.prepared.prepared : undefined, {
     ok: false,
@@ -70,9 +76,22 @@ function synthetic(ctx: SchedulerContext, e: BatchEntry, code: ErrorCode, messag
   }, undefined);
 }
 
-function addCall(ctx: SchedulerContext, request: ToolCallRequest): void {
-  const gate = ctx.gate;
-  const index = gate.entries.length;
+/**
+ * What one event does to the batch: the gate's edit, the calls to start and the finished call
+ * actors to stop. Applied by `apply` as one context update, then the children's stops and spawns.
+ */
+interface Change {
+  readonly edit: GateEdit;
+  readonly start: BatchEntry[];
+  readonly stop: number[];
+  inputClosed: boolean;
+  cancelled: boolean;
+}
+
+const begin = (ctx: SchedulerContext): Change => ({ edit: new GateEdit(ctx.gate), start: [], stop: [], inputClosed: ctx.inputClosed, cancelled: ctx.cancelled });
+
+function addCall(ctx: SchedulerContext, ch: Change, request: ToolCallRequest): void {
+  const index = ch.edit.size;
   const prepared = ctx.pipeline.prepare(request, { index, turnId: ctx.turnId, stepIndex: ctx.stepIndex });
   // The tool/call event is in the log before the call can be dispatched (SPEC §1).
   const { seq } = ctx.log.append({
@@ -85,22 +104,23 @@ function addCall(ctx: SchedulerContext, request: ToolCallRequest): void {
     index,
     executionMode: plannedMode(prepared),
   });
-  const { entry, duplicate } = gate.add(request, prepared, seq);
+  const { entry, duplicate } = ch.edit.add(request, prepared, seq);
   if (duplicate) {
-    gate.settle(index, synthetic(ctx, entry, ErrorCode.DUPLICATE_CALL_ID, `callId "${request.callId}" is used by an earlier call of this step; this call did not run`));
-  } else if (ctx.cancelled) {
-    gate.settle(index, synthetic(ctx, entry, ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the call was dispatched'));
+    ch.edit.settle(index, synthetic(ctx, entry, ErrorCode.DUPLICATE_CALL_ID, `callId "${request.callId}" is used by an earlier call of this step; this call did not run`));
+  } else if (ch.cancelled) {
+    ch.edit.settle(index, synthetic(ctx, entry, ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the call was dispatched'));
   }
 }
 
 /** The calls of a `CALL.ADD`, in order. */
-function addCalls(ctx: SchedulerContext, event: Extract<SchedulerEvent, { type: 'CALL.ADD' }>): void {
-  if ('requests' in event) for (const request of event.requests) addCall(ctx, request);
-  else addCall(ctx, event.request);
+function addCalls(ctx: SchedulerContext, ch: Change, event: SchedulerEvent): void {
+  if (event.type !== 'CALL.ADD') return;
+  if ('requests' in event) for (const request of event.requests) addCall(ctx, ch, request);
+  else addCall(ctx, ch, event.request);
 }
 
-function commit(ctx: SchedulerContext): void {
-  for (const e of ctx.gate.takeCommittable()) {
+function commit(ctx: SchedulerContext, ch: Change): void {
+  for (const e of ch.edit.takeCommittable()) {
     ctx.log.append({
       type: 'tool/result',
       turnId: ctx.turnId,
@@ -114,77 +134,105 @@ function commit(ctx: SchedulerContext): void {
 }
 
 /** Settles every call that has not started with the given code, in array order. */
-function settleQueued(ctx: SchedulerContext, code: ErrorCode, message: string): void {
-  for (const e of ctx.gate.queued()) ctx.gate.settle(e.index, synthetic(ctx, e, code, message));
+function settleQueued(ctx: SchedulerContext, ch: Change, code: ErrorCode, message: string): void {
+  for (const e of ch.edit.queued()) ch.edit.settle(e.index, synthetic(ctx, e, code, message));
+}
+
+/** Commits what is ready, then marks for starting every call the plan allows now. */
+function pump(ctx: SchedulerContext, ch: Change): void {
+  commit(ctx, ch);
+  if (ch.cancelled) return;
+  for (let e = ch.edit.nextToStart(ch.inputClosed); e; e = ch.edit.nextToStart(ch.inputClosed)) {
+    ch.edit.markRunning(e);
+    ch.start.push(e);
+  }
+}
+
+/** The index of the call whose actor sent a `xstate.done.actor.call-<i>` / `xstate.error.actor.call-<i>` event. */
+function indexOfChild(event: SchedulerEvent): number | undefined {
+  if (!event.type.startsWith('xstate.done.actor.') && !event.type.startsWith('xstate.error.actor.')) return undefined;
+  const id = (event as { actorId: string }).actorId;
+  return id.startsWith(CHILD_PREFIX) ? Number(id.slice(CHILD_PREFIX.length)) : undefined;
+}
+
+/** A call's actor finished: its result settles the call, and the actor leaves the scheduler's children. */
+function settleChild(ch: Change, event: SchedulerEvent): void {
+  const index = indexOfChild(event);
+  if (index === undefined || !event.type.startsWith('xstate.done.actor.')) return;
+  ch.edit.settle(index, (event as { output: ToolResult }).output);
+  ch.stop.push(index);
+}
+
+/** A call actor that crashed still answers its call: TOOL_FAILED, so no tool/call is left unpaired. */
+function settleCrashedChild(ctx: SchedulerContext, ch: Change, event: SchedulerEvent): void {
+  const index = indexOfChild(event);
+  if (index === undefined || !event.type.startsWith('xstate.error.actor.')) return;
+  const entry = ch.edit.entry(index);
+  if (entry) ch.edit.settle(index, synthetic(ctx, entry, ErrorCode.TOOL_FAILED, `the call machine failed: ${String((event as { error: unknown }).error)}`));
+  ch.stop.push(index);
 }
 
 /**
- * Commits what is ready, then creates an actor for every call the plan allows now. The actors are
- * created with the scheduler as their parent (one system: the same clock, and XState's inspection
- * sees every call, costing nothing when nobody inspects) but not through `spawnChild`: they are
- * not kept in the scheduler's snapshot, so starting one copies no `children` object and a finished
- * one needs no `stopChild` (a done actor stops itself). Each reports its end to the scheduler as
- * XState's `xstate.done.actor.call-<index>` event. They start when this macrostep ends (see
- * `startCalls`), as `spawnChild` would start them.
+ * The pieces of one event's work, in the order they run. Each action below is one `enqueueActions`:
+ * one context update (a new gate) for the whole event, then the finished children's `stopChild` and
+ * the new calls' `spawnChild`, which XState starts, in call order, once the macrostep ends.
  */
-function pump(context: SchedulerContext, self: AnyActorRef): void {
-  commit(context);
-  if (context.cancelled) return;
-  const gate = context.gate;
-  for (let e = gate.nextToStart(context.inputClosed); e; e = gate.nextToStart(context.inputClosed)) {
-    gate.markRunning(e);
-    const input: ToolCallInput = {
-      request: e.request,
-      where: { index: e.index, turnId: context.turnId, stepIndex: context.stepIndex },
-      pipeline: context.pipeline,
-      prepared: e.prepared,
+type Work = (ctx: SchedulerContext, ch: Change, event: SchedulerEvent) => void;
+
+function cutOffOf(event: SchedulerEvent): SchedulerContext['cutOff'] {
+  if (event.type !== 'INPUT.END') return undefined;
+  if (event.finishReason === 'length') {
+    return {
+      code: ErrorCode.TRUNCATED_CALL,
+      message: 'the model hit its output-token limit, so the arguments of this call may be cut off; it did not run. Re-issue the call with complete arguments.',
     };
-    const actor = createActor(toolCallMachine, { id: `${CHILD_PREFIX}${e.index}`, parent: self, input });
-    e.actor = actor;
-    gate.toStart.push(actor);
   }
+  return event.error !== undefined ? { code: ErrorCode.ABORTED_BEFORE_DISPATCH, message: `the model's response failed before this call was dispatched: ${event.error}` } : undefined;
 }
 
-/**
- * Starts the call actors the last pump created, in call order. It runs as an observer of the
- * scheduler, i.e. once the macrostep that created them has ended, outside any action (XState
- * warns about built-in actions run inside a custom one, and a call's own macrostep has them), as
- * `spawnChild` starts its children. (The model-based path tests run the machine without an actor,
- * so, as with `spawnChild`, the calls are created there and never started.)
- */
-function startCalls(gate: CommitGate): void {
-  const list = gate.toStart;
-  if (list.length === 0) return;
-  const actors = list.splice(0, list.length);
-  for (const a of actors) a.start();
+const works = {
+  add: ((ctx, ch, event) => addCalls(ctx, ch, event)) as Work,
+  pump: ((ctx, ch) => pump(ctx, ch)) as Work,
+  commit: ((ctx, ch) => commit(ctx, ch)) as Work,
+  settle: ((_ctx, ch, event) => settleChild(ch, event)) as Work,
+  crashed: ((ctx, ch, event) => settleCrashedChild(ctx, ch, event)) as Work,
+  closeInput: ((_ctx, ch) => {
+    ch.inputClosed = true;
+  }) as Work,
+  cutOff: ((ctx, ch, event) => {
+    const cutOff = cutOffOf(event);
+    if (cutOff) settleQueued(ctx, ch, cutOff.code, cutOff.message);
+  }) as Work,
+  drain: ((ctx, ch) => settleQueued(ctx, ch, ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the call was dispatched')) as Work,
+};
+
+/** One event's work as one action: see `Work`. */
+function batchAction(...pieces: ReadonlyArray<keyof typeof works>) {
+  return enqueueActions<SchedulerContext, SchedulerEvent, undefined, SchedulerEvent, CallActorLogic, never, never, never, never>(({ context, event, enqueue }) => {
+    const ch = begin(context);
+    for (const piece of pieces) works[piece](context, ch, event);
+    const gate = ch.edit.done();
+    const update: Partial<Mutable<SchedulerContext>> = {};
+    if (gate !== context.gate) update.gate = gate;
+    if (ch.inputClosed !== context.inputClosed) update.inputClosed = ch.inputClosed;
+    if (event.type === 'INPUT.END' && pieces.includes('cutOff')) update.cutOff = cutOffOf(event);
+    if (Object.keys(update).length) enqueue.assign(update);
+    for (const index of ch.stop) enqueue.stopChild(callActorId(index));
+    for (const e of ch.start) {
+      const input: ToolCallInput = {
+        request: e.request,
+        where: { index: e.index, turnId: context.turnId, stepIndex: context.stepIndex },
+        pipeline: context.pipeline,
+        prepared: e.prepared,
+      };
+      enqueue.spawnChild('toolCall', { id: callActorId(e.index), input });
+    }
+  });
 }
 
-/**
- * The scheduler was stopped from outside (its turn stopped: a suspended turn, a crashed step):
- * its call actors are not XState children (see `pump`), so they are stopped here, their bodies
- * aborted, and with them their timers (an approval's timeout would otherwise keep a process alive).
- */
-function stopCalls(gate: CommitGate): void {
-  gate.toStart.length = 0;
-  for (const e of gate.entries) {
-    const actor = e.actor as (AnyActorRef & { _stop?: () => void }) | undefined;
-    if (!actor || actor.getSnapshot().status !== 'active') continue;
-    const context = (actor.getSnapshot() as { context?: Partial<Pick<ToolCallContext, 'abort' | 'approvalAbort' | 'deadline'>> }).context;
-    context?.approvalAbort?.abort('the scheduler was stopped');
-    context?.abort?.abort('the scheduler was stopped');
-    // A stopped actor runs no exit actions: its per-call deadline timer is disarmed here.
-    context?.deadline?.disarm?.();
-    // A non-root actor cannot be stopped with `stop()`; `_stop` is what XState's own stopChild uses.
-    actor._stop?.();
-  }
-}
-
-/** Records a finished call's result (its actor stopped itself when it reached its final state). */
-function settleChild(context: SchedulerContext, event: SchedulerEvent): void {
-  if (!event.type.startsWith('xstate.done.actor.')) return;
-  const e = event as { actorId: string; output: ToolResult };
-  context.gate.settle(Number(e.actorId.slice(CHILD_PREFIX.length)), e.output);
-}
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+/** The scheduler's one kind of child, as `setup({ actors })` declares it. */
+type CallActorLogic = { src: 'toolCall'; logic: typeof toolCallMachine; id: string | undefined };
 
 export const schedulerMachine = setup({
   types: {
@@ -193,58 +241,61 @@ export const schedulerMachine = setup({
     events: {} as SchedulerEvent,
     output: {} as SchedulerOutput,
   },
+  actors: { toolCall: toolCallMachine },
   actions: {
-    // Resolved with the transition (enqueueActions), not run as custom actions: creating a call
-    // actor runs its initial macrostep, whose built-in actions XState would warn about in a custom one.
-    /** Commits what is ready, then creates an actor for every call the plan allows now. */
-    pump: enqueueActions(({ context, self }) => pump(context, self)),
-    /** `CALL.ADD`: logs the call (`tool/call` before it can run), then pumps, in one action. */
-    addAndPump: enqueueActions(({ context, event, self }) => {
-      if (event.type === 'CALL.ADD') addCalls(context, event);
-      pump(context, self);
+    /** Commits what is ready, then starts every call the plan allows now. */
+    pump: batchAction('pump'),
+    /** `CALL.ADD`: logs the calls (`tool/call` before any can run), then pumps. */
+    addAndPump: batchAction('add', 'pump'),
+    /** `INPUT.END`: the batch is complete; under a cut-off the calls not started settle with its code; then pumps. */
+    closeAndPump: batchAction('closeInput', 'cutOff', 'pump'),
+    /** A call finished: record its result, stop its actor, then pump. */
+    settleAndPump: batchAction('settle', 'pump'),
+    /** A call actor crashed: its call settles TOOL_FAILED (no tool/call left unpaired), then pump. */
+    settleCrashedAndPump: batchAction('crashed', 'pump'),
+    /** While cancelling: a finished call is recorded and committed in order; nothing new starts. */
+    settleAndCommit: batchAction('settle', 'commit'),
+    settleCrashedAndCommit: batchAction('crashed', 'commit'),
+    addAndCommit: batchAction('add', 'commit'),
+    closeInput: batchAction('closeInput'),
+    /** The calls not started get ABORTED_BEFORE_DISPATCH; everything settled is committed in order. */
+    drainAndCommit: batchAction('drain', 'commit'),
+    /** `CANCEL`: nothing new starts; every running call is told to cancel. */
+    cancelRunning: enqueueActions(({ context, event, enqueue }) => {
+      enqueue.assign({ cancelled: true });
+      for (const e of context.gate.entries) {
+        if (e.status === 'running') enqueue.sendTo(callActorId(e.index), { type: 'CANCEL', reason: event.type === 'CANCEL' ? event.reason : undefined });
+      }
     }),
-    /** A call finished: record its result, then pump, in one action. */
-    settleAndPump: enqueueActions(({ context, event, self }) => {
-      settleChild(context, event);
-      pump(context, self);
-    }),
-    settleChild: ({ context, event }) => settleChild(context, event),
-    /** A call actor that crashed still answers its call: TOOL_FAILED, so no tool/call is left unpaired. */
-    settleCrashedChild: ({ context, event }) => {
-      const e = event as unknown as { actorId: string; error: unknown };
-      const index = Number(e.actorId.slice(CHILD_PREFIX.length));
-      const entry = context.gate.entries[index];
-      if (entry) context.gate.settle(index, synthetic(context, entry, ErrorCode.TOOL_FAILED, `the call machine failed: ${String(e.error)}`));
-    },
   },
   guards: {
-    finished: ({ context }) => context.inputClosed && context.gate.allCommitted,
+    finished: ({ context }) => context.inputClosed && allCommitted(context.gate),
     /** Every started call has settled (after a cancel). */
     nothingRunning: ({ context }) => context.gate.running === 0,
   },
 }).createMachine({
   id: 'scheduler',
-  context: ({ input, self }) => {
-    const gate = new CommitGate(input.concurrency ?? 8);
-    // Call actors created in a macrostep start when it ends (see startCalls).
-    self.subscribe({ next: () => startCalls(gate), error: () => {}, complete: () => stopCalls(gate) });
+  context: ({ input }) => {
     const ctx: SchedulerContext = {
       pipeline: input.pipeline,
       log: input.log,
       turnId: input.turnId,
       stepIndex: input.stepIndex,
-      gate,
+      gate: emptyGate(input.concurrency ?? 8),
       inputClosed: input.complete === true,
       cancelled: input.cancelled === true,
       cutOff: undefined,
     };
-    for (const request of input.calls ?? []) addCall(ctx, request);
-    return ctx;
+    if (!input.calls?.length) return ctx;
+    // Calls known up front are logged and entered now; the entry `pump` starts them.
+    const ch = begin(ctx);
+    for (const request of input.calls) addCall(ctx, ch, request);
+    return { ...ctx, gate: ch.edit.done() };
   },
   initial: 'running',
   states: {
     running: {
-      // Drawn as a note in the generated diagrams (the commit gate is a plain object, not states).
+      // Drawn as a note in the generated diagrams (the commit gate is a value in context, not states).
       description: [
         'commit gate: each call is queued → running → settled → committed',
         'CALL.ADD: tool/call logged before the call can start',
@@ -256,36 +307,10 @@ export const schedulerMachine = setup({
       always: { guard: 'finished', target: 'done' },
       on: {
         'CALL.ADD': { actions: 'addAndPump' },
-        'INPUT.END': {
-          actions: [
-            enqueueActions(({ context, event, enqueue }) => {
-              const cutOff =
-                event.finishReason === 'length'
-                  ? {
-                      code: ErrorCode.TRUNCATED_CALL,
-                      message:
-                        'the model hit its output-token limit, so the arguments of this call may be cut off; it did not run. Re-issue the call with complete arguments.',
-                    }
-                  : event.error !== undefined
-                    ? { code: ErrorCode.ABORTED_BEFORE_DISPATCH, message: `the model's response failed before this call was dispatched: ${event.error}` }
-                    : undefined;
-              enqueue.assign({ inputClosed: true, cutOff });
-              if (cutOff) settleQueued(context, cutOff.code, cutOff.message);
-            }),
-            'pump',
-          ],
-        },
-        CANCEL: {
-          target: 'cancelling',
-          actions: enqueueActions(({ context, event, enqueue }) => {
-            enqueue.assign({ cancelled: true });
-            for (const e of context.gate.runningEntries()) {
-              if (e.actor) enqueue.sendTo(e.actor, { type: 'CANCEL', reason: event.reason });
-            }
-          }),
-        },
+        'INPUT.END': { actions: 'closeAndPump' },
+        CANCEL: { target: 'cancelling', actions: 'cancelRunning' },
         'xstate.done.actor.*': { actions: 'settleAndPump' },
-        'xstate.error.actor.*': { actions: ['settleCrashedChild', 'pump'] },
+        'xstate.error.actor.*': { actions: 'settleCrashedAndPump' },
       },
     },
     /** Started calls settle first; then the rest get ABORTED_BEFORE_DISPATCH, in order. */
@@ -293,22 +318,19 @@ export const schedulerMachine = setup({
       description: ['CANCEL sent to every running call', 'their results still commit in call order'].join('\n'),
       always: { guard: 'nothingRunning', target: 'drained' },
       on: {
-        'xstate.done.actor.*': { actions: ['settleChild', ({ context }) => commit(context)] },
-        'xstate.error.actor.*': { actions: ['settleCrashedChild', ({ context }) => commit(context)] },
-        'CALL.ADD': { actions: [({ context, event }) => addCalls(context, event), ({ context }) => commit(context)] },
-        'INPUT.END': { actions: enqueueActions(({ enqueue }) => enqueue.assign({ inputClosed: true })) },
+        'xstate.done.actor.*': { actions: 'settleAndCommit' },
+        'xstate.error.actor.*': { actions: 'settleCrashedAndCommit' },
+        'CALL.ADD': { actions: 'addAndCommit' },
+        'INPUT.END': { actions: 'closeInput' },
       },
     },
     drained: {
       description: 'calls not started: ABORTED_BEFORE_DISPATCH, committed in call order',
-      entry: ({ context }) => {
-        settleQueued(context, ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the call was dispatched');
-        commit(context);
-      },
+      entry: 'drainAndCommit',
       always: { guard: 'finished', target: 'done' },
       on: {
-        'CALL.ADD': { actions: [({ context, event }) => addCalls(context, event), ({ context }) => commit(context)] },
-        'INPUT.END': { actions: enqueueActions(({ enqueue }) => enqueue.assign({ inputClosed: true })) },
+        'CALL.ADD': { actions: 'addAndCommit' },
+        'INPUT.END': { actions: 'closeInput' },
       },
     },
     done: { type: 'final' },
@@ -321,3 +343,49 @@ export const schedulerMachine = setup({
 });
 
 export type SchedulerActor = ActorRefFrom<typeof schedulerMachine>;
+type SchedulerSnapshot = SnapshotFrom<typeof schedulerMachine>;
+/** A running call's actor, as the scheduler spawned it (`call-<index>`). */
+export type ToolCallActor = ActorRefFrom<typeof toolCallMachine>;
+
+/** One call of a step, in the model's order, as a UI lists it (see `callsOf`). */
+export interface StepCall {
+  /** Position in the model's order (0-based). */
+  readonly index: number;
+  readonly request: ToolCallRequest;
+  /** `queued` → `running` → `settled` (its result known) → `committed` (its `tool/result` logged, in call order). */
+  readonly status: EntryStatus;
+  /** The call's result once it settled; undefined before. */
+  readonly result: ToolResult | undefined;
+  /**
+   * The call's live actor while it runs (`status: 'running'`): its snapshot's value is the call's
+   * stage (`awaitingApproval`, `executing`, …). Undefined before it starts and once it settled (a
+   * finished call actor is stopped, so live actors stay within the concurrency limit).
+   */
+  readonly actor: ToolCallActor | undefined;
+}
+
+const callsCache = new WeakMap<object, readonly StepCall[]>();
+
+/**
+ * A step's calls, in the model's order, each with its live actor while it runs: read from a
+ * scheduler snapshot (its commit gate and its `call-<index>` children), typed, with no reach into
+ * internals. The same snapshot gives the same (frozen) array, so a selector over it is stable.
+ */
+export function callsOf(snapshot: SchedulerSnapshot): readonly StepCall[] {
+  const cached = callsCache.get(snapshot);
+  if (cached) return cached;
+  const children = snapshot.children as Readonly<Record<string, ToolCallActor | undefined>>;
+  const calls = Object.freeze(
+    snapshot.context.gate.entries.map((e) =>
+      Object.freeze({
+        index: e.index,
+        request: e.request,
+        status: e.status,
+        result: e.result,
+        actor: e.status === 'running' ? children[callActorId(e.index)] : undefined,
+      }),
+    ),
+  );
+  callsCache.set(snapshot, calls);
+  return calls;
+}

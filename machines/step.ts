@@ -135,6 +135,8 @@ export const stepMachine = setup({
     input: {} as StepInput,
     events: {} as StepEvent,
     output: {} as StepOutput,
+    /** The step's children by id: the model's response stream, then the scheduler of its calls. */
+    children: {} as { model: 'modelStream'; scheduler: 'scheduler' },
   },
   actors: { scheduler: schedulerMachine, modelStream: modelStreamLogic },
   actions: {

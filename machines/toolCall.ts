@@ -40,13 +40,16 @@ export interface ToolCallContext {
   readonly pre: PreExecuteOutcome | undefined;
   readonly guardOutcome: GuardOutcome;
   readonly settlement: Settlement | undefined;
-  /** Aborts the body's signal on cancel (created with the call: cheaper than an assign on entry). */
+  /**
+   * Aborts the body's signal on cancel: a handle (created with the call, never replaced), like the
+   * injected pipeline. The snapshot's values never change; a handle's own state (aborted) may.
+   */
   readonly abort: AbortController;
-  /** Disarms the per-call deadline armed at dispatch (the call's own scratch, like `abort`). */
-  readonly deadline: { disarm: (() => void) | undefined };
-  /** The post-execute stage's answer for the body's draft, asked once (see `postExecuteApplies`). */
-  readonly postAsked: { draft: ResultDraft | undefined; applies: boolean };
+  /** Disarms the per-call deadline armed at dispatch (set with the body's start). */
+  readonly disarmDeadline: (() => void) | undefined;
+  /** Withdraws the pending approval question (a handle, created on entering `awaitingApproval`). */
   readonly approvalAbort: AbortController | undefined;
+  /** When each stage was entered, for a metered call: a new object per stage. */
   readonly marks: StageMarks | undefined;
   readonly result: ToolResult | undefined;
 }
@@ -77,12 +80,23 @@ function sendIfActive(self: AnyActorRef, event: ToolCallMachineEvent): boolean {
 }
 
 /**
- * Records when a stage was entered, for a metered call. Done by each stage's own first action
- * rather than by a `mark` action of its own: one action less per stage (each action is an
- * inspection event when someone inspects).
+ * The marks with this stage's entry time, for a metered call (a new object; undefined when the
+ * call is not metered). Taken by each stage's own first assign rather than by a `mark` action of
+ * its own: one action less per stage (each action is an inspection event when someone inspects).
  */
-function markStage(context: ToolCallContext, stage: keyof StageMarks): void {
-  if (context.marks) context.marks[stage] = context.pipeline.now();
+function marked(context: ToolCallContext, stage: keyof StageMarks): StageMarks | undefined {
+  return context.marks ? { ...context.marks, [stage]: context.pipeline.now() } : undefined;
+}
+
+/**
+ * What a call stopped from outside (its scheduler stopped: a suspended turn, a crashed step) lets
+ * go of: XState runs no exit actions on a stop, so the body's signal, the approval question and
+ * the deadline timer (which would keep a process alive) are released here.
+ */
+function release(context: ToolCallContext, reason: string): void {
+  context.approvalAbort?.abort(reason);
+  context.abort.abort(reason);
+  context.disarmDeadline?.();
 }
 
 function where(context: ToolCallContext) {
@@ -185,20 +199,6 @@ function runListenerStage<O>(stage: ListenerStage<O>, outcome: SyncOrAsync<O>, r
   );
 }
 
-/**
- * Whether a post-execute listener applies to this draft. It runs the listeners' own `appliesTo`
- * (user code), so it is asked once per draft, whichever of the two guards asks first: the answer
- * is kept in the call's own scratch (a module-level map would keep every pipeline and draft it saw
- * reachable from a global, and each entry outlives a young-generation GC).
- */
-function postExecuteApplies(context: ToolCallContext, draft: ResultDraft): boolean {
-  const asked = context.postAsked;
-  if (asked.draft === draft) return asked.applies;
-  asked.applies = context.pipeline.hasPostExecute(prepared(context), draft);
-  asked.draft = draft;
-  return asked.applies;
-}
-
 /** After an allow, go to the next stage that has work. */
 const toGuardOrExecuting = [
   { guard: 'hasGuards', target: 'guard' },
@@ -228,11 +228,11 @@ export const toolCallMachine = setup({
   },
   actions: {
     runPreExecute: enqueueActions(({ context, enqueue, self }) => {
-      markStage(context, 'preExecute');
+      if (context.marks) enqueue.assign({ marks: marked(context, 'preExecute') });
       runListenerStage(preStage, context.pipeline.preExecute(prepared(context)), (e) => enqueue.raise(e), self);
     }),
     runPostExecute: enqueueActions(({ context, enqueue, self }) => {
-      markStage(context, 'postExecute');
+      if (context.marks) enqueue.assign({ marks: marked(context, 'postExecute') });
       const s = context.settlement;
       if (s?.ok) runListenerStage(postStage, context.pipeline.postExecute(prepared(context), s.draft), (e) => enqueue.raise(e), self);
     }),
@@ -266,15 +266,16 @@ export const toolCallMachine = setup({
       context.pipeline.record({ type: 'tool/approval-answer', ...where(context), answer: event.answer, ...(event.reason ? { reason: event.reason } : {}) });
     },
     rememberApproval: ({ context }) => context.pipeline.rememberApproval(prepared(context)),
-    startBody: ({ context, self }) => {
-      markStage(context, 'executing');
+    startBody: enqueueActions(({ context, enqueue, self }) => {
       const p = prepared(context);
       const pipeline = context.pipeline;
       // The per-call deadline: whatever the wrappers and the body do, the call settles TIMEOUT.
-      context.deadline.disarm = pipeline.armDeadline?.(p, (error) => {
+      const disarmDeadline = pipeline.armDeadline?.(p, (error) => {
         context.abort.abort(error.message);
         sendIfActive(self, { type: 'EXECUTED', settlement: { ok: false, error } });
       });
+      // (An assigner function: in a property object, a function value would be called as its assigner.)
+      if (disarmDeadline || context.marks) enqueue.assign(() => ({ disarmDeadline, marks: marked(context, 'executing') }));
       pipeline.execute(p, context.abort.signal).then(
         (outcome) => {
           const now = self.getSnapshot();
@@ -302,23 +303,25 @@ export const toolCallMachine = setup({
         // pipeline.execute never rejects by contract; this is a last line of defence.
         (e: unknown) => sendIfActive(self, { type: 'EXECUTED', settlement: fail(ErrorCode.TOOL_FAILED, describeThrown(e)) }),
       );
-    },
+    }),
     /** An `ask` (remembered or not) is kept: the approval request gives its reason. */
     keepPreOutcome: assign({ pre: ({ context, event }) => (event.type === 'PRE.DECIDED' ? event.outcome : context.pre) }),
     cancelBeforeDispatch: assign({ settlement: () => fail(ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the tool body was dispatched') }),
     takeSettlement: assign({ settlement: ({ context, event }) => (event.type === 'EXECUTED' ? event.settlement : context.settlement) }),
     abortBody: ({ context }, reason: string | undefined) => context.abort?.abort(reason ?? 'cancelled'),
-    disarmDeadline: ({ context }) => context.deadline.disarm?.(),
+    disarmDeadline: ({ context }) => context.disarmDeadline?.(),
   },
   guards: {
     prepareFailed: ({ context }) => !context.prepareOutcome.ok,
     hasPreExecute: ({ context }) => context.pipeline.hasPreExecute(),
     hasGuards: ({ context }) => context.pipeline.hasGuards(prepared(context)),
     noGuards: ({ context }) => !context.pipeline.hasGuards(prepared(context)),
-    /** The body produced a value and some post-execute listener applies to it. */
-    hasPostExecute: ({ context, event }) => event.type === 'EXECUTED' && event.settlement.ok && postExecuteApplies(context, event.settlement.draft),
-    /** The body failed, or nobody listens after it: the call is settled as it is. */
-    noPostExecute: ({ context, event }) => event.type === 'EXECUTED' && (!event.settlement.ok || !postExecuteApplies(context, event.settlement.draft)),
+    /**
+     * The body produced a value and some post-execute listener applies to it. It runs the
+     * listeners' own `appliesTo` (user code), so it is the only guard that asks: otherwise the
+     * call is settled as it is (the next, unguarded transition).
+     */
+    hasPostExecute: ({ context, event }) => event.type === 'EXECUTED' && event.settlement.ok && context.pipeline.hasPostExecute(prepared(context), event.settlement.draft),
     /** A pre-execute listener failed closed, or denied. */
     preRefused: ({ event }) => event.type === 'PRE.DECIDED' && (event.outcome.kind === 'failed' || event.outcome.kind === 'deny'),
     preAskRemembered: ({ context, event }) =>
@@ -338,11 +341,19 @@ export const toolCallMachine = setup({
   },
 }).createMachine({
   id: 'toolCall',
-  context: ({ input }) => {
+  context: ({ input, self }) => {
     // Validation runs as the call actor is created, in its initial state `validating` (which then
     // routes on the outcome): computed here, it costs no assign (a context copy) per call.
     const prepareOutcome = input.prepared ?? input.pipeline.prepare(input.request, input.where);
     const marks = prepareOutcome.ok && input.pipeline.isMetered(prepareOutcome.prepared) ? { validating: input.pipeline.now() } : undefined;
+    // A stopped actor's complete: see `release` (a call that reached its end has nothing to let go of).
+    self.subscribe({
+      complete: () => {
+        const now = self.getSnapshot();
+        if (now.status === 'stopped') release(now.context, 'the call was stopped');
+      },
+      error: () => {},
+    });
     return {
       request: input.request,
       where: input.where,
@@ -352,8 +363,7 @@ export const toolCallMachine = setup({
       guardOutcome: undefined,
       settlement: undefined,
       abort: new AbortController(),
-      deadline: { disarm: undefined },
-      postAsked: { draft: undefined, applies: false },
+      disarmDeadline: undefined,
       approvalAbort: undefined,
       marks,
       result: undefined,
@@ -390,12 +400,7 @@ export const toolCallMachine = setup({
     },
     awaitingApproval: {
       entry: [
-        assign({
-          approvalAbort: ({ context }) => {
-            markStage(context, 'awaitingApproval');
-            return new AbortController();
-          },
-        }),
+        assign(({ context }) => ({ approvalAbort: new AbortController(), marks: marked(context, 'awaitingApproval') })),
         'startApproval',
       ],
       exit: 'stopApproval',
@@ -441,12 +446,7 @@ export const toolCallMachine = setup({
       },
     },
     guard: {
-      entry: assign({
-        guardOutcome: ({ context }) => {
-          markStage(context, 'guard');
-          return context.pipeline.guard(prepared(context));
-        },
-      }),
+      entry: assign(({ context }) => ({ marks: marked(context, 'guard'), guardOutcome: context.pipeline.guard(prepared(context)) })),
       always: [
         { guard: 'guardRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
         { guard: 'guardsPassed', target: 'executing' },
@@ -459,8 +459,9 @@ export const toolCallMachine = setup({
         CANCEL: 'aborting',
         EXECUTED: [
           { guard: 'hasPostExecute', target: 'postExecute', actions: ['disarmDeadline', 'takeSettlement'] },
-          // finalizing takes the settlement from the EXECUTED event itself (one context copy, not two)
-          { guard: 'noPostExecute', target: 'finalizing', actions: 'disarmDeadline' },
+          // The body failed, or nobody listens after it. finalizing takes the settlement from the
+          // EXECUTED event itself (one context copy, not two).
+          { target: 'finalizing', actions: 'disarmDeadline' },
         ],
       },
     },
@@ -495,13 +496,13 @@ export const toolCallMachine = setup({
     finalizing: {
       entry: [
         assign(({ context, event }) => {
-          markStage(context, 'finalizing');
+          const marks = marked(context, 'finalizing');
           // A transition that settled the call set `settlement`; a body's outcome arrives as the
           // EXECUTED event that entered this state.
           const settlement =
             context.settlement ?? (event.type === 'EXECUTED' ? event.settlement : fail(ErrorCode.TOOL_FAILED, 'the call ended without a settlement'));
           const prepared = context.prepareOutcome.ok ? context.prepareOutcome.prepared : undefined;
-          return { settlement, result: context.pipeline.finalize(context.request, prepared, settlement, context.marks) };
+          return { settlement, marks, result: context.pipeline.finalize(context.request, prepared, settlement, marks) };
         }),
       ],
       always: 'settled',

@@ -64,7 +64,7 @@ export function modelScope(current: () => AnyMachineSnapshot | undefined, micros
 export interface ModelOptions {
   /**
    * Copies what must not be shared between branches of the graph before a transition, for
-   * machines that keep a mutable object in context (the scheduler's commit gate).
+   * machines that keep a mutable object in context (none does: the scheduler's commit gate is a value).
    */
   readonly fork?: (snapshot: AnyMachineSnapshot) => AnyMachineSnapshot;
 }

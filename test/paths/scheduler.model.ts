@@ -11,7 +11,6 @@
  */
 import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import type { CallStages } from '../../machines/callStages.js';
-import { CommitGate } from '../../machines/commitGate.js';
 import { schedulerMachine, type LogPort, type SchedulerContext, type SchedulerInput } from '../../machines/scheduler.js';
 import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../../src/protocol/index.js';
 import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from './planner.js';
@@ -108,17 +107,6 @@ export function schedulerInput(config: SchedulerConfig, pipeline: CallStages, lo
   return { pipeline, log, concurrency: concurrencyFor(config.start), calls, complete: config.start !== 'streaming', cancelled: config.start === 'cancelled' };
 }
 
-/** The commit gate is a mutable object in context: each branch of the graph gets its own copy. */
-export function forkGate(s: AnyMachineSnapshot): AnyMachineSnapshot {
-  const gate = (s.context as SchedulerContext).gate;
-  const copy = Object.assign(Object.create(CommitGate.prototype) as CommitGate, gate, {
-    entries: gate.entries.map((e) => ({ ...e })),
-    toStart: [],
-    callIds: new Set((gate as unknown as { callIds: Set<string> }).callIds),
-  });
-  return { ...s, context: { ...s.context, gate: copy } } as AnyMachineSnapshot;
-}
-
 const ctx = (s: AnyMachineSnapshot) => s.context as SchedulerContext;
 
 /**
@@ -137,7 +125,7 @@ export function finishedChildren(s: AnyMachineSnapshot): AnyEventObject[] {
   return ctx(s)
     .gate.entries.filter((e) => e.status === 'running')
     .flatMap((e) => {
-      const snap = e.actor?.getSnapshot() as AnyMachineSnapshot | undefined;
+      const snap = (s.children as Record<string, { getSnapshot(): AnyMachineSnapshot } | undefined>)[`call-${e.index}`]?.getSnapshot();
       return snap?.status === 'done' ? [{ type: `xstate.done.actor.call-${e.index}`, actorId: `call-${e.index}`, output: snap.output }] : [];
     });
 }
@@ -196,7 +184,6 @@ export const schedulerGraph: GraphModel<SchedulerConfig> = {
   events: (s) => schedulerEvents(s),
   serialize: serializeScheduler,
   describe: describeSchedulerEvent,
-  options: { fork: forkGate },
 };
 
 let cached: Plan<SchedulerConfig> | undefined;

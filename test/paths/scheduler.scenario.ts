@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { createActor, toPromise, type AnyEventObject, type AnyMachineSnapshot, type StateValue } from 'xstate';
 import type { CallStages } from '../../machines/callStages.js';
-import { schedulerMachine } from '../../machines/scheduler.js';
+import { schedulerMachine, type SchedulerContext } from '../../machines/scheduler.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
 import { catalogOf } from './catalog.js';
@@ -17,7 +17,6 @@ import type { PlannedPath } from './planner.js';
 import {
   describeSchedulerLogEvent,
   finishedChildren,
-  forkGate,
   schedulerInput,
   scriptedLog,
   scriptedSchedulerPipeline,
@@ -33,7 +32,7 @@ const catalog = catalogOf(schedulerMachine);
 /** Plays `path`; checks it against the machine's replay and against SPEC (`scheduler.oracle.ts`, judged with `rules`). */
 export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>, rules: OracleRules = SPEC_RULES): Promise<PathRun> {
   const recordedLog: string[] = [];
-  const plan = replay(schedulerMachine, schedulerInput(path.config, scriptedSchedulerPipeline(), scriptedLog(recordedLog)), path.events, { fork: forkGate });
+  const plan = replay(schedulerMachine, schedulerInput(path.config, scriptedSchedulerPipeline(), scriptedLog(recordedLog)), path.events);
 
   const clock = new ManualClock();
   const bodies = new Map<string, Deferred<string>>();
@@ -95,7 +94,7 @@ export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>, rules
     if (event.type.startsWith('xstate.done.actor.') || event.type.startsWith('xstate.error.actor.')) {
       if (finishedChildren(from).some((e) => e.type === event.type)) return; // it already arrived
       const index = Number(event.actorId.slice('call-'.length));
-      const callId = (from.context as { gate: { entries: Array<{ request: { callId: string } }> } }).gate.entries[index]!.request.callId;
+      const callId = (from.context as SchedulerContext).gate.entries[index]!.request.callId;
       const d = bodies.get(callId);
       if (!d) throw new Error(`the path finishes call ${index} (${callId}), but its body never started`);
       bodies.delete(callId);

@@ -11,10 +11,11 @@
  * The step's snapshot is read here (its state, finish reason, usage, the scheduler's batch): that
  * is the only place that knows those machine internals. Browser-safe.
  */
-import type { AnyActorRef } from 'xstate';
+import type { ActorRefFrom } from 'xstate';
 import type { LogEventOf, NewLogEvent } from '../../protocol/index.js';
-import type { CommitGate } from '../../../machines/commitGate.js';
-import type { StepContext } from '../../../machines/step.js';
+import type { turnMachine } from '../../../machines/turn.js';
+
+type TurnActor = ActorRefFrom<typeof turnMachine>;
 
 /** Calls parked on a `suspend` answer, by turn: the approval stage fills it, the turn runner reads it. */
 export interface SuspensionRequests {
@@ -55,7 +56,7 @@ export function createSuspensionRequests() {
   };
 
   /** Watches one running turn: once a call is parked and the step is quiet, logs `turn/suspended` and stops the actor. */
-  function watch(o: { actor: AnyActorRef; turnId: string; append: (e: NewLogEvent) => { seq: number }; onSuspended: () => void }): TurnSuspension {
+  function watch(o: { actor: TurnActor; turnId: string; append: (e: NewLogEvent) => { seq: number }; onSuspended: () => void }): TurnSuspension {
     let event: LogEventOf<'turn/suspended'> | undefined;
     let scheduled = false;
     let inspecting: { unsubscribe(): void } | undefined;
@@ -108,15 +109,13 @@ export function createSuspensionRequests() {
 type Quiet = Omit<LogEventOf<'turn/suspended'>, 'type' | 'turnId' | 'seq' | 'time'>;
 
 /** The step's state when it may be suspended now; undefined while something still moves. */
-function quietStep(turn: AnyActorRef, parked: ReadonlySet<string>): Quiet | undefined {
-  const t = turn.getSnapshot() as { status: string; context: { cancelled: boolean }; children: Record<string, AnyActorRef | undefined> };
+function quietStep(turn: TurnActor, parked: ReadonlySet<string>): Quiet | undefined {
+  const t = turn.getSnapshot();
   if (t.status !== 'active' || t.context.cancelled) return undefined;
-  const step = t.children.step?.getSnapshot() as
-    | { status: string; context: StepContext; matches(v: string): boolean; children: Record<string, AnyActorRef | undefined> }
-    | undefined;
+  const step = t.children.step?.getSnapshot();
   // The model's response must be complete: a call it had not sent yet would be lost.
   if (!step || step.status !== 'active' || !step.matches('awaitingTools') || step.context.cancelled) return undefined;
-  const scheduler = step.children.scheduler?.getSnapshot() as { status: string; context: { gate: CommitGate } } | undefined;
+  const scheduler = step.children.scheduler?.getSnapshot();
   if (!scheduler || scheduler.status !== 'active') return undefined;
   const calls: Quiet['calls'] = [];
   const held: Quiet['held'] = [];
