@@ -52,9 +52,9 @@ ${RUN_EXIT_HELP}`,
     // instructions before the log is opened (a bad one leaves the log untouched).
     const recorded = await recordedModel(file);
     const setup = await prepareRun({ cwd, env: process.env, flags, command: resumeCommand, ...(recorded ? { recorded } : {}) });
-    const info = flags.json ? io.err : io.out;
-    describeSetup(setup, info);
-    if (recorded && setup.model.model.spec !== recorded.spec) info(`dsh resume: the session ran on ${recorded.spec}${recorded.baseUrl ? ` at ${recorded.baseUrl}` : ''}; it goes on with ${setup.model.model.spec} (logged)`);
+    // Printed once the session is held (a refused resume prints nothing but its error).
+    const notes = describeSetup(setup);
+    if (recorded && setup.model.model.spec !== recorded.spec) notes.push(`dsh resume: the session ran on ${recorded.spec}${recorded.baseUrl ? ` at ${recorded.baseUrl}` : ''}; it goes on with ${setup.model.model.spec} (logged)`);
     return runSession({
       id: basename(file).replace(/\.jsonl$/, ''),
       file,
@@ -64,6 +64,7 @@ ${RUN_EXIT_HELP}`,
       sessionModel: setup.model.model,
       ...(recorded ? { recorded } : {}),
       system: setup.system.text,
+      notes,
       config: setup.config,
       plan: flags.plan,
       suspend: flags.suspend,

@@ -120,7 +120,6 @@ ${RUN_EXIT_HELP}`,
     const setup = await prepareRun({ cwd, env: process.env, flags, command: runCommand, demo });
     const { id, file } = newSessionFile(cwd);
     const info = flags.json ? io.err : io.out;
-    describeSetup(setup, info);
     const inspector = values.inspect === true ? await (await import('../inspect/runInspector.js')).startRunInspector(id) : undefined;
     if (inspector) info(`dsh run: inspector at ${inspector.url}`);
     const running = runSession({
@@ -131,6 +130,7 @@ ${RUN_EXIT_HELP}`,
       models: setup.model.make,
       sessionModel: setup.model.model,
       system: setup.system.text,
+      notes: describeSetup(setup),
       json: flags.json,
       allow,
       config: setup.config,
@@ -197,8 +197,9 @@ export async function readStdinPrompt(stdin: NodeJS.ReadableStream = process.std
 }
 
 /** One line each: the model (and where it came from), the instruction files read. */
-export function describeSetup(setup: import('../run/runSetup.js').RunSetupResult, info: (line: string) => void): void {
+export function describeSetup(setup: import('../run/runSetup.js').RunSetupResult): string[] {
   const m = setup.model;
-  info(`model: ${m.model.spec}${m.model.baseUrl ? ` at ${m.model.baseUrl}` : ''} (${m.source === 'config' ? 'from dsh.config.json' : m.source === 'session log' ? "the session's" : m.source})`);
-  if (setup.system.files.length > 0) info(`instructions: ${setup.system.files.join(', ')}`);
+  const lines = [`model: ${m.model.spec}${m.model.baseUrl ? ` at ${m.model.baseUrl}` : ''} (${m.source === 'config' ? 'from dsh.config.json' : m.source === 'session log' ? "the session's" : m.source})`];
+  if (setup.system.files.length > 0) lines.push(`instructions: ${setup.system.files.join(', ')}`);
+  return lines;
 }

@@ -73,6 +73,8 @@ export interface RunSessionOptions {
   plan?: boolean;
   /** Every ask suspends the turn (`--suspend`): the question waits in the log for `dsh resume`. */
   suspend?: boolean;
+  /** Lines about the setup (the model, the instruction files), printed once the session is held. */
+  notes?: readonly string[];
   /** Colours in the live view (previews); see colorWanted. */
   color?: boolean;
   /** Replaces the policies (see RunSetup.installPolicies). */
@@ -253,6 +255,7 @@ async function runHeld(o: RunSessionOptions): Promise<number> {
   return exitCode;
 
   async function runTurns(): Promise<number> {
+    for (const line of o.notes ?? []) info(line);
     info(`session ${o.id}: ${o.file}`);
     if (o.plan || o.config?.plan) info(`plan mode (${o.plan ? '--plan' : 'config "plan": true'}): only read-only tools run (${session.runtime.tools.list().filter((t) => t.readOnly).map((t) => t.name).join(', ')}); every other call is denied`);
     let code = 0;
