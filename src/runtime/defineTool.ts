@@ -50,6 +50,12 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
   /** Synchronous last content-only fix, called exactly once per result the body produced. */
   readonly finalizeContent?: (content: string) => string;
   /**
+   * What an `allowed-always` answer remembers for a call: keys, every one of which a later call
+   * must have been approved for to skip the question; undefined: never remembered. Default: the
+   * tool and its exact args (SPEC §8.3). `bash` remembers each parsed command (commandRules.ts).
+   */
+  readonly approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
+  /**
    * What an approval of this call shows (SPEC §10.5): e.g. the diff a file change would make.
    * Called only when the call is asked about, before the question; it must not change anything.
    * Default (or when it returns undefined or fails): the arguments.
@@ -76,6 +82,7 @@ export interface ToolSpec<I extends z.ZodType, O> {
   toContent?: (value: O) => string;
   toMetadata?: (value: O) => Record<string, unknown>;
   finalizeContent?: (content: string) => string;
+  approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
   preview?: (args: z.infer<I>, ctx: PreviewContext) => Promise<ApprovalPreview | undefined> | ApprovalPreview | undefined;
 }
 
@@ -102,6 +109,7 @@ export function defineTool<I extends z.ZodType, O = unknown>(spec: ToolSpec<I, O
     toContent: spec.toContent ?? defaultContent,
     toMetadata: spec.toMetadata,
     finalizeContent: spec.finalizeContent,
+    ...(spec.approvalKeys ? { approvalKeys: spec.approvalKeys } : {}),
     ...(spec.preview ? { preview: spec.preview } : {}),
   });
 }

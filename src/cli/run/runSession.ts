@@ -9,7 +9,7 @@
  * while a turn runs (Enter sends it) steers that turn (`turn.steer`); one that comes too late for
  * it becomes a follow-up turn, which runs (and is drawn) before the next prompt.
  *
- * The session's lease (sessionLease.ts) is held from before the log is opened until it is closed:
+ * The session's lease (src/adapters/store/sessionLease.ts) is held from before the log is opened until it is closed:
  * another process on the same session is refused (`LEASE_HELD`) before it reads or writes anything.
  *
  * Ctrl-C: see interruptLadder.ts (the table). Exit: 0 the last turn completed, 1 it failed or ran
@@ -34,7 +34,8 @@ import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
 import { suspendingApproval } from '../../runtime/pipeline/approvalService.js';
-import { holdSessionLease } from './sessionLease.js';
+import { holdSessionLease, type HeldSessionLease } from '../../adapters/store/sessionLease.js';
+import { checkMessageSize, DEFAULT_MESSAGE_LIMITS, MessageLimitError } from '../../runtime/messageLimits.js';
 import { readSteerInput, type SteerInput } from './steerInput.js';
 import type { TurnHandle, TurnResult } from '../../runtime/turns.js';
 import type { CallStageEvent } from '../../runtime/inspection/index.js';
@@ -81,7 +82,7 @@ export interface RunSessionOptions {
   installPolicies?: RunSetup['installPolicies'];
   /** `--inspect`: the local inspector page follows the session (src/cli/inspect/runInspector.ts). */
   inspector?: RunInspectorHooks;
-  /** The session lease's time to live, ms (default SESSION_LEASE_MS; see sessionLease.ts). */
+  /** The session lease's time to live, ms (default SESSION_LEASE_MS; see src/adapters/store/sessionLease.ts). */
   leaseMs?: number;
 }
 
@@ -110,6 +111,8 @@ export interface RunResultRecord {
 }
 
 export async function runSession(o: RunSessionOptions): Promise<number> {
+  // An oversized prompt is refused before anything is created, leased or logged.
+  if (o.prompt !== undefined) checkMessageSize(o.prompt, 'prompt', { ...DEFAULT_MESSAGE_LIMITS, ...(o.config?.maxMessageBytes !== undefined ? { maxMessageBytes: o.config.maxMessageBytes } : {}) });
   // One process writes a session at a time: the lease is held from before the log is read (its
   // torn tail cut) until the log is closed; another process on it fails here (LEASE_HELD).
   const held = await holdSessionLease(o.file, {
@@ -123,15 +126,15 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     },
   });
   try {
-    return await runHeld(o);
+    return await runHeld(o, held);
   } finally {
     held.release();
   }
 }
 
 /** Opens the log (closing what a crash left open, on resume); the log and its file sink. */
-async function openSessionLog(o: RunSessionOptions) {
-  const opened = await onFile(o.file, () => openJsonlSessionLog(o.file)).catch((e: unknown) => {
+async function openSessionLog(o: RunSessionOptions, held: HeldSessionLease) {
+  const opened = await onFile(o.file, () => openJsonlSessionLog(o.file, { lease: held })).catch((e: unknown) => {
     if (e instanceof JsonlLogError) throw new Error(`${e.message} (dsh repair ${o.file} can cut the log there, after a backup)`, { cause: e });
     throw e;
   });
@@ -153,12 +156,12 @@ function recordModel(log: SessionLog, model: SessionModel | undefined, recorded:
   log.append({ type: 'session/model', model: m, ...(recorded ? { previous: recorded } : {}) });
 }
 
-async function runHeld(o: RunSessionOptions): Promise<number> {
+async function runHeld(o: RunSessionOptions, held: HeldSessionLease): Promise<number> {
   const stdin = o.stdin ?? process.stdin;
   const stdout = o.stdout ?? process.stdout;
   const interactive = !o.json && Boolean(stdin.isTTY && stdout.isTTY);
   const info = o.json ? o.io.err : o.io.out;
-  const { log, sink } = await openSessionLog(o);
+  const { log, sink } = await openSessionLog(o, held);
 
   // The live view of the running turn (a terminal only), and who Ctrl-C talks to.
   let renderer: TerminalRenderer | undefined;
@@ -240,6 +243,7 @@ async function runHeld(o: RunSessionOptions): Promise<number> {
     try {
       await session.runtime.close();
     } finally {
+      await session.tools.sandbox.dispose();
       unsubscribe();
       await onFile(o.file, () => sink.close());
     }
@@ -257,6 +261,9 @@ async function runHeld(o: RunSessionOptions): Promise<number> {
   async function runTurns(): Promise<number> {
     for (const line of o.notes ?? []) info(line);
     info(`session ${o.id}: ${o.file}`);
+    // The sandbox in force for commands (SPEC §10.2: the run says which mode is in force).
+    const can = await session.tools.sandbox.check();
+    info(`${session.tools.sandbox.describe()}${can.ok ? '' : ` (cannot be made here: ${can.reason}; bash refuses to run)`}`);
     if (o.plan || o.config?.plan) info(`plan mode (${o.plan ? '--plan' : 'config "plan": true'}): only read-only tools run (${session.runtime.tools.list().filter((t) => t.readOnly).map((t) => t.name).join(', ')}); every other call is denied`);
     let code = 0;
     // Turns a late steering message became (they run after the turn it was typed in).
@@ -291,7 +298,17 @@ async function runHeld(o: RunSessionOptions): Promise<number> {
           input: stdin,
           show: (text) => renderer?.feed({ kind: 'input', text }),
           submit: (text) => {
-            void handle.steer(text).then((s) => {
+            let steered: ReturnType<typeof handle.steer>;
+            try {
+              steered = handle.steer(text);
+            } catch (e) {
+              // Too big, or too many waiting (messageLimits.ts): refused, nothing logged; the turn goes on.
+              if (!(e instanceof MessageLimitError)) throw e;
+              renderer?.feed({ kind: 'status', status: `steer refused: ${e.message}` });
+              if (!renderer) o.io.err(`dsh: steer refused: ${e.message}`);
+              return;
+            }
+            void steered.then((s) => {
               if (s.delivered === 'follow-up') followUps.push(s.turn);
             });
           },
