@@ -6,6 +6,8 @@
  */
 import type {
   ApprovalAnswer,
+  ApprovalDenial,
+  ApprovalPreview,
   ContentPart,
   ExecutionMode,
   NewLogEvent,
@@ -78,7 +80,8 @@ export interface StageFailure extends ListenerFailure {
   readonly hook: 'tools/pre-execute' | 'tools/guard' | 'tools/post-execute';
 }
 
-export type PreExecuteOutcome = PreExecuteDecision | StageFailure;
+/** An `ask` carries the preview its approval shows (made by the port, SPEC §10.5). */
+export type PreExecuteOutcome = PreExecuteDecision | (Extract<PreExecuteDecision, { kind: 'ask' }> & { readonly preview?: ApprovalPreview }) | StageFailure;
 export type GuardOutcome = undefined | { readonly kind: 'deny'; readonly reason: string; readonly listener: string } | StageFailure;
 export type PostExecuteOutcome =
   | { readonly kind: 'accepted'; readonly draft: ResultDraft }
@@ -129,7 +132,8 @@ export interface CallStages {
   preExecute(call: PreparedCall): SyncOrAsync<PreExecuteOutcome>;
   isApprovalRemembered(call: PreparedCall): boolean;
   rememberApproval(call: PreparedCall): void;
-  requestApproval(call: PreparedCall, reason: string | undefined, signal: AbortSignal): Promise<ApprovalAnswer>;
+  /** The answer; a denial may carry the person's reason (it becomes the result's message). */
+  requestApproval(call: PreparedCall, reason: string | undefined, signal: AbortSignal, preview?: ApprovalPreview): Promise<ApprovalAnswer | ApprovalDenial>;
   guard(call: PreparedCall): GuardOutcome;
   execute(call: PreparedCall, signal: AbortSignal): Promise<ExecOutcome>;
   /**

@@ -8,7 +8,7 @@
  * actor never throws to its parent; its output is the `ToolResult`.
  */
 import { assign, enqueueActions, setup, type AnyActorRef } from 'xstate';
-import { describeThrown, ErrorCode, errorNameFor, type ApprovalAnswer, type ToolCallRequest, type ToolErrorInfo, type ToolResult } from '../src/protocol/index.js';
+import { describeThrown, ErrorCode, errorNameFor, type ApprovalAnswer, type ApprovalPreview, type ToolCallRequest, type ToolErrorInfo, type ToolResult } from '../src/protocol/index.js';
 import type {
   CallStages,
   CallWhere,
@@ -57,7 +57,7 @@ export interface ToolCallContext {
 export type ToolCallMachineEvent =
   | { type: 'PRE.PENDING' }
   | { type: 'PRE.DECIDED'; outcome: PreExecuteOutcome }
-  | { type: 'APPROVAL.ANSWERED'; answer: ApprovalAnswer | 'cancelled' }
+  | { type: 'APPROVAL.ANSWERED'; answer: ApprovalAnswer | 'cancelled'; reason?: string }
   | { type: 'EXECUTED'; settlement: Settlement }
   | { type: 'POST.PENDING' }
   | { type: 'POST.DONE'; outcome: PostExecuteOutcome }
@@ -247,16 +247,23 @@ export const toolCallMachine = setup({
     }),
     startApproval: ({ context, self }) => {
       const p = prepared(context);
-      const reason = context.pre?.kind === 'ask' ? context.pre.reason : undefined;
-      context.pipeline.record({ type: 'tool/approval-request', ...where(context), toolName: p.view.toolName, reason });
-      context.pipeline.requestApproval(p, reason, context.approvalAbort!.signal).then(
-        (answer) => sendIfActive(self, { type: 'APPROVAL.ANSWERED', answer }),
+      const ask = context.pre?.kind === 'ask' ? context.pre : undefined;
+      const reason = ask?.reason;
+      const preview = (ask as { preview?: ApprovalPreview } | undefined)?.preview;
+      context.pipeline.record({ type: 'tool/approval-request', ...where(context), toolName: p.view.toolName, reason, ...(preview ? { preview } : {}) });
+      context.pipeline.requestApproval(p, reason, context.approvalAbort!.signal, preview).then(
+        (a) => sendIfActive(self, typeof a === 'string' ? { type: 'APPROVAL.ANSWERED', answer: a } : { type: 'APPROVAL.ANSWERED', answer: a.answer, reason: a.reason }),
         () => sendIfActive(self, { type: 'APPROVAL.ANSWERED', answer: 'cancelled' }),
       );
     },
     stopApproval: ({ context }) => context.approvalAbort?.abort(),
     recordApproval: ({ context }, answer: 'timeout' | 'cancelled' | 'remembered' | ApprovalAnswer) => {
       context.pipeline.record({ type: 'tool/approval-answer', ...where(context), answer });
+    },
+    /** A refusal is logged with the person's reason, when they gave one. */
+    recordRefusal: ({ context, event }) => {
+      if (event.type !== 'APPROVAL.ANSWERED') return;
+      context.pipeline.record({ type: 'tool/approval-answer', ...where(context), answer: event.answer, ...(event.reason ? { reason: event.reason } : {}) });
     },
     rememberApproval: ({ context }) => context.pipeline.rememberApproval(prepared(context)),
     startBody: enqueueActions(({ context, enqueue, self }) => {
@@ -421,8 +428,11 @@ export const toolCallMachine = setup({
             guard: 'approvalRefused',
             target: 'finalizing',
             actions: [
-              { type: 'recordApproval', params: ({ event }) => event.answer },
-              assign({ settlement: ({ event }) => fail(ErrorCode.APPROVAL_DENIED, `approval ${event.answer === 'cancelled' ? 'cancelled' : 'denied'}`) }),
+              'recordRefusal',
+              assign({
+                settlement: ({ event }) =>
+                  fail(ErrorCode.APPROVAL_DENIED, `approval ${event.answer === 'cancelled' ? 'cancelled' : 'denied'}${event.type === 'APPROVAL.ANSWERED' && event.reason ? `: ${event.reason}` : ''}`),
+              }),
             ],
           },
         ],

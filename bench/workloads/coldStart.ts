@@ -57,7 +57,7 @@ export function runColdStart(options: { quick: boolean; bin: string; binLabel: s
     const kinds: Array<() => number> = [
       () => spawnMs([options.bin, '--version']),
       () => spawnMs(['-e', '0']),
-      () => spawnMs([options.bin, 'run', 'look around'], { cwd: dir, env, expect: /first model request at/ }),
+      () => spawnMs([options.bin, 'run', '--model', 'embedded', 'look around'], { cwd: dir, env, expect: /first model request at/ }),
     ];
     for (const k of kinds) k();
     const samples: number[][] = [[], [], []];

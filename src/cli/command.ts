@@ -38,6 +38,8 @@ export class UsageError extends Error {
     message: string,
     /** The command whose usage is shown (none: the global usage). */
     readonly command?: Command,
+    /** `usage: false`: the message alone (one line), when the usage would not help. */
+    readonly options: { usage?: boolean } = {},
   ) {
     super(message);
     this.name = 'UsageError';

@@ -81,7 +81,7 @@ export async function main(
   } catch (e) {
     if (e instanceof UsageError) {
       err(`dsh${e.command ? ` ${e.command.name}` : ''}: ${e.message}`);
-      err(e.command ? `usage: ${e.command.synopsis}  (dsh ${e.command.name} --help for more)` : USAGE);
+      if (e.options.usage !== false) err(e.command ? `usage: ${e.command.synopsis}  (dsh ${e.command.name} --help for more)` : USAGE);
       return 2;
     }
     err(`dsh${command ? ` ${command.name}` : ''}: ${describeError(e)}`);

@@ -29,3 +29,21 @@ export type PostExecuteDecision = z.infer<typeof PostExecuteDecisionSchema>;
 export const ApprovalAnswerSchema = z.enum(['allowed-once', 'allowed-always', 'denied']);
 /** An approval service's answer: `allowed-once`, `allowed-always` (remembered for the session) or `denied`. */
 export type ApprovalAnswer = z.infer<typeof ApprovalAnswerSchema>;
+
+/**
+ * What an approval shows of the call it asks about (SPEC §10.5): a unified diff of the change to
+ * a file (`edit`, `write`), the command (`bash`), or the arguments (any other tool). Bounded: a
+ * longer one is cut, ending with a marker line, and `truncated` is set.
+ */
+export const ApprovalPreviewSchema = z.object({
+  kind: z.enum(['diff', 'command', 'args']),
+  text: z.string(),
+  truncated: z.boolean().optional(),
+});
+export type ApprovalPreview = z.infer<typeof ApprovalPreviewSchema>;
+
+/** A denial with the person's reason (given to the model in the call's `APPROVAL_DENIED` result). */
+export interface ApprovalDenial {
+  readonly answer: 'denied';
+  readonly reason: string;
+}

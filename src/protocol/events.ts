@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ApprovalAnswerSchema } from './decisions.js';
+import { ApprovalAnswerSchema, ApprovalPreviewSchema } from './decisions.js';
 import { ToolResultSchema } from './results.js';
 import { TokenUsageSchema } from './usage.js';
 
@@ -131,6 +131,8 @@ export const ApprovalRequestEvent = z.object({
   callId: z.string(),
   toolName: z.string(),
   reason: z.string().optional(),
+  /** What the call would do, as the approver is shown it (absent in older logs). */
+  preview: ApprovalPreviewSchema.optional(),
 });
 /** `tool/approval-answer`: how the question was answered (or that it timed out, was cancelled, or was remembered). */
 export const ApprovalAnswerEvent = z.object({
@@ -140,6 +142,8 @@ export const ApprovalAnswerEvent = z.object({
   callId: z.string(),
   /** `timeout` and `cancelled` are recorded as such and deny like `denied`. */
   answer: z.union([ApprovalAnswerSchema, z.enum(['timeout', 'cancelled', 'remembered'])]),
+  /** A denial's reason as the person typed it (it reaches the model in the call's result). */
+  reason: z.string().optional(),
 });
 /** `hook/failed`: a listener threw, returned nonsense or timed out; `failed` says whether the call failed closed or the failure was ignored (SPEC §5). */
 export const HookFailedEvent = z.object({
@@ -244,6 +248,27 @@ export const TurnSuspendedEvent = z.object({
   held: z.array(z.object({ callId: z.string(), callSeq: z.number().int().positive(), result: ToolResultSchema })),
 });
 
+/** A model as a session records it: the spec and the server, never a key. */
+export const SessionModelSchema = z.object({
+  /** `provider:model`, `scripted:FILE.json`, or `embedded` (the scripted demo model). */
+  spec: z.string().min(1),
+  /** The provider's server, without user info or query (those may hold secrets). */
+  baseUrl: z.string().optional(),
+});
+/**
+ * The model the session's turns run on from here: written by `dsh run` before its first turn and by
+ * `dsh resume` when it runs on another model than the last one recorded (`previous`), so a resume
+ * keeps the session's model.
+ */
+export const SessionModelEvent = z.object({
+  ...base,
+  // Never set (the model belongs to the session, not a turn); declared so `event.turnId` reads on every event.
+  ...where,
+  type: z.literal('session/model'),
+  model: SessionModelSchema,
+  previous: SessionModelSchema.optional(),
+});
+
 /** Every event of the session log, discriminated by `type`; a log line read back is validated against it. */
 export const LogEventSchema = z.discriminatedUnion('type', [
   TurnStartEvent,
@@ -264,6 +289,7 @@ export const LogEventSchema = z.discriminatedUnion('type', [
   UserSteerEvent,
   TurnSuspendedEvent,
   CheckpointEvent,
+  SessionModelEvent,
 ]);
 /** One event of the session log, with its `seq` and `time`. */
 export type LogEvent = z.infer<typeof LogEventSchema>;

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ApprovalPreview } from '../protocol/index.js';
 import type { Clock } from './clock.js';
 import type { ToolProgress } from './pipeline/progress.js';
 
@@ -56,6 +57,17 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
    * tool and its exact args (SPEC §8.3). `bash` remembers each parsed command (commandRules.ts).
    */
   readonly approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
+  /**
+   * What an approval of this call shows (SPEC §10.5): e.g. the diff a file change would make.
+   * Called only when the call is asked about, before the question; it must not change anything.
+   * Default (or when it returns undefined or fails): the arguments.
+   */
+  readonly preview?: (args: z.infer<I>, ctx: PreviewContext) => Promise<ApprovalPreview | undefined> | ApprovalPreview | undefined;
+}
+
+/** What a tool's `preview` gets: aborted when the question is no longer needed (a cancel, a timeout). */
+export interface PreviewContext {
+  readonly signal: AbortSignal;
 }
 
 /** What you pass to `defineTool`: a name, a zod input schema and the body; everything else has a default. */
@@ -79,6 +91,7 @@ export interface ToolSpec<I extends z.ZodType, O> {
   /** The last, synchronous fix of the content, called exactly once per result (SPEC §2.6). */
   finalizeContent?: (content: string) => string;
   approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
+  preview?: (args: z.infer<I>, ctx: PreviewContext) => Promise<ApprovalPreview | undefined> | ApprovalPreview | undefined;
 }
 
 /** Default content: a string value is its own content; anything else is its JSON. */
@@ -105,6 +118,7 @@ export function defineTool<I extends z.ZodType, O = unknown>(spec: ToolSpec<I, O
     toMetadata: spec.toMetadata,
     finalizeContent: spec.finalizeContent,
     ...(spec.approvalKeys ? { approvalKeys: spec.approvalKeys } : {}),
+    ...(spec.preview ? { preview: spec.preview } : {}),
   });
 }
 

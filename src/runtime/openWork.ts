@@ -14,6 +14,46 @@ import { sessionIndexOf, type OpenWorkScope } from './log/sessionIndex.js';
 
 export type { OpenWorkScope } from './log/sessionIndex.js';
 
+/** Characters of a call's last output an INTERRUPTED result quotes. */
+export const INTERRUPTED_OUTPUT_CHARS = 500;
+
+/**
+ * What the last `tool/progress` events of each open call said (SPEC §9.1): its status and the tail
+ * of the output it reported, for its INTERRUPTED result. One backward pass over the log, down to
+ * the oldest open call.
+ */
+function lastProgress(log: SessionLog, calls: readonly { callId: string; seq: number }[]): Map<string, string> {
+  const out = new Map<string, string>();
+  if (calls.length === 0) return out;
+  const open = new Map(calls.map((c) => [c.callId, c.seq]));
+  const oldest = Math.min(...calls.map((c) => c.seq));
+  const found = new Map<string, { seq: number; status?: string; output: string; more: boolean }>();
+  const events = log.events();
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.seq < oldest) break;
+    if (e.type !== 'tool/progress' || !open.has(e.callId) || e.seq < open.get(e.callId)!) continue;
+    let f = found.get(e.callId);
+    if (!f) {
+      const status = [e.progress !== undefined ? `${e.progress}${e.total !== undefined ? `/${e.total}` : ''}` : '', e.message ?? ''].filter(Boolean).join(' ');
+      f = { seq: e.seq, ...(status ? { status } : {}), output: '', more: false };
+      found.set(e.callId, f);
+    }
+    if (e.output !== undefined) {
+      if (f.output.length < INTERRUPTED_OUTPUT_CHARS) f.output = e.output + f.output;
+      else f.more = true;
+    }
+    if (e.droppedChars) f.more = true;
+  }
+  for (const [callId, f] of found) {
+    const cut = f.more || f.output.length > INTERRUPTED_OUTPUT_CHARS;
+    const tail = f.output.slice(-INTERRUPTED_OUTPUT_CHARS);
+    const parts = [f.status ? `its last progress: ${f.status}` : '', tail ? `the last output it reported${cut ? ' (its tail)' : ''}: ${JSON.stringify(tail)}` : ''].filter(Boolean);
+    out.set(callId, `${parts.join('; ') || 'it had reported progress'} (tool/progress #${f.seq})`);
+  }
+  return out;
+}
+
 /** How many calls, steps and turns a close of open work paired or ended. */
 export interface ClosedWork {
   calls: number;
@@ -36,7 +76,9 @@ export function closeOpenWork(log: SessionLog, why: string, scope: OpenWorkScope
   const open = { calls: keep(all.calls), steps: keep(all.steps), turns: keep(all.turns) };
   const done: ClosedWork = { calls: 0, steps: 0, turns: 0 };
 
+  const progress = lastProgress(log, open.calls);
   for (const call of open.calls) {
+    const seen = progress.get(call.callId);
     log.append({
       type: 'tool/result',
       turnId: call.turnId,
@@ -44,7 +86,7 @@ export function closeOpenWork(log: SessionLog, why: string, scope: OpenWorkScope
       callId: call.callId,
       toolName: call.toolName,
       sourceEventSeqs: [call.seq],
-      result: errorResult(call, { code: ErrorCode.INTERRUPTED, message: `${why}; the call's outcome is unknown` }),
+      result: errorResult(call, { code: ErrorCode.INTERRUPTED, message: `${why}; the call's outcome is unknown${seen ? `; ${seen}` : ''}` }),
     });
     done.calls++;
   }

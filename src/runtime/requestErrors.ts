@@ -19,7 +19,10 @@ export interface RequestErrorInfo {
 const OVERFLOW_TEXT = /context_length_exceeded|prompt is too long|maximum context length/i;
 const RETRYABLE_STATUS = (s: number) => s === 408 || s === 409 || s === 429 || s >= 500;
 // Transport failures that never produced an HTTP status (what `fetch` rejects with on Node).
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+const NETWORK_CODES = new Set(['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+// A server that can never be reached this way: nothing listens (refused), or a port fetch never
+// connects to ("bad port"). Retrying only delays the error, whatever the provider's isRetryable says.
+const NEVER_CONNECTS = (facts: ErrorFacts) => facts.codes.includes('ECONNREFUSED') || facts.texts.some((t) => /^bad port$/i.test(t.trim()));
 // Error types a provider sends inside a stream that already answered HTTP 200 (Anthropic's
 // `event: error`, OpenAI's `{"error": …}` chunk): no status, so the type is the evidence.
 const RETRYABLE_TYPES = new Set(['overloaded_error', 'api_error', 'rate_limit_error', 'server_error', 'timeout_error']);
@@ -67,7 +70,8 @@ function walkFacts(error: unknown, facts: ErrorFacts): void {
     if (typeof e.message === 'string') {
       facts.texts.push(e.message);
       facts.message ??= e.message;
-      if (e.message && !facts.messages.includes(e.message)) facts.messages.push(e.message);
+      // A wrapper often repeats its cause's message ("Cannot connect to API: connect ECONNREFUSED …"): once is enough.
+      if (e.message && !facts.messages.some((m) => m.includes(e.message as string))) facts.messages.push(e.message);
     }
     if (typeof e.responseBody === 'string') facts.texts.push(e.responseBody);
     if (e.data !== undefined) facts.texts.push(safeJson(e.data));
@@ -122,6 +126,9 @@ export function classifyRequestError(error: unknown, options: { signal?: AbortSi
   // No status at all: an error part inside the stream, whose text is the only evidence.
   if (overflowText && (facts.status === 400 || facts.status === 413 || facts.status === undefined)) return { kind: 'context-overflow', ...base };
 
+  if (facts.status === undefined && NEVER_CONNECTS(facts)) {
+    return { kind: 'fatal', ...base, message: `${base.message} (nothing accepts connections there: check the model's server, --base-url or "baseUrl")` };
+  }
   const retryable =
     (facts.status !== undefined && RETRYABLE_STATUS(facts.status)) ||
     facts.isRetryable === true ||

@@ -40,7 +40,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     return { ...rest, ...o.followUpOptions?.(), input: '' };
   };
 
-  /** `soon`: asked for from inside an actor's action (steering's late steers): it begins outside it. */
+  /** `soon`: asked for while another actor processes (a late steer's follow-up): it begins in a microtask, outside it. */
   function startTurn(options: InternalTurnOptions, resume?: TurnResume, soon = false): TurnHandle {
     const turnId = resume ? resume.pending.turnId : deps.newTurnId();
     latest = { turnId, options };

@@ -72,7 +72,7 @@ export class SessionState {
     let activeTurnId: string | undefined;
     for (const t of this.#turns) {
       if (t.state === 'suspended') suspendedTurnId = t.turnId;
-      else if (t.state === 'running' || t.state === 'cancelling') activeTurnId = t.turnId;
+      else if (t.state === 'running' || t.state === 'suspending' || t.state === 'cancelling') activeTurnId = t.turnId;
     }
     this.#snapshot = frozen({
       turns: this.#turns,
@@ -96,6 +96,8 @@ export class SessionState {
       if (t.state === 'ended' || t.state === state) return t;
       // A cancel cannot un-queue a turn that has not started: it stays queued until it ends.
       if (state === 'cancelling' && t.state === 'queued') return t;
+      // The log says the turn is suspended; a lifecycle that is still winding down does not undo it.
+      if (t.state === 'suspended' && (state === 'suspending' || state === 'cancelling')) return t;
       return withChanges(t, { state, ...(end ? { outcome: end.outcome, error: end.error } : {}) });
     });
   }

@@ -115,10 +115,26 @@ export function createSessionView(runtime: SessionViewRuntime, options: SessionV
     const { turnId } = handle;
     handles.set(turnId, handle);
     state.queueTurn(turnId, input, followUp);
-    const off = handle.onDelta((d) => {
+    const offDelta = handle.onDelta((d) => {
       state.applyDelta(turnId, d);
       changed();
     });
+    // The states a person waits on, from the turn's lifecycle machine (machines/turnLifecycle.ts);
+    // how the turn ended comes from the log.
+    const lifecycle = () => {
+      const s = handle.lifecycle.getSnapshot();
+      const now = s.matches({ live: 'suspending' }) ? 'suspending' : s.matches({ live: 'cancelling' }) ? 'cancelling' : s.matches({ live: 'running' }) ? 'running' : undefined;
+      if (now !== undefined) {
+        state.setTurnState(turnId, now);
+        changed();
+      }
+    };
+    const watch = handle.lifecycle.subscribe({ next: lifecycle, error: () => {} });
+    lifecycle();
+    const off = () => {
+      offDelta();
+      watch.unsubscribe();
+    };
     const ended = (outcome: 'cancelled' | 'failed', error?: string) => {
       // A turn that ended without a `turn/start` (dropped while queued) or whose actor failed.
       if (state.snapshot().turns.find((t) => t.turnId === turnId)?.state !== 'ended') {

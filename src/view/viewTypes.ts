@@ -9,11 +9,13 @@ import type { ExecutionMode, ToolResult, TurnOutcome } from '../protocol/index.j
 import type { CallStageName } from '../runtime/inspection/stageEvents.js';
 
 /**
- * Where a turn is. `queued`: asked for, waiting for the turns before it; `running`; `cancelling`: a
- * cancel was asked for and the turn is winding down; `suspended`: it waits for approvals that
+ * Where a turn is (for the turns the view started, from their lifecycle machine). `queued`: asked
+ * for, waiting for the turns before it; `running`; `suspending`: an approval answered "decide later"
+ * and the turn waits for its step to be quiet; `cancelling`: a cancel was asked for and the turn is
+ * winding down; `suspended`: it waits for approvals that
  * outlive the process (`resume` continues it); `ended`: `outcome` says how.
  */
-export type SessionTurnState = 'queued' | 'running' | 'cancelling' | 'suspended' | 'ended';
+export type SessionTurnState = 'queued' | 'running' | 'suspending' | 'cancelling' | 'suspended' | 'ended';
 
 /**
  * Where a call is: a pipeline stage of its call actor (the stage stream), `queued` (logged, not

@@ -51,6 +51,33 @@ describe('keystroke approval', () => {
     expect(await aborted).toBe('denied');
   });
 
+  it('r asks for a reason: typed (backspace edits), Enter sends it as the denial; an arrow key in it is not an answer', async () => {
+    const { service, shown, key } = setup();
+    const preview = { kind: 'diff' as const, text: '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y' };
+    const asked = service.request({ ...req('c1'), preview }, new AbortController().signal);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(shown.at(-1)).toMatchObject({ callId: 'c1', preview });
+    key('r');
+    expect(shown.at(-1)).toMatchObject({ denyReason: '' });
+    key('use tabz');
+    key('\x7f');
+    key('s');
+    // An arrow key (ESC [ A) while typing: ignored whole (its `A` is not "allow always").
+    key('\x1b[A');
+    expect(shown.at(-1)).toMatchObject({ denyReason: 'use tabs' });
+    key(' please\r');
+    expect(await asked).toEqual({ answer: 'denied', reason: 'use tabs please' });
+    // Esc alone goes back to the question; an empty reason is a plain denial.
+    const second = service.request(req('c2'), new AbortController().signal);
+    await new Promise((r) => setTimeout(r, 10));
+    key('r');
+    key('\x1b');
+    expect(shown.at(-1)).not.toHaveProperty('denyReason');
+    key('r');
+    key('\r');
+    expect(await second).toBe('denied');
+  });
+
   it('without a terminal every question is denied with a line naming the --allow that pre-approves it', async () => {
     const lines: string[] = [];
     expect(await deniedWithoutTerminal((l) => lines.push(l)).request(req('c9'), new AbortController().signal)).toBe('denied');

@@ -38,7 +38,7 @@ const HANG = 120_000;
 describe('dsh run (no terminal)', () => {
   it('runs the embedded model on the real directory: parallel read/grep/glob, the edit and the command denied with how to pre-approve; the log validates', async () => {
     const dir = workspace();
-    const r = await dsh(dir, ['run', 'look around']);
+    const r = await dsh(dir, ['run', '--model', 'embedded', 'look around']);
     expect(r.code, r.err).toBe(0);
     const [id] = sessionIds(dir);
     expect(r.out).toContain(`session ${id}: ${sessionFile(dir, id!)}`);
@@ -62,10 +62,14 @@ describe('dsh run (no terminal)', () => {
 
   it('--allow edit,bash pre-approves: the file is edited and the command runs; --json streams valid NDJSON events', async () => {
     const dir = workspace();
-    const r = await dsh(dir, ['run', 'go', '--allow', 'edit,bash', '--json']);
+    const r = await dsh(dir, ['run', '--model', 'embedded', 'go', '--allow', 'edit,bash', '--json']);
     expect(r.code, r.err).toBe(0);
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe('# app (reviewed by dsh)\n\nTODO: write docs\n');
     const lines = r.out.trim().split('\n');
+    // The last record says how the run ended; every other line is a log event.
+    const result = JSON.parse(lines.pop()!) as Record<string, unknown>;
+    expect(result).toMatchObject({ type: 'result', outcome: 'completed', steps: 4, exitCode: 0 });
+    expect(result.text).toMatch(/^Done: /);
     const events = lines.map((l) => LogEventSchema.parse(JSON.parse(l)));
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expectPaired(events);
@@ -97,10 +101,10 @@ describe('dsh run (no terminal)', () => {
 
   it('bad usage exits 2; an unknown provider or a missing key is one line, exit 1, before any session is made', async () => {
     const dir = workspace();
-    const noPrompt = await dsh(dir, ['run']);
+    const noPrompt = await dsh(dir, ['run', '--model', 'embedded']);
     expect(noPrompt.code).toBe(2);
     expect(noPrompt.err).toMatch(/missing PROMPT/);
-    expect((await dsh(dir, ['run', 'x', '--frob'])).code).toBe(2);
+    expect((await dsh(dir, ['run', '--model', 'embedded', 'x', '--frob'])).code).toBe(2);
     const key = await dsh(dir, ['run', 'x', '--model', 'openai:gpt-4o-mini']);
     expect(key.code).toBe(1);
     expect(key.err.trim().split('\n')).toHaveLength(1);
@@ -113,13 +117,14 @@ describe('sessions on disk', () => {
   it('sessions lists id, start, turns and last outcome; resume runs the next turn in the same log; log --full prints texts uncut', async () => {
     const dir = workspace();
     expect((await dsh(dir, ['sessions'])).out).toMatch(/no sessions/);
-    expect((await dsh(dir, ['run', 'first'])).code).toBe(0);
+    expect((await dsh(dir, ['run', '--model', 'embedded', 'first'])).code).toBe(0);
     const [id] = sessionIds(dir);
     const again = await dsh(dir, ['resume', id!, 'second']);
     expect(again.code, again.err).toBe(0);
     const list = await dsh(dir, ['sessions']);
     expect(list.code).toBe(0);
-    expect(list.out).toMatch(new RegExp(`^${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d  2 +completed$`, 'm'));
+    expect(list.out).toMatch(new RegExp(`^${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d  2 +completed +first$`, 'm'));
+    expect(list.out).toMatch(/^ID +START \(UTC\) +TURNS +LAST +FIRST PROMPT$/m);
     const { events } = await readJsonlLog(sessionFile(dir, id!));
     expect(events.filter((e) => e.type === 'turn/end').map((e) => (e as { turnId: string }).turnId)).toEqual(['turn-1', 'turn-2']);
     const short = await dsh(dir, ['log', id!]);
@@ -187,7 +192,7 @@ describe('sessions on disk', () => {
 
   it('a corrupt log: log, resume and sessions say where, exit 1; repair asks (no terminal: --yes), backs up, cuts, and the log validates again', async () => {
     const dir = workspace();
-    expect((await dsh(dir, ['run', 'first'])).code).toBe(0);
+    expect((await dsh(dir, ['run', '--model', 'embedded', 'first'])).code).toBe(0);
     const [id] = sessionIds(dir);
     const file = sessionFile(dir, id!);
     const good = readFileSync(file, 'utf8');

@@ -60,7 +60,7 @@ const HANG = 120_000;
 describe('dsh run with dsh.config.json', () => {
   it('a bad config is one line naming the file and the field, exit 1, and no session is made (run and resume)', async () => {
     const { dir, env } = workspace({ permissions: [{ tool: 'edit', decision: 'maybe' }] });
-    const r = await dsh(dir, ['run', 'go'], env);
+    const r = await dsh(dir, ['run', '--model', 'embedded', 'go'], env);
     expect(r.code).toBe(1);
     expect(r.err.trim().split('\n')).toHaveLength(1);
     expect(r.err).toMatch(/dsh\.config\.json: permissions\[0\]\.decision: expected "allow" \| "deny" \| "ask", got "maybe"/);
@@ -68,14 +68,14 @@ describe('dsh run with dsh.config.json', () => {
 
     // A bad user file is named too.
     const u = workspace(undefined, { concurrency: 0 });
-    const ur = await dsh(u.dir, ['run', 'go'], u.env);
+    const ur = await dsh(u.dir, ['run', '--model', 'embedded', 'go'], u.env);
     expect(ur.code).toBe(1);
     expect(ur.err).toMatch(/dsh[/\\]config\.json: concurrency: /);
     expect(existsSync(join(u.dir, '.dsh'))).toBe(false);
 
     // resume: the session's log is left as it was.
     const ok = workspace();
-    expect((await dsh(ok.dir, ['run', 'first'], ok.env)).code).toBe(0);
+    expect((await dsh(ok.dir, ['run', '--model', 'embedded', 'first'], ok.env)).code).toBe(0);
     const [name] = sessionFiles(ok.dir);
     const file = join(ok.dir, '.dsh', 'sessions', name!);
     const before = readFileSync(file, 'utf8');
@@ -88,7 +88,7 @@ describe('dsh run with dsh.config.json', () => {
 
   it('--plan: read, grep and glob run; edit and bash are POLICY_DENIED with the plan-mode reason, even with --allow, and nothing is asked', async () => {
     const { dir, env } = workspace();
-    const r = await dsh(dir, ['run', 'go', '--plan', '--allow', 'edit,bash'], env);
+    const r = await dsh(dir, ['run', '--model', 'embedded', 'go', '--plan', '--allow', 'edit,bash'], env);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/plan mode \(--plan\): only read-only tools run \(read, grep, glob\)/);
     const { out, reasons, asked } = outcomes(await eventsOf(dir));
@@ -101,13 +101,13 @@ describe('dsh run with dsh.config.json', () => {
 
   it('config "plan": true (from the user file) turns plan mode on; resume --plan turns it on for that run', async () => {
     const { dir, env } = workspace(undefined, { plan: true });
-    const r = await dsh(dir, ['run', 'go', '--allow', 'edit'], env);
+    const r = await dsh(dir, ['run', '--model', 'embedded', 'go', '--allow', 'edit'], env);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/plan mode \(config "plan": true\)/);
     expect(outcomes(await eventsOf(dir)).out.edit).toBe('POLICY_DENIED');
 
     const other = workspace();
-    expect((await dsh(other.dir, ['run', 'first', '--allow', 'edit'], other.env)).code).toBe(0);
+    expect((await dsh(other.dir, ['run', '--model', 'embedded', 'first', '--allow', 'edit'], other.env)).code).toBe(0);
     writeFileSync(join(other.dir, 'README.md'), README);
     const [name] = sessionFiles(other.dir);
     const rr = await dsh(other.dir, ['resume', name!.slice(0, -6), 'again', '--plan', '--allow', 'edit'], other.env);
@@ -125,7 +125,7 @@ describe('dsh run with dsh.config.json', () => {
         { tool: 'bash', decision: 'allow' },
       ],
     });
-    const r = await dsh(dir, ['run', 'go'], env);
+    const r = await dsh(dir, ['run', '--model', 'embedded', 'go'], env);
     expect(r.code, r.err).toBe(0);
     const { out, reasons, asked } = outcomes(await eventsOf(dir));
     expect(out).toEqual({ read: 'ok', grep: 'ok', glob: 'ok', edit: 'POLICY_DENIED', bash: 'ok' });
@@ -136,7 +136,7 @@ describe('dsh run with dsh.config.json', () => {
 
     // A rule that does not match (another path) leaves the default: edit is asked (and denied without a terminal).
     const other = workspace({ permissions: [{ tool: 'edit', path: 'src/**', decision: 'deny' }] });
-    const o = await dsh(other.dir, ['run', 'go'], other.env);
+    const o = await dsh(other.dir, ['run', '--model', 'embedded', 'go'], other.env);
     expect(o.code, o.err).toBe(0);
     expect(outcomes(await eventsOf(other.dir)).out.edit).toBe('APPROVAL_DENIED');
     expect(o.err).toMatch(/denied edit README\.md .*pre-approve with --allow edit/);
@@ -144,7 +144,7 @@ describe('dsh run with dsh.config.json', () => {
 
   it('a config "ask" rule is answered yes by --allow, but a "deny" rule is not lifted by it', async () => {
     const { dir, env } = workspace({ permissions: [{ tool: 'read', decision: 'ask' }, { tool: 'edit', decision: 'deny' }] });
-    const r = await dsh(dir, ['run', 'go', '--allow', 'read,edit'], env);
+    const r = await dsh(dir, ['run', '--model', 'embedded', 'go', '--allow', 'read,edit'], env);
     expect(r.code, r.err).toBe(0);
     const { out } = outcomes(await eventsOf(dir));
     expect(out.read).toBe('ok');
@@ -154,7 +154,7 @@ describe('dsh run with dsh.config.json', () => {
 
   it('a bash.deny pattern matching the command is GUARD_DENIED, even with --allow bash and a config "allow" rule', async () => {
     const { dir, env } = workspace({ bash: { deny: ['^ls\\b'] }, permissions: [{ tool: 'bash', decision: 'allow' }] });
-    const r = await dsh(dir, ['run', 'go', '--allow', 'bash'], env);
+    const r = await dsh(dir, ['run', '--model', 'embedded', 'go', '--allow', 'bash'], env);
     expect(r.code, r.err).toBe(0);
     const { out } = outcomes(await eventsOf(dir));
     expect(out.bash).toBe('GUARD_DENIED');

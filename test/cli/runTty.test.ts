@@ -23,7 +23,7 @@ const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 describe.skipIf(!hasTmux)('dsh run on a terminal', () => {
   it('a row changes stage (awaiting approval → done), y approves the edit, n denies the command; the log validates', async () => {
     writeFileSync(join(dir, 'README.md'), '# app\n');
-    const cmd = `${dshArgv('run', 'look around').map(q).join(' ')}; echo "exit=$?"; sleep 600`;
+    const cmd = `${dshArgv('run', '--model', 'embedded', 'look around').map(q).join(' ')}; echo "exit=$?"; sleep 600`;
     tmux('new-session', '-d', '-s', 'dsh', '-x', '120', '-y', '50', '-c', dir, cmd);
     await runOneTurn();
     tmux('kill-session', '-t', 'dsh');
@@ -32,7 +32,7 @@ describe.skipIf(!hasTmux)('dsh run on a terminal', () => {
   it('without PROMPT: a REPL, turn after turn in one session; Ctrl-C at a question cancels that turn only; /exit leaves (0)', async () => {
     const repl = mkdtempSync(join(tmpdir(), 'dsh-repl-'));
     writeFileSync(join(repl, 'README.md'), '# app\n');
-    const cmd = `${dshArgv('run', '--allow', 'edit').map(q).join(' ')}; echo "exit=$?"; sleep 600`;
+    const cmd = `${dshArgv('run', '--model', 'embedded', '--allow', 'edit').map(q).join(' ')}; echo "exit=$?"; sleep 600`;
     tmux('new-session', '-d', '-s', 'repl', '-x', '120', '-y', '60', '-c', repl, cmd);
     const shot = () => tmux('capture-pane', '-p', '-t', 'repl');
     const see = (re: RegExp, what: string) => waitFor(() => re.test(shot()) && shot(), what, 90_000);

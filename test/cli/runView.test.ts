@@ -58,7 +58,7 @@ describe('run view projection', () => {
     let view = renderRunView(s, { now: 2000, width: 60 }).live;
     expect(view[0]).toMatch(/^⠋ bash make  pre-execute  2\.0s$/);
     expect(view).toContain('? allow bash make (runs a command)');
-    expect(view).toContain('  [y] allow once  [a] allow always  [n] deny');
+    expect(view.join(' ')).toMatch(/  \[y\] allow once  \[a\] allow always  \[n\] deny\s+\[r\] deny with a reason/);
     s = feed([
       { kind: 'approval', approval: undefined },
       { kind: 'stage', callId: 'c1', toolName: 'bash', input: {}, stage: 'running', now: 2100 },
@@ -123,5 +123,16 @@ describe('run view projection', () => {
     const typing = feed([{ kind: 'input', text: 'also' }]);
     expect(renderRunView(typing, { now: 0, width: 80 }).live).toEqual(['steer› also']);
     expect(renderRunView(state, { now: 0, width: 80 })).toEqual({ stable: ['› also check c  (steering)'], live: [] });
+  });
+
+  it('a preview under the question: painted by line kind, bounded to the lines the terminal can redraw', async () => {
+    const { previewLines, ansiPaint } = await import('../../src/cli/view/runView.js');
+    const preview = { kind: 'diff' as const, text: ['--- a/x', '+++ b/x', '@@ -1,2 +1,2 @@', ' keep', '-old', '+new'].join('\n') };
+    expect(previewLines(preview, 80, 40)).toEqual(['  --- a/x', '  +++ b/x', '  @@ -1,2 +1,2 @@', '   keep', '  -old', '  +new']);
+    const painted = previewLines(preview, 80, 40, ansiPaint);
+    expect(painted[4]).toBe('\x1b[31m  -old\x1b[39m');
+    expect(painted[5]).toBe('\x1b[32m  +new\x1b[39m');
+    const cut = previewLines(preview, 80, 3);
+    expect(cut).toEqual(['  --- a/x', '  +++ b/x', '  @@ -1,2 +1,2 @@', '  … 3 more line(s) of the preview (dsh log has them all)']);
   });
 });

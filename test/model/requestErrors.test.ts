@@ -208,3 +208,32 @@ describe('classifyRequestError: what real providers send', () => {
     });
   });
 });
+
+describe('a server that can never be reached (issue 25.7)', () => {
+  /** What the OpenAI-compatible provider throws for a failed connection: a retryable APICallError around fetch's error. */
+  const wrapped = (cause: unknown) =>
+    new APICallError({ message: `Cannot connect to API: ${(cause as Error).message}`, url: 'http://127.0.0.1/x', requestBodyValues: {}, cause, isRetryable: true });
+
+  it('a refused connection (real fetch to a closed port) is fatal at once, its cause named once', async () => {
+    const { createServer } = await import('node:net');
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    await new Promise<void>((r) => server.close(() => r()));
+    const e = await fetch(`http://127.0.0.1:${port}/`).catch((x: unknown) => x);
+    const refused = (e as { cause?: Error }).cause ?? (e as Error);
+    const info = classifyRequestError(wrapped(refused));
+    expect(info.kind).toBe('fatal');
+    expect(info.message.match(/ECONNREFUSED/g)).toHaveLength(1);
+    expect(info.message).toMatch(/nothing accepts connections there/);
+  });
+
+  it("fetch's 'bad port' (port 9) is fatal too; a reset connection stays retryable", async () => {
+    const e = await fetch('http://127.0.0.1:9/').catch((x: unknown) => x);
+    const info = classifyRequestError(wrapped((e as { cause?: Error }).cause ?? (e as Error)));
+    expect(info.kind).toBe('fatal');
+    expect(info.message.match(/bad port/g)).toHaveLength(1);
+    const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    expect(classifyRequestError(wrapped(reset)).kind).toBe('retryable');
+  });
+});

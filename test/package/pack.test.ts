@@ -153,7 +153,7 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
   }, HANG);
 
   it('npx dsh run "…" in the app: the embedded model, no key, no network, no terminal; the session log validates; dsh sessions lists it', async () => {
-    const r = ok(await run('npx', ['--offline', 'dsh', 'run', 'look around'], app, cleanEnv({ OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' })), 'npx dsh run');
+    const r = ok(await run('npx', ['--offline', 'dsh', 'run', '--model', 'embedded', 'look around'], app, cleanEnv({ OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' })), 'npx dsh run');
     expect(r.out).toMatch(/turn\/end turn-1: completed after 4 steps/);
     expect(r.out).toMatch(/tool\/result call-1-0 ✓/);
     const file = /session log: (\S+)/.exec(r.out)?.[1];

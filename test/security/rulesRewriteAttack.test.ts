@@ -13,8 +13,8 @@
  *    dsh's own appends and holds no `allowed-always`.
  * 3. `dsh resume --allow bash`: `rm -r victim` is still GUARD_DENIED, and the victim is there.
  *
- * `bash` is not among the attacking tools here: that it cannot change these paths either is the
- * OS sandbox's part (issue 23 item 1, read-only binds of the same protected paths).
+ * The same attack through `bash` is `rulesRewriteBash.test.ts` (the OS sandbox's read-only binds
+ * of the same protected paths).
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

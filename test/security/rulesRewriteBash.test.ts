@@ -1,18 +1,15 @@
 /**
  * Issue 23 items 2 and 5, through `bash`: a model that tries to rewrite `dsh.config.json`, the
  * session log and `.dsh/` with shell commands (redirection, sed -i, mv, rm, a symlink swap,
- * git config), then a `dsh resume` that still enforces the deny rule. This needs `bash` in its OS
- * sandbox (read-only binds of the protected paths): it runs when the bash tool reports the
- * sandbox mode in its results (after the sandbox branch is merged), and is skipped before that.
+ * git config), then a `dsh resume` that still enforces the deny rule. What holds here is `bash`'s
+ * OS sandbox (read-only binds of the protected paths, issue 23 item 1), in its default mode.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readJsonlLog } from '../../src/adapters/log/jsonlLog.js';
-import { createBuiltinTools } from '../../src/adapters/tools/builtinTools.js';
 import type { LogEvent } from '../../src/protocol/index.js';
-import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { dsh, testEnv } from '../cli/spawnDsh.js';
 
 const dirs: string[] = [];
@@ -20,26 +17,13 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/**
- * Whether the bash tool of this build has the OS sandbox: its results name the sandbox mode. A
- * build with the sandbox where it cannot be made (a failed call) runs the test, and fails it.
- */
-async function buildHasSandbox(): Promise<boolean> {
-  const root = mkdtempSync(join(tmpdir(), 'dsh-probe-'));
-  dirs.push(root);
-  const rt = createRuntime({ tools: [...createBuiltinTools({ root }).all] });
-  const r = await rt.runCall({ callId: 'probe', toolName: 'bash', input: { command: 'true' } }).result;
-  return r.isError || (r.metadata !== undefined && 'sandbox' in r.metadata);
-}
-
 const CONFIG = `${JSON.stringify({ bash: { deny: ['^rm\\s'] } }, null, 2)}\n`;
-const sandboxed = await buildHasSandbox();
 
 const bashResults = (events: readonly LogEvent[], turnId: string) =>
   events.filter((e): e is Extract<LogEvent, { type: 'tool/result' }> => e.type === 'tool/result' && e.turnId === turnId);
 
 describe('the model cannot rewrite its rules through bash', () => {
-  it.skipIf(!sandboxed)('shell rewrites of dsh.config.json and .dsh/ change nothing, and the resume still denies rm -r victim', async () => {
+  it('shell rewrites of dsh.config.json and .dsh/ change nothing, and the resume still denies rm -r victim', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dsh-rewrite-bash-'));
     const xdg = mkdtempSync(join(tmpdir(), 'dsh-rewrite-bash-xdg-'));
     dirs.push(dir, xdg);

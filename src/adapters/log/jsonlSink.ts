@@ -12,6 +12,10 @@
  * one each, and the session never waits for the disk. A line is committed only with its newline:
  * a crash mid-write leaves at most a torn last line, which replay reports (and can cut off).
  *
+ * Any other event (a call's progress, a stream of text) is written within `lazyCommitMs` (default
+ * 200 ms) even when no commit point follows, so a process killed while a long call runs leaves
+ * that call's progress in the file (SPEC §9.1: what its INTERRUPTED result can tell).
+ *
  * `whenDurable(seq)` asks for a commit on the next turn of the event loop: the runtime awaits it
  * before a tool body runs (see src/runtime/durableDispatch.ts), so every call's `tool/call` is on
  * disk before its side effects can start; calls dispatched together share one write+fsync.
@@ -20,6 +24,9 @@ import { closeSync, fsync, openSync, write } from 'node:fs';
 import type { LogEvent, LogEventType } from '../../protocol/index.js';
 import type { LogSink } from '../../runtime/log/sessionLog.js';
 import { checksumHex, crc32cOfUtf8 } from './crc32c.js';
+
+/** How long an event that is no commit point may wait in the buffer (ms). */
+export const DEFAULT_LAZY_COMMIT_MS = 200;
 
 /** Event types after which buffered lines are made durable, unless told otherwise. */
 export const DEFAULT_COMMIT_ON: readonly LogEventType[] = ['tool/result', 'step/end', 'turn/end'];
@@ -31,6 +38,8 @@ export interface JsonlLogSinkOptions {
   commitOn?: readonly LogEventType[];
   /** Buffered bytes (UTF-16 units, roughly) that force a commit without a commit point (default 1 MiB). */
   maxBufferBytes?: number;
+  /** An event that is no commit point is written at the latest this long after it (default 200 ms; 0: only at commit points). */
+  lazyCommitMs?: number;
   /** fsync after each group write (default true). Off only for throwaway logs. */
   fsync?: boolean;
   /** Called once with the first I/O error; later writes are dropped and `flush`/`close` reject with it. */
@@ -71,6 +80,8 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
   const commitOn = new Set<string>(options.commitOn ?? DEFAULT_COMMIT_ON);
   const maxBuffer = options.maxBufferBytes ?? 1 << 20;
   const doSync = options.fsync ?? true;
+  const lazyMs = options.lazyCommitMs ?? DEFAULT_LAZY_COMMIT_MS;
+  let lazyTimer: ReturnType<typeof setTimeout> | undefined;
   const fd = openSync(options.path, 'a', 0o600);
 
   let buffer: string[] = [];
@@ -137,6 +148,10 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
   }
 
   function requestCommit() {
+    if (lazyTimer) {
+      clearTimeout(lazyTimer);
+      lazyTimer = undefined;
+    }
     commitWanted = true;
     if (!inFlight) startGroup();
   }
@@ -190,6 +205,14 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
       bytes += line.length;
       lastSeq = event.seq;
       if (commitOn.has(event.type) || bufferedChars >= maxBuffer) requestCommit();
+      else if (lazyMs > 0 && !lazyTimer) {
+        lazyTimer = setTimeout(() => {
+          lazyTimer = undefined;
+          if (!fdClosed) requestCommit();
+        }, lazyMs);
+        // A pending lazy write never keeps the process alive (close() flushes what is left).
+        lazyTimer.unref?.();
+      }
     },
     flush,
     whenDurable,
@@ -199,6 +222,8 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
     async close() {
       if (closed) return;
       closed = true;
+      if (lazyTimer) clearTimeout(lazyTimer);
+      lazyTimer = undefined;
       try {
         await flush();
       } finally {

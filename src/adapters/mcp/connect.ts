@@ -24,7 +24,10 @@ import {
   type Progress,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { accessSync, constants as fsConstants } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { ErrorCode } from '../../protocol/index.js';
+import { createSandbox, type Sandbox, type SandboxedCommand } from '../sandbox/index.js';
 import { ToolError } from '../../runtime/toolError.js';
 import { boundHttpAnswers, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RESPONSE_BYTES, STREAM_ENDED_CODE } from './boundedHttp.js';
 import { createOutputValidator, type SchemaLimits } from './jsonSchemaValidator.js';
@@ -69,6 +72,24 @@ export interface ConnectOptions {
   schemaLimits?: SchemaLimits;
   /** How dsh introduces itself in `initialize` (default `{ name: 'dsh', version: '0' }`). */
   clientInfo?: { name: string; version: string };
+  /** The workspace a server with `"sandbox"` is confined to (required for such a server). */
+  workspaceRoot?: string;
+}
+
+/** The absolute program for `command` (a path, or a name looked up on PATH), as the sandbox needs. */
+function resolveProgram(command: string, path: string | undefined, cwd: string): string {
+  if (command.includes('/')) return resolve(cwd, command);
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const candidate = join(dir, command);
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  throw new Error(`command ${JSON.stringify(command)} not found on PATH`);
 }
 
 function describe(e: unknown): string {
@@ -90,12 +111,29 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
   const bounded = isStdioServer(config)
     ? undefined
     : boundHttpAnswers({ maxMessageBytes: config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, maxResponseBytes: config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES });
+  let sandbox: Sandbox | undefined;
+  let sandboxed: SandboxedCommand | undefined;
+  if (isStdioServer(config) && config.sandbox !== undefined) {
+    // In the OS sandbox, as bash: the server's own env passes (it is the user's explicit choice),
+    // dsh's secrets do not.
+    const root = options.workspaceRoot;
+    if (root === undefined) throw new Error('"sandbox" needs the workspace root (attachMcpServers(rt, servers, { workspaceRoot }))');
+    const env = { ...getDefaultEnvironment(), ...config.env };
+    sandbox = createSandbox({ mode: config.sandbox, root, network: config.network === true, env, passEnv: Object.keys(config.env ?? {}) });
+    const cwd = config.cwd !== undefined ? resolve(root, config.cwd) : root;
+    try {
+      sandboxed = await sandbox.wrap([resolveProgram(config.command, env.PATH, cwd), ...(config.args ?? [])], { cwd });
+    } catch (e) {
+      await sandbox.dispose().catch(() => {});
+      throw new Error(`cannot run in the sandbox (${config.sandbox}): ${describe(e)}`);
+    }
+  }
   if (isStdioServer(config)) {
     const stdio = new StdioClientTransport({
-      command: config.command,
-      args: config.args ?? [],
-      env: { ...getDefaultEnvironment(), ...config.env },
-      ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
+      command: sandboxed?.file ?? config.command,
+      args: sandboxed ? [...sandboxed.args] : (config.args ?? []),
+      env: sandboxed?.env ?? { ...getDefaultEnvironment(), ...config.env },
+      ...(sandboxed ? { cwd: sandboxed.cwd } : config.cwd !== undefined ? { cwd: config.cwd } : {}),
       stderr: 'pipe',
       maxBufferSize: config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     });
@@ -186,6 +224,12 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
     closed ??= 'the connection was closed';
     bounded?.close();
     await client.close().catch(() => {});
+    if (sandbox) {
+      const box = sandbox;
+      sandbox = undefined;
+      await sandboxed?.finish().catch(() => []);
+      await box.dispose().catch(() => {});
+    }
   };
 
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -49,6 +49,14 @@ export const McpStdioServerSchema = z.object({
   /** Added to a minimal default environment (PATH, HOME, …), as other agents do. */
   env: z.record(z.string(), z.string()).optional(),
   cwd: z.string().optional(),
+  /**
+   * Run the server in dsh's OS sandbox, as `bash` (bubblewrap): `read-only`, `workspace-write`
+   * (writes only in the workspace and a private /tmp; .dsh/, dsh.config.json, .git/hooks and
+   * .git/config read-only) or `full-access`. Default: not sandboxed (the server has your rights).
+   */
+  sandbox: z.enum(['read-only', 'workspace-write', 'full-access']).optional(),
+  /** With `sandbox`: let the server reach the network (default false). */
+  network: z.boolean().optional(),
   ...trustKeys,
 });
 

@@ -158,6 +158,8 @@ export function createBashTool(ws: Workspace, options: BashToolOptions = {}) {
     }),
     // `allowed-always` remembers each parsed command, never the line's text (issue 23 item 3).
     approvalKeys: (args) => commandApprovalKeys(args),
+    // The approval shows the command as it will run (the whole of it, not a one-line summary).
+    preview: (args) => ({ kind: 'command', text: args.timeoutMs !== undefined ? `${args.command}\n(deadline ${args.timeoutMs} ms)` : args.command }),
     async execute(args, exec): Promise<BashRun> {
       const cwd = await ws.realRoot();
       const { iso, env, finish } = await prepare(args.command, cwd);

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
 import { ToolError } from '../../runtime/toolError.js';
+import { unifiedDiff } from '../../runtime/views/unifiedDiff.js';
 import type { Workspace } from './workspace.js';
 
 const EditInput = z
@@ -27,6 +28,16 @@ export function createEditTool(ws: Workspace) {
       'Replace an exact string in a workspace file. oldString must occur exactly once unless replaceAll is true. ' +
       'The file must have been read in this session and be unchanged since.',
     input: EditInput,
+    // The approval shows the diff against the file as it is now (or why the edit would fail).
+    async preview(args) {
+      const now = await ws.peek(args.path);
+      if (now.text === undefined) return { kind: 'diff', text: `${now.path.display} does not exist: the edit would fail` };
+      const count = occurrences(now.text, args.oldString);
+      if (count === 0) return { kind: 'diff', text: `oldString is not in ${now.path.display}: the edit would fail` };
+      if (count > 1 && !args.replaceAll) return { kind: 'diff', text: `oldString occurs ${count} times in ${now.path.display}: the edit would fail (not unique)` };
+      const updated = args.replaceAll ? now.text.split(args.oldString).join(args.newString) : replaceOnce(now.text, args.oldString, args.newString);
+      return { kind: 'diff', text: unifiedDiff(now.path.display, now.text, updated) };
+    },
     async execute(args, exec): Promise<string> {
       const intent = await ws.editIntent(args.path);
       const count = occurrences(intent.text, args.oldString);

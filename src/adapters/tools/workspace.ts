@@ -137,6 +137,16 @@ export class Workspace {
   }
 
   /**
+   * What a file holds now, for a preview (an approval's diff): read by descriptor like every read,
+   * but not recorded as seen, so a preview never counts as the model having read the file.
+   * `text` is undefined when it does not exist.
+   */
+  async peek(given: string): Promise<{ path: SandboxedPath; text?: string }> {
+    const { path, snap } = await this.snapshot(given);
+    return snap ? { path, text: snap.bytes.toString('utf8') } : { path };
+  }
+
+  /**
    * `fs/write-intent`: a new file may be created; an existing one may be replaced only if this
    * session has read it and it has not changed since.
    */

@@ -28,7 +28,7 @@ Exit: 0 every server listed, 1 a server or tool was skipped, 2 bad usage.`,
       if (positionals[0] !== 'list') throw new UsageError(`unknown mcp subcommand ${JSON.stringify(positionals[0])}; expected "list"`, command);
       const { createMcpToolSource } = await import('../../adapters/mcp/toolSource.js');
       const map = typeof servers === 'function' ? await servers() : servers;
-      const source = await createMcpToolSource(map);
+      const source = await createMcpToolSource(map, { workspaceRoot: process.cwd() });
       try {
         const names = Object.keys(map);
         if (names.length === 0) io.out('no MCP servers configured ("mcpServers" is empty)');

@@ -1,12 +1,13 @@
 /** `dsh resume ID [PROMPT]`: go on with a session, closing what it left open first. */
 import type { Command } from '../command.js';
 import { UsageError } from '../command.js';
-import { allowList, RUN_CONFIG_HELP, RUN_EXIT_HELP, RUN_FLAGS_HELP, RUN_OPTIONS } from './run.js';
+import { promptOrStdin } from './run.js';
+import { describeSetup, RUN_CONFIG_HELP, RUN_EXIT_HELP, RUN_FLAGS_HELP, RUN_OPTIONS } from './run.js';
 
 export const resumeCommand: Command = {
   name: 'resume',
   summary: 'go on with a session (closing what it left open)',
-  synopsis: 'dsh resume ID|FILE [PROMPT] [--model SPEC] [--allow TOOL] [--plan] [--json]',
+  synopsis: 'dsh resume ID|FILE [PROMPT] [--model SPEC] [--base-url URL] [--allow TOOL] [--plan] [--suspend] [--json]',
   details: `Reopens the session ID (.dsh/sessions/ID.jsonl of the current directory, or a log FILE) and runs
 PROMPT as its next turn, in the directory the session works in (<dir> of
 <dir>/.dsh/sessions/ID.jsonl); without PROMPT on a terminal, a REPL. A session that stopped mid-turn
@@ -16,7 +17,8 @@ last line is cut off and reported; a corrupt log is an error (dsh repair). A ses
 suspended on an approval (dsh run --suspend) is not closed: its pending question is shown and asked
 (on a terminal one keystroke; without one it is denied unless --allow pre-approves the tool), the
 same call goes on from there and the turn finishes (the model is not asked again for that step);
-then PROMPT, if given, runs as the next turn.
+then PROMPT, if given, runs as the next turn. The session goes on with the model its log recorded
+(spec and server; never a key): a --model of another one is allowed, and logged (session/model).
 
 ${RUN_FLAGS_HELP}
 
@@ -26,41 +28,49 @@ ${RUN_EXIT_HELP}`,
   options: RUN_OPTIONS,
   positionals: { min: 1, max: 2, name: 'ID (the session to resume)' },
   async run({ values, positionals }, io) {
-    const [{ runSession, modelFactory }, { sessionFileOf, sessionWorkDir }, { existsSync }, { basename }, { loadConfig }] = await Promise.all([
+    const [{ runSession }, { sessionFileOf, sessionWorkDir }, { existsSync }, { basename }, { prepareRun, readRunFlags, recordedModel }, { colorWanted }] = await Promise.all([
       import('../run/runSession.js'),
       import('../run/sessionFiles.js'),
       import('node:fs'),
       import('node:path'),
-      import('../config/load.js'),
+      import('../run/runSetup.js'),
+      import('../view/terminalRenderer.js'),
     ]);
+    const flags = readRunFlags(values);
     const file = sessionFileOf(process.cwd(), positionals[0]!);
     // The tools work where the session did: <dir> of <dir>/.dsh/sessions/<id>.jsonl.
     const cwd = sessionWorkDir(file, process.cwd());
     if (!existsSync(file)) throw new Error(`no session ${positionals[0]} (${file}: no such file; dsh sessions lists them)`);
-    const prompt = positionals[1];
-    const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY) && values.json !== true;
+    let prompt = positionals[1];
+    const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY) && !flags.json;
+    prompt = await promptOrStdin(prompt);
     // Without a terminal a PROMPT is needed, unless the session waits on a suspended approval.
     if (prompt === undefined && !tty && !(await hasSuspendedTurn(file))) {
-      throw new UsageError('missing PROMPT (without a terminal there is no REPL)', resumeCommand);
+      throw new UsageError('missing PROMPT (without a terminal there is no REPL; the prompt may also come on stdin)', resumeCommand);
     }
-    // The config and the model before the log is opened (a bad one leaves the log untouched).
-    const { config } = await loadConfig({ cwd, env: process.env });
-    const models = await modelFactory((values.model as string | undefined) ?? config.model, {
-      cwd,
-      baseUrl: values['base-url'] as string | undefined,
-      env: process.env,
-    });
+    // The config, the model (the session's own, unless --model says otherwise) and the
+    // instructions before the log is opened (a bad one leaves the log untouched).
+    const recorded = await recordedModel(file);
+    const setup = await prepareRun({ cwd, env: process.env, flags, command: resumeCommand, ...(recorded ? { recorded } : {}) });
+    // Printed once the session is held (a refused resume prints nothing but its error).
+    const notes = describeSetup(setup);
+    if (recorded && setup.model.model.spec !== recorded.spec) notes.push(`dsh resume: the session ran on ${recorded.spec}${recorded.baseUrl ? ` at ${recorded.baseUrl}` : ''}; it goes on with ${setup.model.model.spec} (logged)`);
     return runSession({
       id: basename(file).replace(/\.jsonl$/, ''),
       file,
       cwd,
       ...(prompt !== undefined ? { prompt } : {}),
-      models,
-      config,
-      plan: values.plan === true,
-      suspend: values.suspend === true,
-      json: values.json === true,
-      allow: allowList(values.allow as string[] | undefined),
+      models: setup.model.make,
+      sessionModel: setup.model.model,
+      ...(recorded ? { recorded } : {}),
+      system: setup.system.text,
+      notes,
+      config: setup.config,
+      plan: flags.plan,
+      suspend: flags.suspend,
+      json: flags.json,
+      allow: flags.allow,
+      color: colorWanted({ noColor: flags.noColor, env: process.env, isTTY: Boolean(process.stdout.isTTY) }),
       resume: true,
       io,
       env: process.env,

@@ -9,21 +9,27 @@ export const RUN_OPTIONS = {
   allow: { type: 'string', multiple: true },
   plan: { type: 'boolean' },
   suspend: { type: 'boolean' },
+  'no-color': { type: 'boolean' },
 } as const;
 
 export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MODEL, anthropic:MODEL (key from OPENAI_API_KEY /
                     ANTHROPIC_API_KEY), openai-compatible:MODEL with --base-url; scripted:FILE.json
-                    replays a JSON array of scripted responses. Default: "model" of dsh.config.json,
-                    else the embedded scripted model (no key, no network): it reads and greps in
-                    parallel, proposes an edit (asks), runs a command (asks) and answers.
-  --base-url URL    the provider's server (required for openai-compatible)
+                    replays a JSON array of scripted responses; embedded is the scripted demo model
+                    (no key, no network), on the real directory. Default: the model the session's
+                    log recorded (dsh resume), else "model" of dsh.config.json; with none, dsh run
+                    refuses (try dsh run --demo)
+  --base-url URL    the provider's server (required for openai-compatible; also "baseUrl" in
+                    dsh.config.json)
   --allow TOOL      pre-approve a tool that asks (write, edit, bash); repeat or comma-separate.
                     It answers yes to questions only: it never lifts a deny (plan mode, a config
                     "deny" rule, a bash.deny pattern)
   --plan            plan mode: only read-only tools (read, grep, glob) run; every other call is
                     denied with a reason telling the model to answer with its plan instead (also
                     "plan": true in dsh.config.json)
-  --json            stream the session log's events as NDJSON on stdout (no questions: asks are denied)
+  --json            stream the session log's events as NDJSON on stdout (no questions: asks are
+                    denied), then one last record {"type":"result", sessionId, outcome, text,
+                    steps, usage, exitCode}
+  --no-color        no colours in approval previews (also NO_COLOR=1)
   --suspend         an ask suspends the turn instead of being answered now: the question stays
                     in the session log, the process exits 3, and dsh resume ID asks it later
                     (in any process) and finishes the same turn
@@ -34,13 +40,21 @@ root) over $XDG_CONFIG_HOME/dsh/config.json (see the README); a bad one is one l
 and the field, exit 1, before any session is made. Its policies come first: plan mode, then the
 "permissions" rules (the first matching rule decides: deny, allow without asking, or ask); a call
 no rule matches gets the default (ask before write, edit and bash). "bash.deny" patterns deny a
-command outright (GUARD_DENIED). It also sets "model", "concurrency", "maxInlineBytes" and
-"timeouts" (hookMs, approvalMs, abortGraceMs, bashMs).`;
+command outright (GUARD_DENIED). It also sets "model", "baseUrl", "callOptions" (temperature,
+maxOutputTokens, …), "instructions", "concurrency", "maxInlineBytes" and "timeouts" (hookMs,
+approvalMs, abortGraceMs, bashMs).
+
+System prompt: dsh's own lines, then $XDG_CONFIG_HOME/dsh/AGENTS.md, then the nearest AGENTS.md
+from the working directory up to the repository root (outside a repository: the working directory
+only), then the config's "instructions". dsh run names the files it read.`;
 
 export const RUN_EXIT_HELP = `On a terminal: a live view (one row per tool call with its pipeline stage, a spinner and the
-elapsed time; the model's text as it streams) and one-keystroke approvals (y once, a always,
-n deny). Without one: one plain line per event, and every ask is denied with a line naming the
---allow that pre-approves it. Ctrl-C cancels the turn; a second Ctrl-C exits.
+elapsed time; the model's text as it streams) and one-keystroke approvals that show what they
+approve (a diff for edit and write, the command for bash, the arguments otherwise): y once,
+a always, n deny, r deny with a reason (typed, Enter sends it to the model). In the REPL, /help
+lists dsh's commands. Without a terminal: one plain line per event, and every ask is denied with
+a line naming the --allow that pre-approves it; PROMPT may come on stdin (echo "…" | dsh run).
+Ctrl-C cancels the turn; a second Ctrl-C exits.
 
 One process writes a session at a time: while dsh run or dsh resume has a session open (it holds
 the session's lease, .dsh/sessions/ID.lease.N), another dsh resume of it is refused at once
@@ -52,16 +66,10 @@ failed or ran out of steps, or a file/model error, or the session is in use by a
 (LEASE_HELD), 2 bad usage, 3 suspended on an approval (--suspend; dsh resume ID answers it),
 130 cancelled (Ctrl-C).`;
 
-/** Splits `--allow a,b --allow c`. */
-export function allowList(value: string | boolean | string[] | undefined): string[] {
-  if (!Array.isArray(value)) return [];
-  return value.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
-}
-
 export const runCommand: Command = {
   name: 'run',
-  summary: 'run an agent in the current directory (embedded model by default)',
-  synopsis: 'dsh run [PROMPT] [--model SPEC] [--allow TOOL] [--plan] [--json] [--demo] [--inspect]',
+  summary: 'run an agent in the current directory (--demo: on a throwaway example project)',
+  synopsis: 'dsh run [PROMPT] [--model SPEC] [--base-url URL] [--allow TOOL] [--plan] [--suspend] [--json] [--demo] [--inspect]',
   details: `Runs PROMPT as one turn of a new session in the current directory, with the built-in tools
 (read, grep, glob, write, edit, bash) confined to it. Without PROMPT on a terminal: a REPL, one
 turn after another in the same session (/exit or Ctrl-D ends it). The session is logged to
@@ -81,18 +89,23 @@ ${RUN_EXIT_HELP}`,
   options: { ...RUN_OPTIONS, demo: { type: 'boolean' }, inspect: { type: 'boolean' } },
   positionals: { min: 0, max: 1, name: 'PROMPT' },
   async run({ values, positionals }, io) {
-    const [{ runSession, modelFactory }, { newSessionFile }, { loadConfig }] = await Promise.all([
+    const [{ runSession }, { newSessionFile }, { prepareRun, readRunFlags }, { colorWanted }] = await Promise.all([
       import('../run/runSession.js'),
       import('../run/sessionFiles.js'),
-      import('../config/load.js'),
+      import('../run/runSetup.js'),
+      import('../view/terminalRenderer.js'),
     ]);
+    const flags = readRunFlags(values);
     const demo = values.demo === true;
-    const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY) && values.json !== true;
+    const tty = Boolean(process.stdin.isTTY && process.stdout.isTTY) && !flags.json;
     let prompt = positionals[0];
     let cwd = process.cwd();
-    const allow = allowList(values.allow as string[] | undefined);
+    const allow = [...flags.allow];
+    if (demo && flags.model !== undefined) throw new UsageError('--demo runs the embedded model: drop --model', runCommand);
+    // Headless: the prompt may come on stdin (`echo "…" | dsh run`, or `dsh run -`).
+    prompt = await promptOrStdin(prompt);
+    if (prompt === undefined && !tty && !demo) throw new UsageError('missing PROMPT (without a terminal there is no REPL; the prompt may also come on stdin)', runCommand);
     if (demo) {
-      if (values.model !== undefined) throw new UsageError('--demo runs the embedded model: drop --model', runCommand);
       const { createDemoWorkspace } = await import('../run/demoWorkspace.js');
       cwd = createDemoWorkspace();
       prompt ??= 'Have a look at this project and mark its README as reviewed.';
@@ -102,14 +115,11 @@ ${RUN_EXIT_HELP}`,
         io.out('dsh demo: no terminal to ask, so edit, write and bash are pre-approved (as with --allow edit,write,bash)');
       }
     }
-    if (prompt === undefined && !tty) throw new UsageError('missing PROMPT (without a terminal there is no REPL)', runCommand);
-    // The config and the model first: a bad config, a bad spec or a missing key fails before a
-    // session file is made. The demo always runs the embedded model.
-    const { config } = await loadConfig({ cwd, env: process.env });
-    const spec = demo ? undefined : ((values.model as string | undefined) ?? config.model);
-    const models = await modelFactory(spec, { cwd, baseUrl: values['base-url'] as string | undefined, env: process.env });
+    // The config, the model and the instructions first: a bad config, a bad spec, a missing key
+    // or no model at all fails before a session file is made. The demo reads those of its copy.
+    const setup = await prepareRun({ cwd, env: process.env, flags, command: runCommand, demo });
     const { id, file } = newSessionFile(cwd);
-    const info = values.json === true ? io.err : io.out;
+    const info = flags.json ? io.err : io.out;
     const inspector = values.inspect === true ? await (await import('../inspect/runInspector.js')).startRunInspector(id) : undefined;
     if (inspector) info(`dsh run: inspector at ${inspector.url}`);
     const running = runSession({
@@ -117,12 +127,16 @@ ${RUN_EXIT_HELP}`,
       file,
       cwd,
       ...(prompt !== undefined ? { prompt } : {}),
-      models,
-      json: values.json === true,
+      models: setup.model.make,
+      sessionModel: setup.model.model,
+      system: setup.system.text,
+      notes: describeSetup(setup),
+      json: flags.json,
       allow,
-      config,
-      plan: values.plan === true,
-      suspend: values.suspend === true,
+      config: setup.config,
+      plan: flags.plan,
+      suspend: flags.suspend,
+      color: colorWanted({ noColor: flags.noColor, env: process.env, isTTY: Boolean(process.stdout.isTTY) }),
       io,
       env: process.env,
       ...(inspector ? { inspector: inspector.hooks } : {}),
@@ -141,3 +155,51 @@ ${RUN_EXIT_HELP}`,
     return code;
   },
 };
+
+/** The most a prompt read from stdin may be. */
+export const MAX_STDIN_PROMPT_BYTES = 1024 * 1024;
+
+/**
+ * PROMPT as given; `-`, or none while stdin is a pipe or a file (`echo "…" | dsh run`,
+ * `dsh run < task.md`): the prompt read from stdin. A socket on stdin (what a program that spawns
+ * dsh usually leaves open, and may never close) is read only for an explicit `-`.
+ */
+export async function promptOrStdin(prompt: string | undefined): Promise<string | undefined> {
+  if (prompt !== undefined && prompt !== '-') return prompt;
+  if (prompt === undefined) {
+    if (process.stdin.isTTY) return undefined;
+    const { fstatSync } = await import('node:fs');
+    let st;
+    try {
+      st = fstatSync(0);
+    } catch {
+      return undefined;
+    }
+    if (!st.isFIFO() && !st.isFile()) return undefined;
+  }
+  const text = await readStdinPrompt();
+  if (text === undefined && prompt === '-') throw new UsageError('PROMPT "-": nothing on stdin', runCommand, { usage: false });
+  return text;
+}
+
+/** The prompt piped on stdin (trimmed); undefined when there is none (empty, or stdin closed). */
+export async function readStdinPrompt(stdin: NodeJS.ReadableStream = process.stdin): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stdin) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += b.length;
+    if (size > MAX_STDIN_PROMPT_BYTES) throw new UsageError(`the prompt on stdin is over ${MAX_STDIN_PROMPT_BYTES} bytes`, runCommand, { usage: false });
+    chunks.push(b);
+  }
+  const text = Buffer.concat(chunks).toString('utf8').trim();
+  return text ? text : undefined;
+}
+
+/** One line each: the model (and where it came from), the instruction files read. */
+export function describeSetup(setup: import('../run/runSetup.js').RunSetupResult): string[] {
+  const m = setup.model;
+  const lines = [`model: ${m.model.spec}${m.model.baseUrl ? ` at ${m.model.baseUrl}` : ''} (${m.source === 'config' ? 'from dsh.config.json' : m.source === 'session log' ? "the session's" : m.source})`];
+  if (setup.system.files.length > 0) lines.push(`instructions: ${setup.system.files.join(', ')}`);
+  return lines;
+}

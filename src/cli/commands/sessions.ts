@@ -6,7 +6,7 @@ export const sessionsCommand: Command = {
   summary: 'list the sessions of the current directory',
   synopsis: 'dsh sessions',
   details: `Lists the sessions logged in .dsh/sessions/ of the current directory, oldest first: id, start
-(UTC), number of turns, and the last turn's outcome (completed, cancelled, failed, max-steps;
+(UTC), number of turns, the last turn's outcome and the first prompt (completed, cancelled, failed, max-steps;
 open: the process stopped mid-turn, dsh resume closes it). A log that does not validate is listed
 as corrupt, with the reason.
 
@@ -28,15 +28,15 @@ Exit: 0 listed (also when there are none), 1 the directory cannot be read, 2 bad
       io.out(`no sessions in ${sessionsDir(cwd)}`);
       return 0;
     }
-    const rows: string[][] = [['ID', 'START (UTC)', 'TURNS', 'LAST']];
+    const rows: string[][] = [['ID', 'START (UTC)', 'TURNS', 'LAST', 'FIRST PROMPT']];
     for (const id of ids) {
       try {
         const { events, torn } = await readJsonlLog(`${sessionsDir(cwd)}/${id}.jsonl`);
         const s = summarizeSession(events);
         const start = s.start === undefined ? '-' : new Date(s.start).toISOString().replace('T', ' ').slice(0, 19);
-        rows.push([id, start, String(s.turns), s.lastOutcome + (torn ? ' (torn tail)' : '')]);
+        rows.push([id, start, String(s.turns), s.lastOutcome + (torn ? ' (torn tail)' : ''), s.title ?? '-']);
       } catch (e) {
-        rows.push([id, '-', '-', `corrupt: ${describeError(e)}`]);
+        rows.push([id, '-', '-', `corrupt: ${describeError(e)}`, '-']);
       }
     }
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

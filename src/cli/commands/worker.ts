@@ -2,7 +2,7 @@
 import type { Command } from '../command.js';
 import { UsageError } from '../command.js';
 import type { DshConfig } from '../config/schema.js';
-import { allowList } from './run.js';
+import { allowList } from '../run/runSetup.js';
 
 const DATABASE_HELP = `  --database URL    the PostgreSQL database (postgres://user:password@host:port/db). Default:
                     $DSH_DATABASE_URL, else "database" of dsh.config.json. Its tables (schema dsh,

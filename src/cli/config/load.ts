@@ -73,7 +73,7 @@ export function parseConfig(text: string, shownAs: string): DshConfig {
 }
 
 /**
- * `project` over `user`: a setting in the project file wins; `timeouts` and `mcpServers` merge by
+ * `project` over `user`: a setting in the project file wins; `timeouts`, `callOptions` and `mcpServers` merge by
  * key (a project server replaces the user's of the same name); permission rules are the
  * project's, then the user's (the first match decides, so the project's come first); bash deny
  * patterns are both files' (a project file cannot drop a user's deny pattern).
@@ -81,6 +81,7 @@ export function parseConfig(text: string, shownAs: string): DshConfig {
 export function mergeConfigs(user: DshConfig, project: DshConfig): DshConfig {
   const out: DshConfig = { ...user, ...project };
   if (user.timeouts || project.timeouts) out.timeouts = { ...user.timeouts, ...project.timeouts };
+  if (user.callOptions || project.callOptions) out.callOptions = { ...user.callOptions, ...project.callOptions };
   if (user.mcpServers || project.mcpServers) out.mcpServers = { ...user.mcpServers, ...project.mcpServers };
   if (user.permissions || project.permissions) out.permissions = [...(project.permissions ?? []), ...(user.permissions ?? [])];
   if (user.sandbox || project.sandbox) out.sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});

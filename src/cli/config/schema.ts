@@ -48,11 +48,31 @@ export const TimeoutsSchema = z.strictObject({
   bashMs: positiveInt(86_400_000).optional(),
 });
 
+/** The model request settings a config may set (no headers: a config file is no place for secrets). */
+export const CallOptionsSchema = z.strictObject({
+  maxOutputTokens: z.number().int().min(1).max(10_000_000).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  topP: z.number().min(0).max(1).optional(),
+  topK: z.number().int().min(1).optional(),
+  seed: z.number().int().optional(),
+  stopSequences: z.array(z.string().min(1)).max(16).optional(),
+  presencePenalty: z.number().min(-2).max(2).optional(),
+  frequencyPenalty: z.number().min(-2).max(2).optional(),
+  /** Provider-specific options by provider name (`{ "openai": { "reasoningEffort": "low" } }`). */
+  providerOptions: z.record(z.string(), z.record(z.string(), z.json())).optional(),
+});
+
 export const DshConfigSchema = z.strictObject({
   /** A JSON-schema reference for editors; ignored. */
   $schema: z.string().optional(),
   /** The default model, `provider:model-id` (e.g. `anthropic:claude-sonnet-4-5`). */
   model: z.string().min(1).optional(),
+  /** The provider's server (Ollama, vLLM, a proxy): used with `model`, and with a `--model` of the same provider. */
+  baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /** Per-request settings for the model (the AI SDK's call options). */
+  callOptions: CallOptionsSchema.optional(),
+  /** Project instructions added to the system prompt, after those of AGENTS.md files. */
+  instructions: z.string().min(1).max(100_000).optional(),
   /** Plan mode: only read-only tools run. */
   plan: z.boolean().optional(),
   /** First matching rule decides. */

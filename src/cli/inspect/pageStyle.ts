@@ -5,6 +5,11 @@ export const PAGE_CSS = `
 body { margin: 0; font: 13px/1.45 system-ui, -apple-system, 'Segoe UI', sans-serif; color: var(--fg); background: #fff; }
 code, pre, .log-row, .badge { font-family: 'DejaVu Sans Mono', Menlo, Consolas, monospace; font-size: 12px; }
 pre { white-space: pre-wrap; margin: 0; max-height: 12em; overflow: auto; }
+pre.result, pre.preview { max-height: 28em; background: var(--bg2); padding: 4px 6px; border: 1px solid var(--line); border-radius: 4px; }
+pre.preview .add { color: var(--good); background: #dafbe1; }
+pre.preview .del { color: var(--bad); background: #ffebe9; }
+pre.preview .hunk { color: #0550ae; }
+pre.preview .meta { color: var(--muted); }
 header { padding: 8px 14px; border-bottom: 1px solid var(--line); background: var(--bg2); }
 header .title { font-family: monospace; }
 .live-badge { padding: 1px 8px; border-radius: 10px; background: var(--line); font-size: 11px; text-transform: uppercase; }
@@ -39,6 +44,11 @@ button.actor.selected { background: #ddf4ff; outline: 1px solid var(--accent); }
 .error { color: var(--bad); }
 .diagram { margin: 8px 0; border: 1px solid var(--line); border-radius: 6px; padding: 4px; background: #fff; }
 .diagram svg { width: 100%; height: auto; max-height: 60vh; display: block; }
+.diagram .zoom { text-align: right; padding: 0 2px 4px; }
+.diagram .zoom button { border: 1px solid var(--line); border-radius: 4px; background: #fff; cursor: pointer; min-width: 2em; }
+.diagram-canvas { overflow: auto; max-height: 70vh; }
+.conversation .conv-user { font-weight: 600; margin-top: 6px; overflow-wrap: anywhere; }
+.conversation pre.conv-model { max-height: none; margin: 2px 0 4px 10px; font-family: inherit; font-size: 13px; }
 .diagram svg g.visited > rect { fill: #dafbe1; }
 .diagram svg g.current-parent > rect { stroke: #d4a72c; stroke-width: 2.5; }
 .diagram svg g.current > rect { fill: #fff8c5; stroke: #d4a72c; stroke-width: 4; }
@@ -68,7 +78,7 @@ button.actor.selected { background: #ddf4ff; outline: 1px solid var(--accent); }
 .log-row.selected { box-shadow: inset 3px 0 0 var(--accent); }
 .log-row.error .code { color: var(--bad); font-weight: bold; }
 .log-row .seq, .log-head .seq { width: 3.5em; text-align: right; color: var(--muted); flex: none; }
-.log-row .type, .log-head .type { width: 11.5em; flex: none; overflow: hidden; }
+.log-row .type, .log-head .type { width: 16em; flex: none; overflow: hidden; text-overflow: ellipsis; }
 .log-row .call, .log-head .call { width: 7em; flex: none; overflow: hidden; text-overflow: ellipsis; }
 .log-row .code, .log-head .code { width: 8em; flex: none; overflow: hidden; text-overflow: ellipsis; }
 .log-row .text { flex: 1; overflow: hidden; text-overflow: ellipsis; color: var(--muted); }

@@ -75,7 +75,8 @@ export function preApproved(approval: ApprovalService, allow: readonly string[] 
   return { request: (req, signal) => (allowed.has(req.toolName) ? Promise.resolve('allowed-once') : approval.request(req, signal)) };
 }
 
-export const DEFAULT_SYSTEM = 'You are dsh, a coding agent working in the current directory through the tools you are given. Be brief.';
+export { DEFAULT_SYSTEM } from './projectInstructions.js';
+import { DEFAULT_SYSTEM } from './projectInstructions.js';
 
 export interface AgentSession {
   readonly runtime: Runtime;
@@ -91,7 +92,7 @@ export function createAgentSession(setup: RunSetup): AgentSession {
   const options = runtimeOptionsFromConfig(config);
   // `context.summarize: "model"`: folded turns are summarised by the session's model (a fresh one per fold).
   if (options.contextWindow && config.context?.summarize === 'model') options.contextWindow = { ...options.contextWindow, summarizer: (request) => modelSummarizer(setup.model())(request) };
-  const runtime = createRuntime({ log: setup.log, approval: preApproved(setup.approval, setup.allow), ...options });
+  const runtime = createRuntime({ log: setup.log, approval: preApproved(setup.approval, setup.allow), ...options, ...(config.callOptions ? { callOptions: config.callOptions } : {}) });
   const tools = createBuiltinTools({
     root: setup.cwd,
     spillStore: runtime.spillStore,

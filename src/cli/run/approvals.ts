@@ -1,9 +1,11 @@
 /**
  * Who answers an `ask` in `dsh run`: on a terminal, one keystroke (y allow once, a allow always,
- * n deny); without one, nobody: the call is denied, with a line that says how to pre-approve.
+ * n deny, r deny with a reason typed on the next line); without one, nobody: the call is denied,
+ * with a line that says how to pre-approve.
  */
-import type { ApprovalAnswer } from '../../protocol/index.js';
+import type { ApprovalAnswer, ApprovalDenial } from '../../protocol/index.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
+import { MAX_DENIAL_REASON_CHARS } from '../../runtime/pipeline/approvalService.js';
 import { argsText, type PendingApproval } from '../view/runView.js';
 
 /** Denies every question, saying how to pre-approve (`--allow TOOL`). */
@@ -27,12 +29,15 @@ export interface KeystrokeApprovalOptions {
 /** Asks on the terminal, one question at a time, one keystroke each. */
 export function keystrokeApproval(options: KeystrokeApprovalOptions): ApprovalService {
   let queue: Promise<unknown> = Promise.resolve();
-  const ask = (req: { callId: string; toolName: string; args: unknown; reason?: string }, signal: AbortSignal) =>
-    new Promise<ApprovalAnswer>((resolve) => {
+  const ask = (req: Parameters<ApprovalService['request']>[0], signal: AbortSignal) =>
+    new Promise<ApprovalAnswer | ApprovalDenial>((resolve) => {
       if (signal.aborted) return resolve('denied');
       const { input } = options;
       const wasRaw = input.isRaw;
-      const done = (answer: ApprovalAnswer) => {
+      const question = { callId: req.callId, toolName: req.toolName, args: argsText(req.args), ...(req.reason ? { reason: req.reason } : {}), ...(req.preview ? { preview: req.preview } : {}) };
+      // After `r`: the reason being typed (Enter sends it, Esc goes back to the question).
+      let typing: string | undefined;
+      const done = (answer: ApprovalAnswer | ApprovalDenial) => {
         input.off('data', onData);
         signal.removeEventListener('abort', onAbort);
         if (input.isTTY) input.setRawMode(wasRaw);
@@ -42,17 +47,39 @@ export function keystrokeApproval(options: KeystrokeApprovalOptions): ApprovalSe
       };
       const onAbort = () => done('denied');
       const onData = (data: Buffer) => {
-        for (const ch of data.toString('utf8')) {
-          if (ch === 'y' || ch === 'Y') return done('allowed-once');
-          if (ch === 'a' || ch === 'A') return done('allowed-always');
-          if (ch === 'n' || ch === 'N' || ch === '\x1b') return done('denied');
+        const chars = Array.from(data.toString('utf8'));
+        for (let i = 0; i < chars.length; i++) {
+          const ch = chars[i]!;
           if (ch === '\x03') {
             done('denied');
             return options.onInterrupt();
           }
+          if (typing !== undefined) {
+            if (ch === '\r' || ch === '\n') {
+              const reason = typing.trim();
+              return done(reason ? { answer: 'denied', reason } : 'denied');
+            }
+            // Esc alone goes back to the question; an escape sequence (an arrow key) is ignored whole,
+            // so none of its letters is read as an answer.
+            if (ch === '\x1b') {
+              if (i + 1 < chars.length) break;
+              typing = undefined;
+            } else if (ch === '\x7f' || ch === '\b') typing = Array.from(typing).slice(0, -1).join('');
+            else if (ch >= ' ' && typing.length < MAX_DENIAL_REASON_CHARS) typing += ch;
+            options.show(typing === undefined ? question : { ...question, denyReason: typing });
+            continue;
+          }
+          if (ch === 'r' || ch === 'R') {
+            typing = '';
+            options.show({ ...question, denyReason: '' });
+            continue;
+          }
+          if (ch === 'y' || ch === 'Y') return done('allowed-once');
+          if (ch === 'a' || ch === 'A') return done('allowed-always');
+          if (ch === 'n' || ch === 'N' || ch === '\x1b') return done('denied');
         }
       };
-      options.show({ callId: req.callId, toolName: req.toolName, args: argsText(req.args), ...(req.reason ? { reason: req.reason } : {}) });
+      options.show(question);
       signal.addEventListener('abort', onAbort, { once: true });
       if (input.isTTY) input.setRawMode(true);
       input.on('data', onData);

@@ -1,7 +1,9 @@
 /**
- * `dsh run` / `dsh resume`: opens (or creates) the session's JSONL log, picks the model, the
- * output (live view on a TTY, one plain line per event without one, NDJSON with --json) and the
- * approval service, then runs one turn (PROMPT) or a REPL of turns (a TTY without PROMPT).
+ * `dsh run` / `dsh resume` once everything is decided (runSetup.ts: the flags, config, model and
+ * system prompt): opens (or creates) the session's JSONL log, records the model, picks the output
+ * (live view on a TTY, one plain line per event without one, NDJSON with --json, ending with one
+ * `result` record) and the approval service, then runs one turn (PROMPT) or a REPL of turns (a TTY
+ * without PROMPT).
  *
  * On a terminal, the model's text is drawn from the turn's deltas as it arrives, and a line typed
  * while a turn runs (Enter sends it) steers that turn (`turn.steer`); one that comes too late for
@@ -10,18 +12,14 @@
  * The session's lease (src/adapters/store/sessionLease.ts) is held from before the log is opened until it is closed:
  * another process on the same session is refused (`LEASE_HELD`) before it reads or writes anything.
  *
- * Ctrl-C cancels the running turn (its calls are aborted and logged, the turn ends `cancelled`);
- * a second Ctrl-C exits (130) once the runtime is closed and the log written (each bounded by
- * EXIT_CLOSE_MS; a third Ctrl-C exits at once). Exit: 0 the last turn completed, 1 it failed or ran out of
- * steps, 130 cancelled; the REPL exits 0 on /exit, Ctrl-D or Ctrl-C at its prompt.
+ * Ctrl-C: see interruptLadder.ts (the table). Exit: 0 the last turn completed, 1 it failed or ran
+ * out of steps, 3 suspended, 130 cancelled; the REPL exits 0 on /exit, Ctrl-D or Ctrl-C at its prompt.
  */
-import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { InspectionEvent } from 'xstate';
 import { JsonlLogError, openJsonlSessionLog } from '../../adapters/log/jsonlLog.js';
-import { resolveModel } from '../../adapters/model/providers.js';
-import { scriptedModel, type ScriptedResponse } from '../../adapters/model/scriptedModel.js';
 import type { LogEvent } from '../../protocol/index.js';
 import { closeOpenWork } from '../../runtime/openWork.js';
 import { formatEvent } from '../../runtime/views/logText.js';
@@ -29,20 +27,21 @@ import type { CliIo } from '../command.js';
 import type { DshConfig } from '../config/schema.js';
 import { onFile } from '../describeError.js';
 import { createTerminalRenderer, type TerminalRenderer } from '../view/terminalRenderer.js';
-import { fromInspection } from '../view/runView.js';
-import { createAgentSession, type RunSetup } from './agentSession.js';
+import { argsText, fromInspection } from '../view/runView.js';
+import { createAgentSession, type AgentSession, type RunSetup } from './agentSession.js';
 import type { Runtime } from '../../runtime/createRuntime.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
 import { suspendingApproval } from '../../runtime/pipeline/approvalService.js';
-import { argsText } from '../view/runView.js';
-import { embeddedModel } from './embeddedModel.js';
 import { holdSessionLease, type HeldSessionLease } from '../../adapters/store/sessionLease.js';
 import { checkMessageSize, DEFAULT_MESSAGE_LIMITS, MessageLimitError } from '../../runtime/messageLimits.js';
 import { readSteerInput, type SteerInput } from './steerInput.js';
-import type { TurnHandle } from '../../runtime/turns.js';
+import type { TurnHandle, TurnResult } from '../../runtime/turns.js';
 import type { CallStageEvent } from '../../runtime/inspection/index.js';
+import { INITIAL_INTERRUPT_STATE, onInterrupt, turnStarted, type InterruptSituation } from './interruptLadder.js';
+import { recordableBaseUrl, type SessionModel } from './runSetup.js';
+import { replCommand, REPL_HELP } from './replCommands.js';
 
 export const EXIT_CANCELLED = 130;
 /** The turn is suspended on an approval (`--suspend`): `dsh resume ID` answers it. */
@@ -53,11 +52,14 @@ export interface RunSessionOptions {
   file: string;
   cwd: string;
   prompt?: string;
-  /** `provider:model`, `scripted:FILE.json`, or undefined/`embedded` for the embedded default. */
-  model?: string;
-  baseUrl?: string;
-  /** The model factory already made from `model` (so a bad spec fails before the session file exists). */
-  models?: () => LanguageModelV3;
+  /** A model for each turn. */
+  models: () => LanguageModelV3;
+  /** The model as the log records it (`session/model`); written when it differs from `recorded`. */
+  sessionModel?: SessionModel;
+  /** Resuming: the model the log last recorded. */
+  recorded?: SessionModel;
+  /** The system prompt (runSetup.ts: dsh's lines, AGENTS.md files, the config's instructions). */
+  system?: string;
   json?: boolean;
   allow?: readonly string[];
   /** Resuming: close what the log left open first. */
@@ -72,6 +74,10 @@ export interface RunSessionOptions {
   plan?: boolean;
   /** Every ask suspends the turn (`--suspend`): the question waits in the log for `dsh resume`. */
   suspend?: boolean;
+  /** Lines about the setup (the model, the instruction files), printed once the session is held. */
+  notes?: readonly string[];
+  /** Colours in the live view (previews); see colorWanted. */
+  color?: boolean;
   /** Replaces the policies (see RunSetup.installPolicies). */
   installPolicies?: RunSetup['installPolicies'];
   /** `--inspect`: the local inspector page follows the session (src/cli/inspect/runInspector.ts). */
@@ -90,38 +96,23 @@ export interface RunInspectorHooks {
   stage(ev: CallStageEvent): void;
 }
 
-/** The model for each turn from `--model`. */
-export async function modelFactory(spec: string | undefined, o: { cwd: string; baseUrl?: string; env: Readonly<Record<string, string | undefined>> }): Promise<() => LanguageModelV3> {
-  if (spec === undefined || spec === 'embedded') {
-    const probe = o.env.DSH_BENCH_EXIT_AT_FIRST_REQUEST;
-    return () =>
-      embeddedModel({
-        cwd: o.cwd,
-        ...(probe
-          ? {
-              onRequest: () => {
-                process.stderr.write(`first model request at ${performance.now().toFixed(1)} ms\n`);
-                process.exit(0);
-              },
-            }
-          : {}),
-      });
-  }
-  if (spec.startsWith('scripted:')) {
-    const file = spec.slice('scripted:'.length);
-    const steps = await onFile(file, async () => JSON.parse(readFileSync(file, 'utf8')) as unknown);
-    if (!Array.isArray(steps)) throw new Error(`${file}: a scripted model is a JSON array of responses`);
-    const model = scriptedModel(steps as ScriptedResponse[], { modelId: `scripted:${file}` });
-    return () => model;
-  }
-  const model = await resolveModel(spec, { ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}), env: o.env });
-  return () => model;
+/** The `--json` stream's last record: how the run ended. */
+export interface RunResultRecord {
+  type: 'result';
+  sessionId: string;
+  /** The last turn's outcome (`none`: no turn ran, e.g. an immediate /exit). */
+  outcome: string;
+  /** The model's text in the last turn's last step. */
+  text: string;
+  steps: number;
+  usage?: TurnResult['usage'];
+  error?: string;
+  exitCode: number;
 }
 
 export async function runSession(o: RunSessionOptions): Promise<number> {
   // An oversized prompt is refused before anything is created, leased or logged.
   if (o.prompt !== undefined) checkMessageSize(o.prompt, 'prompt', { ...DEFAULT_MESSAGE_LIMITS, ...(o.config?.maxMessageBytes !== undefined ? { maxMessageBytes: o.config.maxMessageBytes } : {}) });
-  const model = o.models ?? (await modelFactory(o.model ?? o.config?.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env }));
   // One process writes a session at a time: the lease is held from before the log is read (its
   // torn tail cut) until the log is closed; another process on it fails here (LEASE_HELD).
   const held = await holdSessionLease(o.file, {
@@ -135,68 +126,85 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     },
   });
   try {
-    return await runHeld(o, model, held);
+    return await runHeld(o, held);
   } finally {
     held.release();
   }
 }
 
-async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held: HeldSessionLease): Promise<number> {
-  const stdin = o.stdin ?? process.stdin;
-  const stdout = o.stdout ?? process.stdout;
-  const interactive = !o.json && Boolean(stdin.isTTY && stdout.isTTY);
-
-  const { log, sink, torn } = await onFile(o.file, () => openJsonlSessionLog(o.file, { lease: held })).catch((e: unknown) => {
+/** Opens the log (closing what a crash left open, on resume); the log and its file sink. */
+async function openSessionLog(o: RunSessionOptions, held: HeldSessionLease) {
+  const opened = await onFile(o.file, () => openJsonlSessionLog(o.file, { lease: held })).catch((e: unknown) => {
     if (e instanceof JsonlLogError) throw new Error(`${e.message} (dsh repair ${o.file} can cut the log there, after a backup)`, { cause: e });
     throw e;
   });
-  const info = o.json ? o.io.err : o.io.out;
-  if (torn) o.io.err(`dsh: ${torn.message}`);
+  if (opened.torn) o.io.err(`dsh: ${opened.torn.message}`);
   if (o.resume) {
-    const closed = closeOpenWork(log, 'the session stopped before this finished (closed on resume)');
+    const closed = closeOpenWork(opened.log, 'the session stopped before this finished (closed on resume)');
     if (closed.calls + closed.steps + closed.turns > 0) {
       o.io.err(`dsh: resumed an interrupted session: ${closed.calls} call(s) marked INTERRUPTED, ${closed.steps} step(s) and ${closed.turns} turn(s) closed`);
     }
   }
+  return opened;
+}
 
+/** `session/model`, when the session has none yet or runs on another model from here. */
+function recordModel(log: SessionLog, model: SessionModel | undefined, recorded: SessionModel | undefined): void {
+  if (!model) return;
+  const m = { spec: model.spec, ...(model.baseUrl ? { baseUrl: recordableBaseUrl(model.baseUrl) } : {}) };
+  if (recorded && recorded.spec === m.spec && recorded.baseUrl === m.baseUrl) return;
+  log.append({ type: 'session/model', model: m, ...(recorded ? { previous: recorded } : {}) });
+}
+
+async function runHeld(o: RunSessionOptions, held: HeldSessionLease): Promise<number> {
+  const stdin = o.stdin ?? process.stdin;
+  const stdout = o.stdout ?? process.stdout;
+  const interactive = !o.json && Boolean(stdin.isTTY && stdout.isTTY);
+  const info = o.json ? o.io.err : o.io.out;
+  const { log, sink } = await openSessionLog(o, held);
+
+  // The live view of the running turn (a terminal only), and who Ctrl-C talks to.
   let renderer: TerminalRenderer | undefined;
-  let current: { cancel(reason?: string): void } | undefined;
-  let interrupts = 0;
-  // The second Ctrl-C (or one with no turn running) exits: the runtime is closed (MCP servers
-  // stopped) and what the log holds is written, each within EXIT_CLOSE_MS, then the process exits
-  // (the session's lease is released on exit). A Ctrl-C while that runs exits at once.
-  let exiting = false;
+  let current: TurnHandle | undefined;
+  let atPrompt: (() => void) | undefined;
+  let ladder = INITIAL_INTERRUPT_STATE;
   let closeForExit: () => Promise<void> = async () => {};
   const interrupt = () => {
-    interrupts++;
-    if (exiting) process.exit(EXIT_CANCELLED);
-    if (interrupts > 1 || !current) {
-      exiting = true;
-      renderer?.stop();
-      o.io.err(`dsh: interrupted; the session log is ${o.file}`);
-      void closeForExit().finally(() => process.exit(EXIT_CANCELLED));
-      return;
+    const where: InterruptSituation = current ? 'turn' : atPrompt ? 'prompt' : 'idle';
+    const next = onInterrupt(ladder, where);
+    ladder = next.state;
+    switch (next.action) {
+      case 'exit-now':
+        return process.exit(EXIT_CANCELLED);
+      case 'leave-repl':
+        return atPrompt?.();
+      case 'cancel-turn':
+        renderer?.feed({ kind: 'status', status: 'cancelling the turn… (Ctrl-C again to quit)' });
+        if (!renderer) o.io.err('dsh: cancelling the turn (Ctrl-C again to quit)');
+        return current?.cancel('cancelled by Ctrl-C');
+      case 'exit-after-close':
+        renderer?.stop();
+        o.io.err(`dsh: interrupted; the session log is ${o.file}`);
+        void closeForExit().finally(() => process.exit(EXIT_CANCELLED));
     }
-    renderer?.feed({ kind: 'status', status: 'cancelling the turn… (Ctrl-C again to quit)' });
-    if (!renderer) o.io.err('dsh: cancelling the turn (Ctrl-C again to quit)');
-    current.cancel('cancelled by Ctrl-C');
   };
 
   // While a turn runs on a terminal, what the user types is a steering message (steerInput.ts);
   // an approval question takes the keystrokes while it is open.
   let asking = false;
   let steering: SteerInput | undefined;
-  const terminal = interactive && !o.suspend
-    ? keystrokeApproval({
-        input: stdin,
-        show: (a) => {
-          asking = a !== undefined;
-          renderer?.feed({ kind: 'approval', approval: a });
-          if (!a) steering?.resume();
-        },
-        onInterrupt: interrupt,
-      })
-    : undefined;
+  const terminal =
+    interactive && !o.suspend
+      ? keystrokeApproval({
+          input: stdin,
+          show: (a) => {
+            asking = a !== undefined;
+            renderer?.feed({ kind: 'approval', approval: a });
+            if (!a) steering?.resume();
+          },
+          onInterrupt: interrupt,
+        })
+      : undefined;
   // With --inspect the page answers approvals too (the first answer wins, withdrawing the other).
   // --suspend: an approval suspends the turn (answered later by `dsh resume`, in this or another process).
   const approval = o.suspend ? suspendingApproval : o.inspector ? o.inspector.approval(terminal) : (terminal ?? deniedWithoutTerminal(o.io.err));
@@ -204,11 +212,12 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
   const session = createAgentSession({
     cwd: o.cwd,
     log,
-    model,
+    model: o.models,
     approval,
     ...(o.allow ? { allow: o.allow } : {}),
     ...(o.config ? { config: o.config } : {}),
     ...(o.plan ? { plan: true } : {}),
+    ...(o.system !== undefined ? { system: o.system } : {}),
     ...(o.installPolicies ? { installPolicies: o.installPolicies } : {}),
   });
   closeForExit = async () => {
@@ -224,9 +233,10 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
   process.on('SIGINT', interrupt);
   // From here on the session ends in the finally below: the MCP servers are closed (rt.close())
   // and the log flushed whatever happens (a failed turn, an error, Ctrl-C).
+  let last: TurnResult | undefined;
   let exitCode = 0;
   try {
-    await attachConfiguredMcpServers(session.runtime, o.config, o.io);
+    await attachConfiguredMcpServers(session.runtime, o.config, o.io, o.cwd);
     exitCode = await runTurns();
   } finally {
     process.off('SIGINT', interrupt);
@@ -238,10 +248,18 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
       await onFile(o.file, () => sink.close());
     }
   }
-  info(`session log: ${o.file}  (dsh log ${o.file}; dsh resume ${o.file})`);
+  if (o.json) o.io.out(JSON.stringify(resultRecord(o.id, last, exitCode)));
+  // A new session left before anything happened (an immediate /exit) leaves no empty log behind.
+  if (!o.resume && log.events().length === 0) {
+    await rm(o.file, { force: true });
+    return exitCode;
+  }
+  const dsh = dshCommandHint(o.env);
+  info(`session log: ${o.file}  (${dsh} log ${o.file}; ${dsh} resume ${o.file})`);
   return exitCode;
 
   async function runTurns(): Promise<number> {
+    for (const line of o.notes ?? []) info(line);
     info(`session ${o.id}: ${o.file}`);
     // The sandbox in force for commands (SPEC §10.2: the run says which mode is in force).
     const can = await session.tools.sandbox.check();
@@ -265,8 +283,13 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
         : undefined;
     // `turn` is a handle, or starts one once the view is there (so the view sees its `turn/start`).
     const watchTurn = async (turn: TurnHandle | (() => TurnHandle)) => {
-      interrupts = 0;
-      if (interactive) renderer = createTerminalRenderer(stdout);
+      ladder = turnStarted(ladder);
+      if (interactive) renderer = createTerminalRenderer(stdout, { color: o.color === true });
+      // The session's model, recorded before the session's first turn (and when it changed).
+      if (!modelRecorded) {
+        modelRecorded = true;
+        recordModel(log, o.sessionModel, o.recorded);
+      }
       const handle = typeof turn === 'function' ? turn() : turn;
       const stopDeltas = renderer ? handle.onDelta((d) => d.type === 'text-delta' && renderer?.feed({ kind: 'text', delta: d.delta })) : undefined;
       current = handle;
@@ -285,8 +308,8 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
               if (!renderer) o.io.err(`dsh: steer refused: ${e.message}`);
               return;
             }
-            void steered.then((o) => {
-              if (o.delivered === 'follow-up') followUps.push(o.turn);
+            void steered.then((s) => {
+              if (s.delivered === 'follow-up') followUps.push(s.turn);
             });
           },
           onInterrupt: interrupt,
@@ -295,10 +318,9 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
       }
       try {
         const r = await handle.done;
-        code = r.outcome === 'completed' ? 0 : r.outcome === 'cancelled' ? EXIT_CANCELLED : r.outcome === 'suspended' ? EXIT_SUSPENDED : 1;
-        if (r.outcome === 'suspended') {
-          o.io.err(`dsh: ${r.turnId} is suspended on an approval; answer it with: dsh resume ${o.id}`);
-        }
+        last = r;
+        code = exitCodeOf(r);
+        if (r.outcome === 'suspended') o.io.err(`dsh: ${r.turnId} is suspended on an approval; answer it with: ${dshCommandHint(o.env)} resume ${o.id}`);
       } finally {
         steering?.stop();
         steering = undefined;
@@ -308,6 +330,7 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
         renderer = undefined;
       }
     };
+    let modelRecorded = false;
     const runTurn = async (input: string) => {
       await watchTurn(() => session.startTurn(input, inspect ? { inspect } : {}));
       for (let next = followUps.shift(); next; next = followUps.shift()) await watchTurn(next);
@@ -322,21 +345,71 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held:
       // Suspended again: the next question waits for the next resume.
       if (code === EXIT_SUSPENDED) return code;
     }
-    if (o.prompt !== undefined) await runTurn(o.prompt);
-    else if (pending && !interactive) return code;
-    else {
-      for (;;) {
-        const line = await question(stdin, stdout, 'dsh> ');
-        if (line === undefined || line.trim() === '/exit') {
-          // Leaving the REPL is a normal end, whatever the last turn did.
-          code = 0;
-          break;
-        }
-        if (line.trim()) await runTurn(line);
-      }
+    if (o.prompt !== undefined) {
+      await runTurn(o.prompt);
+      return code;
     }
-    return code;
+    if (pending && !interactive) return code;
+    return repl(session, runTurn);
   }
+
+  /** Turns from the `dsh>` prompt until /exit, Ctrl-D or Ctrl-C there; slash commands are dsh's own. */
+  async function repl(session: AgentSession, runTurn: (input: string) => Promise<void>): Promise<number> {
+    for (;;) {
+      const line = await question(stdin, stdout, 'dsh> ', (leave) => (atPrompt = leave));
+      atPrompt = undefined;
+      // Leaving the REPL is a normal end, whatever the last turn did. What follows starts on a line of its own.
+      if (line === undefined) {
+        stdout.write('\n');
+        return 0;
+      }
+      const command = replCommand(line);
+      if (command?.kind === 'text') {
+        await runTurn(command.text);
+        continue;
+      }
+      if (command?.kind === 'exit') return 0;
+      if (command?.kind === 'help') {
+        o.io.out(REPL_HELP);
+        continue;
+      }
+      if (command?.kind === 'unknown') {
+        o.io.out(`dsh: unknown command ${command.name} (not sent to the model; /help lists the commands)`);
+        continue;
+      }
+      if (command?.kind === 'session') {
+        o.io.out(`session ${o.id}: ${o.file} (${session.runtime.log.events().filter((e) => e.type === 'turn/start').length} turn(s) in this process)`);
+        continue;
+      }
+      if (line.trim()) await runTurn(line);
+    }
+  }
+}
+
+/**
+ * How to run dsh again from here: `dsh`, or `npm run dsh --` in dsh's own checkout under `npm start`
+ * / `npm run dsh` (there is no `dsh` on the PATH there).
+ */
+export function dshCommandHint(env: Readonly<Record<string, string | undefined>>): string {
+  return env.npm_package_name === 'dsh' && (env.npm_lifecycle_event === 'start' || env.npm_lifecycle_event === 'dsh') ? 'npm run dsh --' : 'dsh';
+}
+
+function exitCodeOf(r: TurnResult): number {
+  return r.outcome === 'completed' ? 0 : r.outcome === 'cancelled' ? EXIT_CANCELLED : r.outcome === 'suspended' ? EXIT_SUSPENDED : 1;
+}
+
+/** The `--json` stream's last line. */
+export function resultRecord(sessionId: string, r: TurnResult | undefined, exitCode: number): RunResultRecord {
+  return {
+    type: 'result',
+    sessionId,
+    outcome: r?.outcome ?? 'none',
+    text: r?.text ?? '',
+    steps: r?.steps ?? 0,
+    ...(r?.usage ? { usage: r.usage } : {}),
+    ...(r?.error ? { error: r.error } : {}),
+    exitCode,
+  };
 }
 
 /** How long an exit on Ctrl-C waits for the runtime to close, then for the log to be written. */
@@ -358,11 +431,11 @@ function withinMs(ms: number, work: Promise<unknown>): Promise<void> {
  * tools (`server__tool`, under the same policies). A server that cannot start is one line on
  * stderr (and a `warning` event in the log); the session goes on without it. `rt.close()` stops them.
  */
-async function attachConfiguredMcpServers(runtime: Runtime, config: DshConfig | undefined, io: CliIo): Promise<void> {
+async function attachConfiguredMcpServers(runtime: Runtime, config: DshConfig | undefined, io: CliIo, workspaceRoot: string): Promise<void> {
   const servers = config?.mcpServers;
   if (!servers || Object.keys(servers).length === 0) return;
   const { attachMcpServers } = await import('../../adapters/mcp/toolSource.js');
-  const source = await attachMcpServers(runtime, servers);
+  const source = await attachMcpServers(runtime, servers, { workspaceRoot });
   for (const s of source.skipped) {
     if (s.tool === undefined) io.err(`dsh: MCP server "${s.server}" skipped: ${firstLine(s.reason)}`);
   }
@@ -370,11 +443,12 @@ async function attachConfiguredMcpServers(runtime: Runtime, config: DshConfig | 
 
 const firstLine = (s: string) => s.split('\n', 1)[0]!.slice(0, 300);
 
-/** One line from the terminal; undefined at EOF or Ctrl-C. */
-function question(input: NodeJS.ReadStream, output: NodeJS.WriteStream, prompt: string): Promise<string | undefined> {
+/** One line from the terminal; undefined at EOF or Ctrl-C (`onLeave` gets the function that leaves). */
+function question(input: NodeJS.ReadStream, output: NodeJS.WriteStream, prompt: string, onLeave: (leave: () => void) => void): Promise<string | undefined> {
   return new Promise((resolve) => {
     const rl = createInterface({ input, output, terminal: true });
     let answered = false;
+    onLeave(() => rl.close());
     rl.on('SIGINT', () => rl.close());
     rl.on('close', () => {
       if (!answered) resolve(undefined);

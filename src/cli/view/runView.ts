@@ -9,7 +9,7 @@
  * time). Every line is wrapped to the width, so the renderer can count them.
  */
 import type { InspectionEvent } from 'xstate';
-import type { LogEvent } from '../../protocol/index.js';
+import type { ApprovalPreview, LogEvent } from '../../protocol/index.js';
 import { stateValuePath } from '../../runtime/inspection/stateValuePath.js';
 
 export interface CallRow {
@@ -36,6 +36,60 @@ export interface PendingApproval {
   toolName: string;
   args: string;
   reason?: string;
+  /** What the call would do (a diff, the command, the arguments), shown under the question. */
+  preview?: ApprovalPreview;
+  /** The reason for a denial being typed (after `r`), when one is. */
+  denyReason?: string;
+}
+
+/** How a line is drawn: plain, or coloured by what it is (the renderer's `paint`). */
+export type LineKind = 'plain' | 'added' | 'removed' | 'hunk' | 'meta' | 'command';
+export type Paint = (kind: LineKind, line: string) => string;
+export const plainPaint: Paint = (_kind, line) => line;
+
+/** ANSI colours for a terminal (green additions, red removals, cyan hunk headers, dim file names). */
+export const ansiPaint: Paint = (kind, line) => {
+  switch (kind) {
+    case 'added':
+      return `\x1b[32m${line}\x1b[39m`;
+    case 'removed':
+      return `\x1b[31m${line}\x1b[39m`;
+    case 'hunk':
+      return `\x1b[36m${line}\x1b[39m`;
+    case 'meta':
+      return `\x1b[2m${line}\x1b[22m`;
+    case 'command':
+      return `\x1b[1m${line}\x1b[22m`;
+    default:
+      return line;
+  }
+};
+
+/** What kind a line of a preview is. */
+function previewLineKind(preview: ApprovalPreview, line: string): LineKind {
+  if (preview.kind === 'command') return 'command';
+  if (preview.kind !== 'diff') return 'plain';
+  if (line.startsWith('+++ ') || line.startsWith('--- ')) return 'meta';
+  if (line.startsWith('@@')) return 'hunk';
+  if (line.startsWith('+')) return 'added';
+  if (line.startsWith('-')) return 'removed';
+  return 'plain';
+}
+
+/** The preview's lines as shown under a question: wrapped, painted, at most `maxLines` of them. */
+export function previewLines(preview: ApprovalPreview, width: number, maxLines: number, paint: Paint = plainPaint): string[] {
+  const out: string[] = [];
+  const lines = preview.text.split('\n');
+  let shown = 0;
+  for (const line of lines) {
+    const kind = previewLineKind(preview, line);
+    const wrapped = wrap(`  ${line}`, width);
+    if (out.length + wrapped.length > maxLines) break;
+    out.push(...wrapped.map((l) => paint(kind, l)));
+    shown++;
+  }
+  if (shown < lines.length) out.push(paint('meta', `  … ${lines.length - shown} more line(s) of the preview (dsh log has them all)`));
+  return out;
 }
 
 export interface RunViewState {
@@ -270,14 +324,22 @@ export function callLines(c: CallRow, now: number, width: number, frame: number)
   return lines;
 }
 
-function liveLines(state: RunViewState, now: number, width: number, frame: number): string[] {
+interface LiveOptions {
+  paint?: Paint;
+  /** The most lines a preview takes (the terminal's height bounds what can be redrawn). */
+  maxPreviewLines?: number;
+}
+
+function liveLines(state: RunViewState, now: number, width: number, frame: number, o: LiveOptions = {}): string[] {
   const lines: string[] = [];
   if (state.text) lines.push(...wrap(state.text.trimEnd(), width));
   for (const c of state.calls) lines.push(...callLines(c, now, width, frame));
   if (state.approval) {
     const a = state.approval;
     lines.push(...wrap(`? allow ${a.toolName} ${a.args}${a.reason ? ` (${a.reason})` : ''}`, width));
-    lines.push(...wrap('  [y] allow once  [a] allow always  [n] deny', width));
+    if (a.preview) lines.push(...previewLines(a.preview, width, Math.max(3, o.maxPreviewLines ?? 40), o.paint));
+    if (a.denyReason !== undefined) lines.push(...wrap(`  deny, because› ${a.denyReason}`, width), ...wrap('  (Enter sends the denial with this reason to the model; Esc goes back)', width));
+    else lines.push(...wrap('  [y] allow once  [a] allow always  [n] deny  [r] deny with a reason', width));
   }
   if (state.status) lines.push(...wrap(state.status, width));
   if (state.input) lines.push(...wrap(`steer› ${state.input}`, width));
@@ -285,6 +347,6 @@ function liveLines(state: RunViewState, now: number, width: number, frame: numbe
 }
 
 /** The view as lines: `stable` (final) and `live` (redrawn each frame). Pure. */
-export function renderRunView(state: RunViewState, options: { now: number; width: number; frame?: number }): { stable: string[]; live: string[] } {
-  return { stable: state.stable, live: liveLines(state, options.now, options.width, options.frame ?? 0) };
+export function renderRunView(state: RunViewState, options: { now: number; width: number; frame?: number } & LiveOptions): { stable: string[]; live: string[] } {
+  return { stable: state.stable, live: liveLines(state, options.now, options.width, options.frame ?? 0, options) };
 }

@@ -18,7 +18,7 @@ import { runPendingTurns } from '../../runtime/store/sessionTurns.js';
 import type { DshConfig } from '../config/schema.js';
 import { createAgentSession } from '../run/agentSession.js';
 import { deniedWithoutTerminal } from '../run/approvals.js';
-import { modelFactory } from '../run/runSession.js';
+import { modelFactory } from '../run/runSetup.js';
 
 export interface SessionWorkerOptions {
   store: PostgresSessionStore;
@@ -56,8 +56,9 @@ async function perTurnModel(o: SessionWorkerOptions): Promise<(cwd: string) => P
     if (!Array.isArray(steps)) throw new Error(`${file}: a scripted model is a JSON array of responses`);
     return async () => scriptedModel(steps as ScriptedResponse[], { modelId: `scripted:${file}` });
   }
-  if (spec === undefined || spec === 'embedded') return async (cwd) => (await modelFactory(undefined, { cwd, env }))();
-  const make = await modelFactory(spec, { cwd: process.cwd(), baseUrl: o.baseUrl, env });
+  if (spec === undefined || spec === 'embedded') return async (cwd) => (await modelFactory({ spec: 'embedded' }, { cwd, env }))();
+  const baseUrl = o.baseUrl ?? (spec === o.config?.model ? o.config?.baseUrl : undefined);
+  const make = await modelFactory({ spec, ...(baseUrl ? { baseUrl } : {}) }, { cwd: process.cwd(), env });
   return async () => make();
 }
 

@@ -200,11 +200,11 @@ export function observeStages(inner: CallStages, emit: (event: CallStageEvent) =
     preExecute: (p) => listenerStage(track(p), 'preExecute', () => inner.preExecute(p), preOutcome),
     isApprovalRemembered: (p) => inner.isApprovalRemembered(p),
     rememberApproval: (p) => inner.rememberApproval(p),
-    requestApproval(p, reason, signal) {
+    requestApproval(p, reason, signal, preview) {
       const t = track(p);
       enter(t, 'awaitingApproval');
       awaiting.set(approvalKey(t.call), t);
-      return inner.requestApproval(p, reason, signal);
+      return inner.requestApproval(p, reason, signal, preview);
     },
     guard(p) {
       const t = track(p);

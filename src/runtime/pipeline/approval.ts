@@ -7,17 +7,26 @@
  * written, never `rm` with other arguments.
  */
 import type { PreparedCall } from '../../../machines/callStages.js';
-import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type LogEvent } from '../../protocol/index.js';
-import { SUSPEND } from './approvalService.js';
+import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type ApprovalDenial, type ApprovalPreview, type LogEvent } from '../../protocol/index.js';
+import { MAX_DENIAL_REASON_CHARS, SUSPEND } from './approvalService.js';
 import { parseArgs } from '../args.js';
 import { placeOf, type StageDeps } from './stageDeps.js';
 import { sessionIndexOf } from '../log/sessionIndex.js';
 import type { AnyTool } from '../defineTool.js';
 
+/** `{ answer: 'denied', reason }` with a non-empty string reason (cut to the bound), else undefined. */
+function readDenial(answer: unknown): ApprovalDenial | undefined {
+  if (answer === null || typeof answer !== 'object') return undefined;
+  const a = answer as { answer?: unknown; reason?: unknown };
+  if (a.answer !== 'denied' || typeof a.reason !== 'string') return undefined;
+  const reason = a.reason.trim().slice(0, MAX_DENIAL_REASON_CHARS);
+  return reason ? { answer: 'denied', reason } : undefined;
+}
+
 export interface ApprovalStage {
   isRemembered(call: PreparedCall): boolean;
   remember(call: PreparedCall): void;
-  request(call: PreparedCall, reason: string | undefined, signal: AbortSignal): Promise<ApprovalAnswer>;
+  request(call: PreparedCall, reason: string | undefined, signal: AbortSignal, preview?: ApprovalPreview): Promise<ApprovalAnswer | ApprovalDenial>;
 }
 
 /** Canonical JSON (sorted keys) so identical args give identical approval keys. */
@@ -88,11 +97,11 @@ export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | '
     remember: (p) => {
       for (const k of approvalKeysOf(deps.tools.get(p.view.toolName), p.view.toolName, p.view.args)) memory().add(k);
     },
-    async request(p, reason, signal) {
+    async request(p, reason, signal, preview) {
       if (!deps.approval) return 'denied';
       let answer: unknown;
       try {
-        answer = await deps.approval.request({ callId: p.view.callId, toolName: p.view.toolName, args: p.view.args, reason }, signal);
+        answer = await deps.approval.request({ callId: p.view.callId, toolName: p.view.toolName, args: p.view.args, reason, ...(preview ? { preview } : {}) }, signal);
       } catch (e) {
         // The call is denied either way; the log says why when it was not a withdrawal.
         if (!signal.aborted) {
@@ -123,6 +132,9 @@ export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | '
       }
       // Anything but the three answers denies (SPEC §8.3), and the log only ever holds those three.
       if (ApprovalAnswerSchema.safeParse(answer).success) return answer as ApprovalAnswer;
+      const denial = readDenial(answer);
+      if (denial) return denial;
+      if (answer !== null && typeof answer === 'object' && (answer as { answer?: unknown }).answer === 'denied') return 'denied';
       log.append({
         type: 'warning',
         ...placeOf(p.view),

@@ -2,7 +2,7 @@
  * The approval service: who a call's `ask` is put to (a person, a policy service, a UI). Injected
  * through `createRuntime({ approval })`; the approval stage (approval.ts) asks it.
  */
-import type { ApprovalAnswer } from '../../protocol/index.js';
+import type { ApprovalAnswer, ApprovalDenial, ApprovalPreview } from '../../protocol/index.js';
 
 /**
  * Answered by an approval service to suspend the turn on this question instead of answering it now
@@ -11,10 +11,27 @@ import type { ApprovalAnswer } from '../../protocol/index.js';
  */
 export const SUSPEND = 'suspend' as const;
 
-/** Asks a person (or a policy service) whether a call may run. */
-export interface ApprovalService {
-  request(req: { callId: string; toolName: string; args: unknown; reason?: string }, signal: AbortSignal): Promise<ApprovalAnswer | typeof SUSPEND>;
+/** What an approval service is asked: the call, the policy's reason, and what the call would do. */
+export interface ApprovalRequest {
+  callId: string;
+  toolName: string;
+  args: unknown;
+  reason?: string;
+  /** A diff, the command, or the arguments (SPEC §10.5), bounded. */
+  preview?: ApprovalPreview;
 }
+
+/**
+ * Asks a person (or a policy service) whether a call may run. A denial may say why
+ * (`{ answer: 'denied', reason }`): the reason is logged with the answer and reaches the model in
+ * the call's `APPROVAL_DENIED` result.
+ */
+export interface ApprovalService {
+  request(req: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | ApprovalDenial | typeof SUSPEND>;
+}
+
+/** The longest denial reason passed on (a longer one is cut). */
+export const MAX_DENIAL_REASON_CHARS = 2_000;
 
 /** An approval service that suspends every question (answer later, after `resumeSession`). */
 export const suspendingApproval: ApprovalService = { request: async () => SUSPEND };

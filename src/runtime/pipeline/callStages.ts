@@ -7,6 +7,7 @@
 import type { CallStages } from '../../../machines/callStages.js';
 import { isMetricsWrapper } from '../wrappers/metrics.js';
 import { createApprovalStage } from './approval.js';
+import { withApprovalPreview } from './approvalPreview.js';
 import { draftFromValue } from './draft.js';
 import { armCallDeadline, runExecute } from './execute.js';
 import { finalizeResult } from './finalize.js';
@@ -25,7 +26,8 @@ export function createCallStages(deps: CallStagesDeps): CallStages {
     now: () => deps.clock.now(),
     prepare: (request, at) => prepareCall(deps, request, at),
     hasPreExecute: () => hasPreExecute(deps),
-    preExecute: (p) => runPreExecute(deps, p),
+    // An `ask` gets the preview its question shows (and its tool/approval-request logs).
+    preExecute: (p) => withApprovalPreview(deps, runPreExecute(deps, p), p, approval.isRemembered),
     isApprovalRemembered: approval.isRemembered,
     rememberApproval: approval.remember,
     requestApproval: approval.request,

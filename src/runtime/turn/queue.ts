@@ -9,7 +9,7 @@ export class TurnQueue {
 
   /**
    * Queues `begin`, or calls it now when no turn runs. `soon`: in a microtask rather than now (a
-   * turn asked for from inside an actor's action, such as a late steer's follow-up, begins outside it).
+   * turn asked for while an actor processes, such as a late steer's follow-up, begins outside it).
    */
   enter(begin: () => void, soon = false): void {
     if (this.#running) {

@@ -51,9 +51,9 @@ export function describeEvent(e: LogEvent, options: LogTextOptions = {}): string
         ? `  context/compacted (${e.strategy}): ${e.foldedTurnIds.length} turn(s) folded into a summary, ${e.beforeChars} → ${e.afterChars} chars`
         : `  context/compacted (${e.strategy}): ${e.stubbedSeqs.length} result(s) stubbed, ${e.beforeChars} → ${e.afterChars} chars`;
     case 'tool/approval-request':
-      return `    tool/approval-request ${e.callId} ${e.toolName}${e.reason ? `: ${clip(e.reason, 60)}` : ''}`;
+      return `    tool/approval-request ${e.callId} ${e.toolName}${e.reason ? `: ${clip(e.reason, 60)}` : ''}${e.preview ? ` [${e.preview.kind}: ${e.preview.text.split('\n').length} line(s)${e.preview.truncated ? ', cut' : ''}]` : ''}`;
     case 'tool/approval-answer':
-      return `    tool/approval-answer ${e.callId}: ${e.answer}`;
+      return `    tool/approval-answer ${e.callId}: ${e.answer}${e.reason ? ` (${quoted(e.reason, 60)})` : ''}`;
     case 'hook/failed':
       return `    hook/failed ${e.callId} ${e.hook} "${e.listener}" (failed ${e.failed}): ${clip(e.message, 60)}`;
     case 'warning':
@@ -73,6 +73,10 @@ export function describeEvent(e: LogEvent, options: LogTextOptions = {}): string
       return `turn/suspended ${e.turnId} at step #${e.stepIndex}: waiting for approval of ${e.calls.map((c) => c.callId).join(', ')}`;
     case 'session/checkpoint':
       return `session/checkpoint (state of events 1–${e.seq - 1})`;
+    case 'session/model': {
+      const m = (x: { spec: string; baseUrl?: string }) => `${x.spec}${x.baseUrl ? ` at ${x.baseUrl}` : ''}`;
+      return `session/model ${m(e.model)}${e.previous ? ` (was ${m(e.previous)})` : ''}`;
+    }
   }
 }
 

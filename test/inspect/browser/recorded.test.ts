@@ -112,6 +112,53 @@ describe('dsh inspect on a recorded session (Chromium)', () => {
     await server.stop();
   }, HANG);
 
+  it("shows a call's whole result (a bash call's output and exit code) and an edit approval's diff", async () => {
+    const dir = workDir();
+    const file = await recordSession(dir, [
+      { toolCalls: [{ toolName: 'read', input: { path: 'a.txt' } }] },
+      { toolCalls: [{ toolName: 'edit', input: { path: 'a.txt', oldString: 'beta', newString: 'BETA' } }] },
+      { toolCalls: [{ toolName: 'bash', input: { command: 'echo first line; echo second line; echo third line >&2; exit 3' } }] },
+      { text: 'Done.' },
+    ]);
+    const log = await events(file);
+    const callOf = (tool: string) => log.find((e): e is Extract<LogEvent, { type: 'tool/result' }> => e.type === 'tool/result' && e.toolName === tool)!;
+    const server = await inspect(dir, file);
+    const { page, errors } = await openPage(browser, server.url);
+    await page.click(`[data-testid=call-row][data-key="${callOf('bash').callId}"]`);
+    await page.waitForSelector('[data-testid=call-result]');
+    const result = (await page.textContent('[data-testid=call-result]'))!;
+    expect(result).toBe(callOf('bash').result.content);
+    expect(result).toMatch(/first line[\s\S]*second line[\s\S]*third line/);
+    expect(await page.textContent('[data-testid=call-exit-code]')).toBe('3');
+    await screenshot(page, 'recorded-bash-result');
+    await page.click(`[data-testid=call-row][data-key="${callOf('edit').callId}"]`);
+    await page.waitForSelector('[data-testid=approval-preview][data-kind=diff]');
+    const lines = await page.$$eval('[data-testid=approval-preview] span', (spans) => spans.map((s) => [s.className, s.textContent]));
+    expect(lines).toEqual([
+      ['meta', '--- a/a.txt'],
+      ['meta', '+++ b/a.txt'],
+      ['hunk', '@@ -1,2 +1,2 @@'],
+      ['', ' alpha'],
+      ['del', '-beta'],
+      ['add', '+BETA'],
+    ]);
+    await screenshot(page, 'recorded-edit-preview');
+    // The statechart zooms (its labels readable at any window size); fit goes back.
+    await page.click('[data-testid=zoom-in]');
+    await page.click('[data-testid=zoom-in]');
+    await page.waitForSelector('[data-testid=diagram][data-zoom="2"]');
+    expect(await page.$eval('[data-testid=diagram-canvas] svg', (svg) => (svg as SVGSVGElement).style.width)).toBe('200%');
+    expect(await page.textContent('[data-testid=zoom-level]')).toBe('200%');
+    await page.click('[data-testid=zoom-fit]');
+    await page.waitForSelector('[data-testid=diagram][data-zoom="1"]');
+    // The conversation: the prompt and the model's text.
+    expect(await page.$$eval('[data-testid=conv-user]', (els) => els.map((e) => e.textContent))).toEqual(['› inspect me']);
+    expect(await page.$$eval('[data-testid=conv-model]', (els) => els.map((e) => e.textContent))).toEqual(['Done.']);
+    expect(errors).toEqual([]);
+    await page.close();
+    await server.stop();
+  }, HANG);
+
   it('stays responsive with 500 calls: the calls are paged, the log virtualised', async () => {
     const dir = workDir();
     const steps = Array.from({ length: 10 }, (_, s) => ({ toolCalls: Array.from({ length: 50 }, (_, i) => ({ toolName: 'read', input: { path: 'a.txt', offset: s * 50 + i } })) }));

@@ -25,6 +25,8 @@ const state = {
   liveHistory: new Map() as LiveHistory,
   pending: [] as readonly PendingQuestion[],
   selected: undefined as Selection | undefined,
+  /** The user picked what is shown: following the end no longer moves the selection. */
+  picked: false,
   callPage: 0,
   status: '',
 };
@@ -48,6 +50,7 @@ const diagram = new DiagramPanel();
 const handlers: Handlers = {
   select(s) {
     state.selected = s;
+    state.picked = true;
     if (s.kind === 'call') {
       const i = sessionAt(state.events, state.at).calls.findIndex((c) => c.callId === s.key);
       if (i >= 0) state.callPage = Math.floor(i / CALLS_PER_PAGE);
@@ -85,6 +88,8 @@ back.addEventListener('click', () => moveTo(state.at - 1));
 forward.addEventListener('click', () => moveTo(state.at + 1));
 follow.addEventListener('change', () => {
   state.follow = follow.checked;
+  // Following the end again: the selection follows the running call too.
+  if (state.follow) state.picked = false;
   if (state.follow) moveTo(lastSeq());
 });
 
@@ -102,8 +107,9 @@ function draw(): void {
   const end = lastSeq();
   if (state.follow) state.at = end;
   const view = sessionAt(state.events, state.at);
-  if (!state.selected) {
-    const c = view.calls.at(-1);
+  // Following the end (and nothing picked by hand): the running call, else the latest one.
+  if (!state.selected || (state.follow && !state.picked)) {
+    const c = view.calls.find((x) => x.ok === undefined) ?? view.calls.at(-1);
     const t = view.turns.at(-1);
     if (c) state.selected = { kind: 'call', key: c.callId };
     else if (t) state.selected = { kind: 'turn', key: t.turnId };

@@ -5,7 +5,7 @@
  * `metadata.durationsMs`. Live actor states (from XState inspection on the server) refine the
  * log's coarse view while the page follows the end of a running session.
  */
-import type { LogEvent } from '../../../protocol/index.js';
+import type { ApprovalPreview, LogEvent } from '../../../protocol/index.js';
 import type { ActorKind, ActorState } from '../actorStates.js';
 
 /** The toolCall stages in pipeline order, as `result.metadata.durationsMs` names them. */
@@ -26,9 +26,13 @@ export interface CallView {
   error?: { code: string; message: string };
   /** The result's first line. */
   summary?: string;
+  /** The whole result as the model got it (its content), failed or not. */
+  content?: string;
+  /** A command's exit code (`result.metadata.exitCode`: a number, or null when a signal ended it). */
+  exitCode?: number | null;
   /** ms per stage entered, and `total` (present when the session collected stage marks). */
   durations?: Record<string, number>;
-  approval?: { requestSeq: number; reason?: string; answer?: string; answerSeq?: number };
+  approval?: { requestSeq: number; reason?: string; answer?: string; answerSeq?: number; preview?: ApprovalPreview; denyReason?: string };
   /** The latest `tool/progress` of the call, as one line (status, then the last line of output). */
   progress?: { seq: number; text: string };
 }
@@ -157,7 +161,7 @@ export function sessionAt(events: readonly LogEvent[], at: number): SessionView 
       case 'tool/approval-request': {
         const c = view.callById.get(e.callId);
         if (c) {
-          c.approval = { requestSeq: e.seq, ...(e.reason !== undefined ? { reason: e.reason } : {}) };
+          c.approval = { requestSeq: e.seq, ...(e.reason !== undefined ? { reason: e.reason } : {}), ...(e.preview ? { preview: e.preview } : {}) };
           c.state = 'awaitingApproval';
         }
         break;
@@ -165,7 +169,7 @@ export function sessionAt(events: readonly LogEvent[], at: number): SessionView 
       case 'tool/approval-answer': {
         const c = view.callById.get(e.callId);
         if (c) {
-          c.approval = { ...(c.approval ?? { requestSeq: e.seq }), answer: e.answer, answerSeq: e.seq };
+          c.approval = { ...(c.approval ?? { requestSeq: e.seq }), answer: e.answer, answerSeq: e.seq, ...(e.reason ? { denyReason: e.reason } : {}) };
           if (c.state === 'awaitingApproval') c.state = e.answer === 'allowed-once' || e.answer === 'allowed-always' || e.answer === 'remembered' ? 'executing' : 'finalizing';
         }
         break;
@@ -184,6 +188,9 @@ export function sessionAt(events: readonly LogEvent[], at: number): SessionView 
         c.ok = !r.isError;
         if (r.isError) c.error = { code: r.error?.code ?? 'ERROR', message: r.error?.message ?? r.content };
         else c.summary = oneLine(r.content.split('\n').find((l) => l.trim()) ?? '', 120);
+        c.content = r.content;
+        const exit = (r.metadata as Record<string, unknown> | undefined)?.exitCode;
+        if (typeof exit === 'number' || exit === null) c.exitCode = exit;
         const d = (r.metadata as Record<string, unknown> | undefined)?.durationsMs;
         if (d && typeof d === 'object') {
           const durations: Record<string, number> = {};

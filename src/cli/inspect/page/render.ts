@@ -64,6 +64,17 @@ function answerButtons(callId: string, handlers: Handlers): HTMLElement {
   return h('span', { class: 'answers' }, b('allowed-once', 'Allow once', 'approve-once'), b('allowed-always', 'Always', 'approve-always'), b('denied', 'Deny', 'deny'));
 }
 
+/** An approval's preview: a diff's lines coloured by kind (set as text: it is model output). */
+export function previewBlock(preview: { kind: string; text: string; truncated?: boolean }): HTMLElement {
+  const pre = h('pre', { class: `preview ${preview.kind}`, 'data-testid': 'approval-preview', 'data-kind': preview.kind });
+  for (const line of preview.text.split('\n')) {
+    const kind =
+      preview.kind !== 'diff' ? '' : line.startsWith('+++ ') || line.startsWith('--- ') ? 'meta' : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : '';
+    pre.append(h('span', kind ? { class: kind } : {}, line), '\n');
+  }
+  return pre;
+}
+
 export function renderApprovals(input: RenderInput, handlers: Handlers): HTMLElement {
   const box = h('section', { class: 'approvals', 'data-testid': 'approvals' });
   if (!input.live || input.pending.length === 0) return box;
@@ -71,6 +82,7 @@ export function renderApprovals(input: RenderInput, handlers: Handlers): HTMLEle
   for (const q of input.pending) {
     const row = h('div', { class: 'question', 'data-testid': 'question', 'data-call-id': q.callId }, h('b', {}, q.toolName), ' ', h('code', {}, q.args), q.reason ? h('span', { class: 'reason' }, ` — ${q.reason}`) : undefined, ' ', answerButtons(q.callId, handlers));
     row.addEventListener('dblclick', () => handlers.select({ kind: 'call', key: q.callId }));
+    if (q.preview) row.append(previewBlock(q.preview));
     box.append(row);
   }
   return box;
@@ -118,6 +130,7 @@ export function renderActors(input: RenderInput, handlers: Handlers): HTMLElemen
     );
   }
   nav.append(list);
+  nav.append(...conversation(input.view));
   if (pages > 1) {
     const btn = (label: string, to: number, testid: string) => {
       const b = h('button', { type: 'button', 'data-testid': testid }, label) as HTMLButtonElement;
@@ -130,11 +143,53 @@ export function renderActors(input: RenderInput, handlers: Handlers): HTMLElemen
   return nav;
 }
 
-/** The diagram panel: one SVG per machine, kept, its classes changed to highlight the state. */
+/** The conversation so far: each turn's prompt, its steers, and the model's text of each step (as text: hostile). */
+function conversation(view: SessionView): HTMLElement[] {
+  const out: HTMLElement[] = [h('h2', {}, 'Conversation')];
+  const box = h('div', { class: 'conversation', 'data-testid': 'conversation' });
+  for (const t of view.turns) {
+    box.append(h('div', { class: 'conv-user', 'data-testid': 'conv-user' }, `› ${t.input}`));
+    for (const s of t.steps) if (s.text.trim()) box.append(h('pre', { class: 'conv-model', 'data-testid': 'conv-model', 'data-key': s.key }, s.text));
+  }
+  if (view.turns.length === 0) box.append(h('p', { class: 'muted' }, 'nothing said yet at this point of the log'));
+  out.push(box);
+  return out;
+}
+
+/** Zoom steps of the diagram (1 = fit the column). */
+export const DIAGRAM_ZOOMS = [1, 1.5, 2, 3, 4] as const;
+
+/** The diagram panel: one SVG per machine, kept, its classes changed to highlight the state; zoomable. */
 export class DiagramPanel {
   readonly element = h('div', { class: 'diagram', 'data-testid': 'diagram' });
+  private readonly canvas = h('div', { class: 'diagram-canvas', 'data-testid': 'diagram-canvas' });
   private readonly svgs = new Map<string, Promise<SVGSVGElement | undefined>>();
   private shown = '';
+  private zoom = 0;
+
+  constructor() {
+    const label = h('span', { class: 'muted', 'data-testid': 'zoom-level' }, '100%');
+    const btn = (text: string, testid: string, to: () => number) => {
+      const b = h('button', { type: 'button', 'data-testid': testid, title: testid.replace('-', ' ') }, text);
+      b.addEventListener('click', () => {
+        this.zoom = Math.max(0, Math.min(DIAGRAM_ZOOMS.length - 1, to()));
+        label.textContent = `${DIAGRAM_ZOOMS[this.zoom]! * 100}%`;
+        this.applyZoom();
+      });
+      return b;
+    };
+    this.element.append(h('div', { class: 'zoom' }, btn('−', 'zoom-out', () => this.zoom - 1), ' ', label, ' ', btn('+', 'zoom-in', () => this.zoom + 1), ' ', btn('fit', 'zoom-fit', () => 0)), this.canvas);
+  }
+
+  private applyZoom(): void {
+    const svg = this.canvas.querySelector('svg');
+    if (!svg) return;
+    const z = DIAGRAM_ZOOMS[this.zoom]!;
+    // Set through the CSSOM (allowed by the page's CSP, unlike style attributes).
+    svg.style.width = `${z * 100}%`;
+    svg.style.maxHeight = z === 1 ? '' : 'none';
+    this.element.dataset.zoom = String(z);
+  }
 
   private load(machine: string): Promise<SVGSVGElement | undefined> {
     let p = this.svgs.get(machine);
@@ -161,10 +216,13 @@ export class DiagramPanel {
     const svg = await this.load(machine);
     if (this.shown !== machine) return;
     if (!svg) {
-      this.element.replaceChildren(h('p', { class: 'muted' }, `no diagram for ${machine}`));
+      this.canvas.replaceChildren(h('p', { class: 'muted' }, `no diagram for ${machine}`));
       return;
     }
-    if (this.element.firstChild !== svg) this.element.replaceChildren(svg);
+    if (this.canvas.firstChild !== svg) {
+      this.canvas.replaceChildren(svg);
+      this.applyZoom();
+    }
     this.element.dataset.machine = machine;
     this.element.dataset.state = state;
     svg.querySelectorAll('g[data-state]').forEach((g) => g.classList.remove('current', 'current-parent', 'visited'));
@@ -240,10 +298,12 @@ export function renderDetail(input: RenderInput, handlers: Handlers, diagram: HT
       field('tool', h('b', {}, c.toolName)),
       field('arguments', h('code', {}, c.args)),
       field('where', `${c.turnId ?? '-'} step ${c.stepIndex ?? '-'}, #${c.index} in its batch (seq ${c.callSeq}${c.resultSeq ? `–${c.resultSeq}` : ''})`),
-      c.approval ? field('approval', `${c.approval.reason ?? 'asked'} → ${c.approval.answer ?? 'waiting'}`) : undefined,
+      c.approval ? field('approval', `${c.approval.reason ?? 'asked'} → ${c.approval.answer ?? 'waiting'}${c.approval.denyReason ? `: ${c.approval.denyReason}` : ''}`) : undefined,
+      c.approval?.preview ? field('preview', previewBlock(c.approval.preview)) : undefined,
       pending ? field('answer', answerButtons(c.callId, handlers)) : undefined,
       c.error ? field('error', h('span', { class: 'error', 'data-testid': 'call-error' }, `${c.error.code}: ${c.error.message}`)) : undefined,
-      c.summary !== undefined ? field('result', h('code', {}, c.summary)) : undefined,
+      c.exitCode !== undefined ? field('exit code', h('code', { 'data-testid': 'call-exit-code' }, c.exitCode === null ? 'none (ended by a signal)' : String(c.exitCode))) : undefined,
+      c.content !== undefined ? field('result', h('pre', { class: 'result', 'data-testid': 'call-result' }, c.content)) : undefined,
       stagesTable(c, input.atEnd ? input.liveHistory.get(actorId('call', c.callId)) : undefined),
       diagram,
     );
