@@ -30,9 +30,11 @@ describe('code blocks in README.md and docs/', () => {
   it.each(programs.map(({ b, i }) => [`${b.file}:${b.line}`, b, i] as const))('%s runs to completion', (_where, block, index) => {
     const tsconfig = join(SNIPPET_DIR, 'tsconfig.json');
     writeFileSync(tsconfig, JSON.stringify({ compilerOptions: { baseUrl: repoRoot, paths: compilerOptions.paths, module: 'ESNext', moduleResolution: 'Bundler', jsx: 'react-jsx' } }));
+    // ES modules, as the package is (top-level await works).
+    writeFileSync(join(SNIPPET_DIR, 'package.json'), JSON.stringify({ type: 'module' }));
     const file = snippetFileName(block, index);
     writeFileSync(file, `${block.code}\nexport {};\n`);
-    const run = spawnSync(process.execPath, ['--import', 'tsx', file], {
+    const run = spawnSync(process.execPath, [join(repoRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs'), '--tsconfig', tsconfig, file], {
       cwd: SNIPPET_DIR,
       env: { ...process.env, TSX_TSCONFIG_PATH: tsconfig, NO_COLOR: '1' },
       encoding: 'utf8',

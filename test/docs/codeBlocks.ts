@@ -33,8 +33,8 @@ export function allCodeBlocks(): CodeBlock[] {
   return markdownFiles().flatMap((file) => codeBlocksOf(file, readRepoFile(file)));
 }
 
-/** Where the extracted modules live: inside node_modules so 'zod', 'xstate' and React resolve. */
-export const SNIPPET_DIR = join(repoRoot, 'node_modules', '.cache', 'dsh-doc-snippets');
+/** Where the extracted modules live (gitignored; 'zod', 'xstate' and React resolve from the repository's node_modules). */
+export const SNIPPET_DIR = join(repoRoot, 'test-artifacts', 'doc-snippets');
 
 const ENTRY_POINTS: Record<string, string> = {
   dsh: 'src/index.ts',
