@@ -115,7 +115,16 @@ export async function runStepPath(path: PlannedPath<StepConfig>): Promise<PathRu
   } else {
     const turn = rt.startTurn({ model, input: 'go', inspect: recorder.inspect });
     stepActor = () => recorder.of(stepMachine)[0]?.ref;
-    cancel = (reason) => turn.cancel(reason);
+    // The first cancel goes through the turn, as a user's does. A repeated one is absorbed by the
+    // turn's lifecycle (already cancelling), so it is sent to the step itself: the step's own
+    // CANCEL while cancelling (a repeat from the turn machine) stays covered.
+    let cancelled = false;
+    cancel = (reason) => {
+      if (!cancelled) {
+        cancelled = true;
+        turn.cancel(reason);
+      } else stepActor()?.send({ type: 'CANCEL', reason });
+    };
     turnDone = turn.done;
   }
   await quiesce();
