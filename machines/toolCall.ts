@@ -91,9 +91,10 @@ function marked(context: ToolCallContext, stage: keyof StageMarks): StageMarks |
 /**
  * What a call stopped from outside (its scheduler stopped: a suspended turn, a crashed step) lets
  * go of: XState runs no exit actions on a stop, so the body's signal, the approval question and
- * the deadline timer (which would keep a process alive) are released here.
+ * the deadline timer (which would keep a process alive) are released by whoever stopped it (the
+ * scheduler does, for its children).
  */
-function release(context: ToolCallContext, reason: string): void {
+export function releaseStoppedCall(context: ToolCallContext, reason: string): void {
   context.approvalAbort?.abort(reason);
   context.abort.abort(reason);
   context.disarmDeadline?.();
@@ -334,19 +335,11 @@ export const toolCallMachine = setup({
   },
 }).createMachine({
   id: 'toolCall',
-  context: ({ input, self }) => {
+  context: ({ input }) => {
     // Validation runs as the call actor is created, in its initial state `validating` (which then
     // routes on the outcome): computed here, it costs no assign (a context copy) per call.
     const prepareOutcome = input.prepared ?? input.pipeline.prepare(input.request, input.where);
     const marks = prepareOutcome.ok && input.pipeline.isMetered(prepareOutcome.prepared) ? { validating: input.pipeline.now() } : undefined;
-    // A stopped actor's complete: see `release` (a call that reached its end has nothing to let go of).
-    self.subscribe({
-      complete: () => {
-        const now = self.getSnapshot();
-        if (now.status === 'stopped') release(now.context, 'the call was stopped');
-      },
-      error: () => {},
-    });
     return {
       request: input.request,
       where: input.where,

@@ -86,7 +86,7 @@ interface Kept {
 
 function keeper(kept: Kept[]) {
   return (ev: InspectionEvent) => {
-    if (ev.type === '@xstate.snapshot') kept.push({ actor: ev.actorRef.id, snapshot: ev.snapshot, atEmission: serialise(ev.snapshot) });
+    if (ev.type === '@xstate.snapshot') kept.push({ actor: String((ev.actorRef as { id?: unknown }).id), snapshot: ev.snapshot, atEmission: serialise(ev.snapshot) });
   };
 }
 
