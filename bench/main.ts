@@ -16,6 +16,7 @@ import { runColdStart } from './workloads/coldStart.js';
 import { runBundle } from './workloads/bundle.js';
 import { runW8 } from './workloads/w8.js';
 import { runStore } from './workloads/store.js';
+import { runBashStart } from './workloads/bashStart.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = import.meta.url.endsWith('.js');
@@ -66,6 +67,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     w6: null,
     w7: { spillMiB: 100, peakRssOverInput: null, ms: null, logBytesPerSpill: null, pageReadMs: null },
     coldStart: null,
+    bashStart: null,
     bundle: null,
   };
   const notes: Notes = { mode: compiled ? 'compiled (tsc transpile, bench/.build)' : 'tsx (sources, esbuild keepNames)' };
@@ -127,8 +129,18 @@ export async function main(argv: readonly string[]): Promise<void> {
       notes.coldStart = r;
     }
   }
+  if (want('bashStart')) {
+    log('bash cold start: a `true` call sandboxed (workspace-write) and not (full-access)');
+    const r = await runBashStart({ quick });
+    if ('result' in r) {
+      results.bashStart = r.result;
+      notes.bashStart = { reps: r.reps };
+    } else {
+      notes.bashStart = r;
+    }
+  }
   if (want('bundle')) {
-    log('browser bundle of the `dsh` entry (Vite, minified, gzip -9)');
+    log('browser bundles of the `dsh` and `dsh/react` entries (Vite, minified, gzip -9)');
     results.bundle = await runBundle({ root, detail: true });
   }
   if (want('w8')) {
@@ -156,13 +168,13 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (!only) {
     writeFileSync(join(root, 'bench', 'results.json'), `${JSON.stringify(rounded, null, 2)}\n`);
     log(`wrote bench/results.json (${notes.seconds.toFixed(0)} s)`);
-    if (!quick) for (const readme of ['bench/README.md', 'README.md']) updateReadme(join(root, readme), table);
+    if (!quick) updateReadme(join(root, 'docs', 'benchmarks.md'), table);
   } else {
     log('--only: bench/results.json left as it was');
   }
 }
 
-/** Puts the latest full run's table between the markers of a README (bench/README.md, README.md). */
+/** Puts the latest full run's table between the markers of docs/benchmarks.md. */
 function updateReadme(path: string, table: string): void {
   if (!existsSync(path)) return;
   const text = readFileSync(path, 'utf8');

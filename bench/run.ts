@@ -5,7 +5,7 @@
  * leaves bench/results.json alone.
  *
  * Prints a markdown table (stdout) and writes bench/results.json; a full run also refreshes the
- * table in bench/README.md.
+ * table in docs/benchmarks.md.
  */
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';

@@ -5,4 +5,6 @@ export * from './scheduler.js';
 export * from './step.js';
 export * from './toolCall.js';
 export * from './turn.js';
+export * from './turnLifecycle.js';
+export * from './steering.js';
 export * from './modelCallOptions.js';

@@ -20,6 +20,12 @@ export interface ThrowawayPostgres {
   readonly port: number;
   readonly dir: string;
   stop(): Promise<void>;
+  /**
+   * Stops the server (`fast`: SIGINT, open transactions rolled back, clients disconnected;
+   * `immediate`: SIGQUIT, no shutdown checkpoint, crash recovery on the next start), waits `downMs`,
+   * and starts it again on the same port and data; resolves once it accepts connections.
+   */
+  restart(mode: 'fast' | 'immediate', downMs?: number): Promise<void>;
 }
 
 /** The directory holding initdb and postgres, or undefined when none is installed. */
@@ -84,39 +90,49 @@ export async function startThrowawayPostgres(options: ThrowawayPostgresOptions =
   chmodSync(dir, 0o700);
   execFileSync(join(bin, 'initdb'), ['-D', data, '-U', 'dsh', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C'], { stdio: 'pipe', ...user, cwd: dir });
   const port = await freePort();
-  const child: ChildProcess = spawn(join(bin, 'postgres'), [
+  const args = [
     '-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'max_connections=300',
     // A test cluster: speed over durability of the cluster itself (the store still commits per append).
     ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
-  ], { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir, ...user });
+  ];
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => {
-    stderr += d.toString();
-    if (stderr.length > 64 << 10) stderr = stderr.slice(-32 << 10);
-    options.log?.(d.toString());
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let child!: ChildProcess;
+  let exited!: Promise<void>;
+  const spawnServer = () => {
+    child = spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], cwd: dir, ...user });
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (stderr.length > 64 << 10) stderr = stderr.slice(-32 << 10);
+      options.log?.(d.toString());
+    });
+    const c = child;
+    exited = new Promise<void>((resolve) => c.once('exit', () => resolve()));
+  };
   // Ready once it accepts a connection to the bootstrap database; then create `dsh`.
   const { default: pg } = await import('pg');
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`postgres exited (${child.exitCode}): ${stderr}`);
-    const client = new pg.Client({ host: '127.0.0.1', port, user: 'dsh', database: 'postgres' });
-    try {
-      await client.connect();
-      const has = await client.query(`SELECT 1 FROM pg_database WHERE datname = 'dsh'`);
-      if (has.rowCount === 0) await client.query('CREATE DATABASE dsh');
-      await client.end();
-      break;
-    } catch (e) {
-      await client.end().catch(() => {});
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(`postgres did not accept connections: ${String(e)}\n${stderr}`);
+  const ready = async () => {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`postgres exited (${child.exitCode}): ${stderr}`);
+      const client = new pg.Client({ host: '127.0.0.1', port, user: 'dsh', database: 'postgres' });
+      try {
+        await client.connect();
+        const has = await client.query(`SELECT 1 FROM pg_database WHERE datname = 'dsh'`);
+        if (has.rowCount === 0) await client.query('CREATE DATABASE dsh');
+        await client.end();
+        return;
+      } catch (e) {
+        await client.end().catch(() => {});
+        if (Date.now() > deadline) {
+          child.kill('SIGKILL');
+          throw new Error(`postgres did not accept connections: ${String(e)}\n${stderr}`);
+        }
+        await new Promise((r) => setTimeout(r, 200));
       }
-      await new Promise((r) => setTimeout(r, 200));
     }
-  }
+  };
+  spawnServer();
+  await ready();
   return {
     url: `postgres://dsh@127.0.0.1:${port}/dsh`,
     port,
@@ -129,6 +145,15 @@ export async function startThrowawayPostgres(options: ThrowawayPostgresOptions =
         clearTimeout(t);
       }
       rmSync(dir, { recursive: true, force: true });
+    },
+    async restart(mode, downMs = 0) {
+      if (child.exitCode === null) {
+        child.kill(mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
+        await exited;
+      }
+      if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+      spawnServer();
+      await ready();
     },
   };
 }

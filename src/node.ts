@@ -8,3 +8,4 @@ export * from './cli/config/index.js';
 export * from './adapters/mcp/index.js';
 export * from './policies.js';
 export * from './adapters/store/index.js';
+export * from './adapters/sandbox/index.js';

@@ -7,4 +7,6 @@
 export * from './runtime/policies/pathGlob.js';
 export * from './runtime/policies/permissionRules.js';
 export * from './runtime/policies/bashDenyGuard.js';
+export * from './runtime/policies/shellCommands.js';
+export * from './runtime/policies/commandRules.js';
 export * from './runtime/policies/applyConfig.js';

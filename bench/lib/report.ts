@@ -5,8 +5,9 @@ import type { W4Detail, W4Result } from '../workloads/w4.js';
 import type { W6Detail, W6Result } from '../workloads/w6.js';
 import { storeRows, type StoreDetail, type StoreResult } from '../workloads/store.js';
 import { COLD_RUN_TARGET_MS, type ColdStartDetail, type ColdStartResult } from '../workloads/coldStart.js';
-import { BUNDLE_BUDGET_BYTES, type BundleResult } from '../workloads/bundle.js';
+import { BUNDLE_BUDGET_BYTES, REACT_BUNDLE_BUDGET_BYTES, type BundleResult } from '../workloads/bundle.js';
 import type { W8Detail, W8Result } from '../workloads/w8.js';
+import type { BashStartResult } from '../workloads/bashStart.js';
 
 export interface Results {
   node: string;
@@ -28,6 +29,8 @@ export interface Results {
   w8?: W8Result | null;
   /** Session store: append latency Postgres vs JSONL, turns/s with 1 and 2 workers (issue 16). */
   store?: StoreResult | null;
+  /** bash cold start, sandboxed and not (issue 23; absent in results from before it was measured). */
+  bashStart?: BashStartResult | null;
 }
 
 /** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
@@ -44,6 +47,7 @@ export interface Notes {
   coldStart?: ColdStartDetail | { notMeasured: string };
   w8?: W8Detail;
   store?: StoreDetail | { notMeasured: string };
+  bashStart?: { reps: number } | { notMeasured: string };
 }
 
 /** Per-call cost at N=256 may exceed N=64's by this much and still count as "no worse" (run-to-run noise). */
@@ -138,12 +142,23 @@ export function renderTable(r: Results, notes: Notes): string {
   } else if (csn && 'notMeasured' in csn) {
     rows.push(['cold start', '`dsh --version`; `dsh run` to its first model request', 'not measured', `≤ ${COLD_RUN_TARGET_MS} ms (run)`, '', csn.notMeasured]);
   }
+  const bsn = notes.bashStart;
+  if (r.bashStart) {
+    const b = r.bashStart;
+    const how = bsn && 'reps' in bsn ? `medians of ${bsn.reps} interleaved calls each, through a runtime; process-group (no namespace) ${f(b.processGroupMs, 1)} ms` : '';
+    rows.push(['bash start', 'ms per `true` call: sandboxed (workspace-write, bubblewrap); unsandboxed (full-access, PID namespace); ratio', `${f(b.sandboxedMs, 1)} ms; ${f(b.unsandboxedMs, 1)} ms; **×${f(b.ratio, 2)}**`, '—', '', how]);
+  } else if (bsn && 'notMeasured' in bsn) {
+    rows.push(['bash start', 'ms per `true` call, sandboxed ÷ unsandboxed', 'not measured', '—', '', bsn.notMeasured]);
+  }
   if (r.bundle) {
     const b = r.bundle;
     const kb = (n: number) => `${f(n / 1000, 1)} KB`;
     const parts = Object.entries(b.byPackage).filter(([, n]) => n > 0).map(([p, n]) => `${p} ${kb(n)}`).join(', ');
     const ok = b.gzipBytes <= BUNDLE_BUDGET_BYTES && b.zodCopies === 1;
     rows.push(['bundle', '`dsh` entry for the browser (Vite, every export kept), minified + gzip -9; copies of zod', `**${kb(b.gzipBytes)}** (${kb(b.minBytes)} min); zod ×${b.zodCopies}`, `≤ ${BUNDLE_BUDGET_BYTES / 1000} KB, zod once`, yes(ok), `of which ${parts}; re2js ${b.re2js ? 'in it' : 'not in it (dsh/policies)'}`]);
+    if (b.react) {
+      rows.push(['bundle', '`dsh/react` entry for the browser without React itself (Vite, every export kept), minified + gzip -9', `**${kb(b.react.gzipBytes)}** (${kb(b.react.minBytes)} min)`, `≤ ${REACT_BUNDLE_BUDGET_BYTES / 1000} KB`, yes(b.react.gzipBytes <= REACT_BUNDLE_BUDGET_BYTES), 'the hooks only: the session view they read is in the `dsh` row']);
+    }
   }
   if (r.w8) {
     const w = r.w8;

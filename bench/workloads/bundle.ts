@@ -13,6 +13,8 @@ import { join } from 'node:path';
 
 /** The budget (issue 13.4): gzipped bytes of the `dsh` entry with its dependencies. */
 export const BUNDLE_BUDGET_BYTES = 100_000;
+/** The budget of the `dsh/react` entry without React itself (issue 22.4): gzipped bytes. */
+export const REACT_BUNDLE_BUDGET_BYTES = 10_000;
 
 export interface BundleResult {
   /** Gzipped (level 9) bytes of the minified chunk. */
@@ -25,6 +27,8 @@ export interface BundleResult {
   re2js: boolean;
   /** Gzipped bytes each dependency adds (the chunk built again with that package left out). */
   byPackage: Record<string, number>;
+  /** The `dsh/react` entry with React left out (a page brings its own), gzipped and minified bytes. */
+  react?: { gzipBytes: number; minBytes: number };
 }
 
 /** The entry: `dsh` resolved to the sources, every export kept. */
@@ -62,6 +66,20 @@ export async function buildBrowserChunk(root: string, entryCode = ENTRY_CODE, ex
 
 const gz = (code: string) => gzipSync(code, { level: 9 }).length;
 
+/** React and its subpaths: what a page that uses `dsh/react` already ships. */
+const isReact = (id: string) => id === 'react' || id.startsWith('react/') || id === 'react-dom' || id.startsWith('react-dom/');
+
+/**
+ * The `dsh/react` entry (src/react/index.ts), every export kept, with React external: what the
+ * entry adds to a page that has React. Everything else it imports is in the chunk (types only from
+ * the view, so nothing of `dsh` should be).
+ */
+export async function runReactBundle(root: string): Promise<{ gzipBytes: number; minBytes: number; code: string }> {
+  const entry = `import * as r from ${JSON.stringify(join(root, 'src', 'react', 'index.ts'))}; globalThis.dshReact = r;`;
+  const code = await buildBrowserChunk(root, entry, isReact);
+  return { gzipBytes: gz(code), minBytes: code.length, code };
+}
+
 /** Measures the `dsh` entry; `detail` also rebuilds it once per dependency to attribute the bytes. */
 export async function runBundle(options: { root: string; detail?: boolean }): Promise<BundleResult> {
   const code = await buildBrowserChunk(options.root);
@@ -73,5 +91,6 @@ export async function runBundle(options: { root: string; detail?: boolean }): Pr
       byPackage[p] = gzipBytes - gz(without);
     }
   }
-  return { gzipBytes, minBytes: code.length, zodCopies: zodCopiesIn(code), re2js: /RE2JS/.test(code), byPackage };
+  const react = await runReactBundle(options.root);
+  return { gzipBytes, minBytes: code.length, zodCopies: zodCopiesIn(code), re2js: /RE2JS/.test(code), byPackage, react: { gzipBytes: react.gzipBytes, minBytes: react.minBytes } };
 }

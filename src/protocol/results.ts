@@ -26,12 +26,9 @@ export const ContentPartSchema = z.discriminatedUnion('type', [
 ]);
 export type ContentPart = z.infer<typeof ContentPartSchema>;
 
-/** The materialised, frozen result of one tool call: what the log stores and the model sees. */
-export const ToolResultSchema = z.object({
+const resultFields = {
   callId: z.string(),
   toolName: z.string(),
-  isError: z.boolean(),
-  error: ToolErrorInfoSchema.optional(),
   /** Model-facing text. */
   content: z.string(),
   /** Typed non-text parts (images, resources) that follow `content`; absent for text-only results. */
@@ -42,7 +39,16 @@ export const ToolResultSchema = z.object({
    */
   value: z.unknown().optional(),
   metadata: z.record(z.string(), z.unknown()),
-});
+};
+
+/**
+ * The materialised, frozen result of one tool call: what the log stores and the model sees.
+ * `isError` tells the two kinds apart, so `if (result.isError) result.error.code` type-checks.
+ */
+export const ToolResultSchema = z.discriminatedUnion('isError', [
+  z.object({ ...resultFields, isError: z.literal(false), error: z.undefined().optional() }),
+  z.object({ ...resultFields, isError: z.literal(true), error: ToolErrorInfoSchema }),
+]);
 export type ToolResult = z.infer<typeof ToolResultSchema>;
 
 /** A tool call as the model emitted it. `input` is the raw JSON text (or an already parsed value). */

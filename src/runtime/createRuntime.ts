@@ -28,6 +28,7 @@ import type { StageListener } from './inspection/stageEvents.js';
 import { pendingSuspensionOf, type PendingSuspension } from './resume/pendingSuspension.js';
 import { createResumedStep } from './resume/resumedStep.js';
 import { createSuspensionRequests } from './resume/suspendTurn.js';
+import { checkMessageSize, DEFAULT_MESSAGE_LIMITS, steerLimiter, type MessageLimits } from './messageLimits.js';
 
 export interface RuntimeOptions {
   tools?: readonly AnyTool[];
@@ -39,6 +40,8 @@ export interface RuntimeOptions {
   context?: Record<string, unknown>;
   limits?: Partial<PipelineLimits>;
   argLimits?: Partial<ArgLimits>;
+  /** How big a prompt, follow-up or steer may be (default 1 MiB each; see messageLimits.ts). Past it: a `MessageLimitError`, nothing logged. */
+  messageLimits?: Partial<MessageLimits>;
   /** Most calls of one parallel group running at once (default 8). */
   concurrency?: number;
   /**
@@ -117,6 +120,8 @@ export function createRuntime(options: RuntimeOptions = {}) {
   const hooks = new HookRegistry();
   const guards = new GuardRegistry();
   const limits: PipelineLimits = { ...defaultLimits, ...options.limits };
+  const messageLimits: MessageLimits = { ...DEFAULT_MESSAGE_LIMITS, ...options.messageLimits };
+  const withSteerLimits = steerLimiter(messageLimits);
   const spillStore = options.spillStore === false ? undefined : (options.spillStore ?? createMemorySpillStore());
   if (spillStore) {
     // Registered last so it spills what the model would see after every other listener's rewrite.
@@ -255,7 +260,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     const off = suspensions.onPark((turnId, callId) => turnId === pending.turnId && step.parkedAgain(callId));
     const handle = startTurn({ ...turnOptions, input: pending.turnStart?.input ?? '' }, { pending, step });
     void handle.done.then(off, off);
-    return handle;
+    return withSteerLimits(handle);
   }
 
   return {
@@ -271,14 +276,20 @@ export function createRuntime(options: RuntimeOptions = {}) {
      * on an approval: outcome `suspended`). Throws while the session has a suspended turn.
      */
     startTurn: (turnOptions: TurnOptions): TurnHandle => {
+      checkMessageSize(turnOptions?.input, 'prompt', messageLimits);
       if (pendingSuspension()) throw new Error('the session has a suspended turn waiting for approval: resume it first (resumeTurn)');
-      return startTurn(turnOptions);
+      return withSteerLimits(startTurn(turnOptions));
     },
     /**
      * Queues a message as a new turn after the current one ends (`turn/start` with
      * `followUp.kind: 'follow-up'`), with the latest turn's options unless `options` override them.
      */
-    followUp: startTurn.followUp,
+    followUp: (message: string, followUpOptions?: Parameters<typeof startTurn.followUp>[1]): TurnHandle => {
+      checkMessageSize(message, 'follow-up', messageLimits);
+      return withSteerLimits(startTurn.followUp(message, followUpOptions));
+    },
+    /** How big a prompt, follow-up or steer may be here. */
+    messageLimits,
     pendingSuspension,
     resumeTurn,
     hooks: {

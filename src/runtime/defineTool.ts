@@ -48,6 +48,12 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
   toMetadata?(value: O): Record<string, unknown>;
   /** Synchronous last content-only fix, called exactly once per result the body produced. */
   readonly finalizeContent?: (content: string) => string;
+  /**
+   * What an `allowed-always` answer remembers for a call: keys, every one of which a later call
+   * must have been approved for to skip the question; undefined: never remembered. Default: the
+   * tool and its exact args (SPEC §8.3). `bash` remembers each parsed command (commandRules.ts).
+   */
+  readonly approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
 }
 
 export interface ToolSpec<I extends z.ZodType, O> {
@@ -64,6 +70,7 @@ export interface ToolSpec<I extends z.ZodType, O> {
   toContent?: (value: O) => string;
   toMetadata?: (value: O) => Record<string, unknown>;
   finalizeContent?: (content: string) => string;
+  approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
 }
 
 /** Default content: a string value is its own content; anything else is its JSON. */
@@ -89,6 +96,7 @@ export function defineTool<I extends z.ZodType, O = unknown>(spec: ToolSpec<I, O
     toContent: spec.toContent ?? defaultContent,
     toMetadata: spec.toMetadata,
     finalizeContent: spec.finalizeContent,
+    ...(spec.approvalKeys ? { approvalKeys: spec.approvalKeys } : {}),
   });
 }
 

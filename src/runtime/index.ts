@@ -27,3 +27,4 @@ export * from './turnDeltas.js';
 export * from './resume/pendingSuspension.js';
 export * from './log/sessionIndex.js';
 export * from './store/index.js';
+export * from './messageLimits.js';

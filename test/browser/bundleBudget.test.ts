@@ -1,9 +1,10 @@
 // The browser bundle budget of the `dsh` entry (issue 13.4): src/index.ts with every dependency it
 // pulls in, every export kept, built by Vite for the browser and gzipped, is at most 100 KB, with
-// zod in it once and re2js not at all (the RE2 policies are `dsh/policies`). The same measure is
-// the bench's `bundle` row (bench/workloads/bundle.ts).
+// zod in it once and re2js not at all (the RE2 policies are `dsh/policies`). The `dsh/react` entry
+// without React is at most 10 KB (issue 22.4). The same measures are the bench's `bundle` rows
+// (bench/workloads/bundle.ts).
 import { describe, expect, it } from 'vitest';
-import { BUNDLE_BUDGET_BYTES, buildBrowserChunk, runBundle, zodCopiesIn } from '../../bench/workloads/bundle.js';
+import { BUNDLE_BUDGET_BYTES, REACT_BUNDLE_BUDGET_BYTES, buildBrowserChunk, runBundle, runReactBundle, zodCopiesIn } from '../../bench/workloads/bundle.js';
 
 const root = process.cwd();
 // Builds are CPU-bound and the machine is shared: this bound only catches a hang.
@@ -23,6 +24,16 @@ describe('browser bundle of the `dsh` entry', () => {
     expect(/RE2JS/.test(policies)).toBe(true);
     const code = await buildBrowserChunk(root);
     expect(zodCopiesIn(code + code)).toBe(2);
+  }, HANG);
+
+  it(`\`dsh/react\` without React is at most ${REACT_BUNDLE_BUDGET_BYTES / 1000} KB gzipped, and brings nothing of \`dsh\` with it`, async () => {
+    const r = await runReactBundle(root);
+    // The hooks are in it (their names are exports the chunk keeps), React is not, nor the runtime.
+    expect(r.code).toMatch(/useSyncExternalStore/);
+    expect(r.code).not.toMatch(/react\.production|__SECRET_INTERNALS|__CLIENT_INTERNALS/);
+    expect(zodCopiesIn(r.code)).toBe(0);
+    expect(r.code).not.toMatch(/xstate\.done\.actor|createActor/);
+    expect(r.gzipBytes).toBeLessThanOrEqual(REACT_BUNDLE_BUDGET_BYTES);
   }, HANG);
 
   it('esbuild does not bundle zod locales other than English (dsh imports zod as a namespace)', async () => {

@@ -1,10 +1,13 @@
-// The React example (examples/react-app) in real headless Chromium (Debian's `chromium`, driven by
-// playwright-core): the proof that dsh's machines run in a browser. The app is built by its own
-// script (`npm run example:react`), served on loopback, and used as a person would: it runs a turn,
-// the parallel batch of reads shows in call order (the third read settles while the second waits
-// for approval, and its result is held until the second commits), the approval buttons answer
-// (once, deny, always: an `allowed-always` is not asked again), a turn cancelled while a question
-// is open withdraws it, and the page logs no console error.
+// The React example (examples/react-app, built on `dsh/react` and the session view) in real headless
+// Chromium (Debian's `chromium`, driven by playwright-core): the proof that dsh's machines and its
+// UI binding run in a browser. The app is built by its own script (`npm run example:react`), served
+// on loopback, and used as a person would (issue 22.4):
+// - a parallel batch renders in call order while its calls finish in reverse (the page holds each
+//   read until its Finish button is clicked; a later call shows `settled` until the ones before it commit);
+// - an approval is answered by a click (once, deny with a reason, always: not asked again; a cancel withdraws it);
+// - a steer typed in the page reaches the next model request (the scripted model answers with it);
+// - a turn suspended by "Decide later" is reloaded from its log (kept in localStorage) and resumed from the page;
+// - and the page logs no console error or warning.
 // Screenshots go to test-artifacts/ (git-ignored). No timing is asserted: every wait is on a state
 // of the page, with bounds that only catch a hang.
 import { spawn, spawnSync } from 'node:child_process';
@@ -92,61 +95,139 @@ const turn = (id: string) => page.locator(`section.turn[data-turn-id="${id}"]`);
 const rows = (id: string) => turn(id).locator('li.call');
 /** Each row of a turn as `callId stage`, in DOM order. */
 const rowsOf = (id: string) => rows(id).evaluateAll((els) => els.map((e) => `${e.getAttribute('data-call-id')} ${e.getAttribute('data-stage')}`));
-const waitRows = (id: string, expected: string[]) => poll(() => rowsOf(id)).toEqual(expected);
 const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: WAIT, interval: 50 });
-const click = (id: string, callId: string, name: 'Allow once' | 'Allow always' | 'Deny') =>
-  turn(id).locator(`li.call[data-call-id="${callId}"]`).getByRole('button', { name }).click();
+const waitRows = (id: string, expected: string[]) => poll(() => rowsOf(id)).toEqual(expected);
+const row = (id: string, callId: string) => turn(id).locator(`li.call[data-call-id="${callId}"]`);
+const click = (id: string, callId: string, name: 'Allow once' | 'Allow always' | 'Deny' | 'Decide later' | 'Finish') => row(id, callId).getByRole('button', { name }).click();
+const stateOf = (id: string) => turn(id).getAttribute('data-state');
+
+/** A fresh session: the stored log cleared, the page loaded anew. */
+async function fresh() {
+  await page.goto(url);
+  await page.evaluate(() => window.localStorage.clear());
+  await page.reload();
+  await page.getByRole('heading', { name: 'dsh in a web page' }).waitFor();
+}
+
+const READS = ['call-1-0', 'call-1-1', 'call-1-2'];
 
 describe('the React example in Chromium', () => {
-  it('runs a turn: a parallel batch in call order, approvals answered by buttons, no console error', async () => {
-    await page.goto(url);
-    await page.getByRole('heading', { name: 'dsh in a web page' }).waitFor();
+  it('renders a parallel batch in call order while its calls finish in reverse', async () => {
+    await fresh();
+    await page.getByLabel('Hold each read until I finish it').check();
+    // Every render of the call list, as the rows' ids in DOM order (recorded in the page).
+    await page.evaluate(() => {
+      const seen: string[][] = [];
+      Reflect.set(window, '__rowOrders', seen);
+      new MutationObserver(() => {
+        seen.push(Array.from(document.querySelectorAll('section.turn[data-turn-id="turn-1"] li.call'), (e) => e.getAttribute('data-call-id') ?? ''));
+      }).observe(document.body, { subtree: true, childList: true, attributes: true });
+    });
     await page.getByRole('button', { name: 'Run a turn' }).click();
+    await waitRows('turn-1', ['call-1-0 executing', 'call-1-1 executing', 'call-1-2 executing']);
+    await poll(() => turn('turn-1').locator('.step-text').first().textContent()).toBe('Reading the three notes.');
 
-    // The batch of three reads: the second asks. The first and third run beside it; the third's
-    // result is held (its actor is `settled`) until the second, before it, commits.
-    await waitRows('turn-1', ['call-1-0 ok', 'call-1-1 awaitingApproval', 'call-1-2 settled']);
-    await poll(() => turn('turn-1').locator('li.call[data-call-id="call-1-2"] .note').textContent()).toBe('result held until the calls before it commit');
-    await page.screenshot({ path: join(ARTIFACTS, 'react-app-approval.png'), fullPage: true });
-
-    await click('turn-1', 'call-1-1', 'Allow once');
-    // Then the write (step 2) asks; deny it.
+    // The last read finishes first: its result is held (settled) until the two before it commit.
+    await click('turn-1', 'call-1-2', 'Finish');
+    await waitRows('turn-1', ['call-1-0 executing', 'call-1-1 executing', 'call-1-2 settled']);
+    await poll(() => row('turn-1', 'call-1-2').locator('.note').textContent()).toBe('result held until the calls before it commit');
+    await page.screenshot({ path: join(ARTIFACTS, 'react-app-batch.png'), fullPage: true });
+    await click('turn-1', 'call-1-1', 'Finish');
+    await waitRows('turn-1', ['call-1-0 executing', 'call-1-1 settled', 'call-1-2 settled']);
+    await click('turn-1', 'call-1-0', 'Finish');
     await waitRows('turn-1', ['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 awaitingApproval']);
-    await click('turn-1', 'call-2-0', 'Deny');
-    await waitRows('turn-1', ['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 APPROVAL_DENIED']);
+    expect(await page.locator('.finished').getAttribute('data-order')).toBe('notes/done.md notes/todo.md notes/plan.md');
+    const orders = await page.evaluate(() => Reflect.get(window, '__rowOrders') as string[][]);
+    expect(orders.length).toBeGreaterThan(3);
+    for (const o of orders) expect(o).toEqual([...READS, 'call-2-0'].slice(0, o.length));
+    await click('turn-1', 'call-2-0', 'Allow once');
     await poll(() => turn('turn-1').getAttribute('data-outcome')).toBe('completed');
-    await poll(() => turn('turn-1').locator('.answer').textContent()).toBe('Done, but 1 call(s) were denied.');
-    expect(await page.locator('.files code').allTextContents()).toEqual(['notes/plan.md', 'notes/todo.md', 'secrets/token']);
+    expect(problems).toEqual([]);
+  }, HANG);
 
-    // A second turn, cancelled while a read waits for approval: the question is withdrawn (its
-    // buttons go) and its call ends ABORTED_BEFORE_DISPATCH (its body never ran); the results
-    // stay in call order.
+  it('answers approvals by clicks: allow once, deny with a reason, always (not asked again); a cancel withdraws the question', async () => {
+    await fresh();
     await page.getByRole('button', { name: 'Run a turn' }).click();
-    await waitRows('turn-2', ['call-1-0 ok', 'call-1-1 awaitingApproval', 'call-1-2 settled']);
-    await turn('turn-2').getByRole('button', { name: 'Cancel' }).click();
-    await poll(() => turn('turn-2').getAttribute('data-outcome')).toBe('cancelled');
-    expect(await rowsOf('turn-2')).toEqual(['call-1-0 ok', 'call-1-1 ABORTED_BEFORE_DISPATCH', 'call-1-2 ok']);
-    expect(await page.getByRole('button', { name: 'Allow once' }).count()).toBe(0);
-
-    // A third turn: "Allow always" on both questions.
-    await page.getByRole('button', { name: 'Run a turn' }).click();
-    await waitRows('turn-3', ['call-1-0 ok', 'call-1-1 awaitingApproval', 'call-1-2 settled']);
-    await click('turn-3', 'call-1-1', 'Allow always');
-    await waitRows('turn-3', ['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 awaitingApproval']);
-    await click('turn-3', 'call-2-0', 'Allow always');
-    await poll(() => turn('turn-3').getAttribute('data-outcome')).toBe('completed');
-    await poll(() => turn('turn-3').locator('.answer').textContent()).toBe('Done: read the notes and wrote summary.md.');
+    await waitRows('turn-1', ['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 awaitingApproval']);
+    await poll(() => row('turn-1', 'call-2-0').locator('.reason').textContent()).toBe('changes a file');
+    await page.screenshot({ path: join(ARTIFACTS, 'react-app-approval.png'), fullPage: true });
+    await click('turn-1', 'call-2-0', 'Allow once');
+    await poll(() => turn('turn-1').getAttribute('data-outcome')).toBe('completed');
+    expect(await rowsOf('turn-1')).toEqual(['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 ok']);
+    expect(await turn('turn-1').locator('.answer').textContent()).toBe('Done: read the notes and wrote summary.md.');
     expect(await page.locator('.files code').allTextContents()).toContain('summary.md');
 
-    // A fourth turn runs without a question: both answers were "always" (same tool, same args).
     await page.getByRole('button', { name: 'Run a turn' }).click();
+    await waitRows('turn-2', ['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 awaitingApproval']);
+    await row('turn-2', 'call-2-0').getByLabel('reason to deny').fill('not now');
+    await click('turn-2', 'call-2-0', 'Deny');
+    await poll(() => turn('turn-2').getAttribute('data-outcome')).toBe('completed');
+    expect(await rowsOf('turn-2')).toEqual(['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 APPROVAL_DENIED']);
+    expect(await turn('turn-2').locator('.answer').textContent()).toBe('Done, but the write was denied.');
+
+    // A turn cancelled while its question is open: the buttons go, the call never ran.
+    await page.getByRole('button', { name: 'Run a turn' }).click();
+    await waitRows('turn-3', ['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 awaitingApproval']);
+    await turn('turn-3').getByRole('button', { name: 'Cancel' }).click();
+    await poll(() => turn('turn-3').getAttribute('data-outcome')).toBe('cancelled');
+    expect(await rowsOf('turn-3')).toEqual(['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 ABORTED_BEFORE_DISPATCH']);
+    expect(await page.getByRole('button', { name: 'Allow once' }).count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Run a turn' }).click();
+    await waitRows('turn-4', ['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 awaitingApproval']);
+    await click('turn-4', 'call-2-0', 'Allow always');
     await poll(() => turn('turn-4').getAttribute('data-outcome')).toBe('completed');
-    expect(await rowsOf('turn-4')).toEqual(['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 ok']);
+    // Same tool, same args: not asked again.
+    await page.getByRole('button', { name: 'Run a turn' }).click();
+    await poll(() => turn('turn-5').getAttribute('data-outcome')).toBe('completed');
+    expect(await rowsOf('turn-5')).toEqual(['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 ok']);
     expect(await page.getByRole('button', { name: 'Allow once' }).count()).toBe(0);
     await page.screenshot({ path: join(ARTIFACTS, 'react-app.png'), fullPage: true });
+    expect(problems).toEqual([]);
+  }, HANG);
 
-    // No warning in the session log either (a withdrawn question is not an APPROVAL_FAILED).
-    expect(await page.locator('.log-size').getAttribute('data-warnings')).toBe('0');
+  it('a steer typed in the page reaches the next model request', async () => {
+    await fresh();
+    await page.getByRole('button', { name: 'Run a turn' }).click();
+    await waitRows('turn-1', ['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 awaitingApproval']);
+    await turn('turn-1').getByLabel('steer turn-1').fill('mention the todo list');
+    await turn('turn-1').getByRole('button', { name: 'Steer' }).click();
+    await poll(() => turn('turn-1').locator('li.steer').getAttribute('data-status')).toBe('waiting');
+    await click('turn-1', 'call-2-0', 'Allow once');
+    await poll(() => turn('turn-1').getAttribute('data-outcome')).toBe('completed');
+    expect(await turn('turn-1').locator('li.steer').getAttribute('data-status')).toBe('delivered');
+    expect(await turn('turn-1').locator('li.steer .note').textContent()).toBe('in the request of step 2');
+    // The scripted model's last request saw it (its answer quotes the user messages after the turn's own).
+    expect(await turn('turn-1').locator('.answer').textContent()).toBe('Done: read the notes and wrote summary.md. You also said: mention the todo list');
+    expect(problems).toEqual([]);
+  }, HANG);
+
+  it('a suspended session reloads from its log and resumes from the page', async () => {
+    await fresh();
+    await page.getByRole('button', { name: 'Run a turn' }).click();
+    await waitRows('turn-1', ['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 awaitingApproval']);
+    await click('turn-1', 'call-2-0', 'Decide later');
+    await poll(() => stateOf('turn-1')).toBe('suspended');
+    await page.getByRole('button', { name: 'Resume turn-1' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Run a turn' }).isDisabled()).toBe(true);
+
+    // A new page on the stored log: the turn is suspended, its question open but not answerable here yet.
+    await page.reload();
+    await page.getByRole('heading', { name: 'dsh in a web page' }).waitFor();
+    await poll(() => stateOf('turn-1')).toBe('suspended');
+    expect(await rowsOf('turn-1')).toEqual(['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 awaitingApproval']);
+    expect(await row('turn-1', 'call-2-0').locator('.approval').getAttribute('data-answerable')).toBe('false');
+    expect(await page.locator('.files code').allTextContents()).not.toContain('summary.md');
+    await page.screenshot({ path: join(ARTIFACTS, 'react-app-suspended.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'Resume turn-1' }).click();
+    await poll(() => stateOf('turn-1')).toBe('running');
+    await click('turn-1', 'call-2-0', 'Allow once');
+    await poll(() => turn('turn-1').getAttribute('data-outcome')).toBe('completed');
+    expect(await rowsOf('turn-1')).toEqual(['call-1-0 ok', 'call-1-1 ok', 'call-1-2 ok', 'call-2-0 ok']);
+    expect(await turn('turn-1').locator('.answer').textContent()).toBe('Done: read the notes and wrote summary.md.');
+    expect(await page.locator('.files code').allTextContents()).toContain('summary.md');
+    expect(await page.getByRole('button', { name: 'Run a turn' }).isDisabled()).toBe(false);
     expect(problems).toEqual([]);
   }, HANG);
 });

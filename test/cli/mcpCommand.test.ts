@@ -13,7 +13,7 @@ describe('dsh mcp list', () => {
     const record = recordFile();
     const code = await mcpCommand({ fx: stdioConfig(record.path, { trustReadOnlyHint: true }), gone: { command: '/nonexistent/server' } }).run({ values: {}, positionals: ['list'] }, io);
     expect(code).toBe(1);
-    expect(out).toContain('fx: 9 tool(s)');
+    expect(out).toContain('fx: 12 tool(s)');
     expect(out).toContain('  fx__fast  [exclusive]  Echoes its text at once.');
     expect(out).toContain('  fx__peek  [parallel]  Claims to be read-only.');
     expect(out.find((l) => l.startsWith('gone: skipped: failed to start'))).toBeDefined();

@@ -117,7 +117,7 @@ describe('dsh mcp list', () => {
     const r = await dsh(dir, ['mcp', 'list'], env);
     expect(r.code, r.err).toBe(0);
     const out = r.out.split('\n');
-    expect(out).toContain('fx: 9 tool(s)');
+    expect(out).toContain('fx: 12 tool(s)');
     expect(out).toContain('  fx__fast  [exclusive]  Echoes its text at once.');
     expect(out).toContain('  fx__peek  [parallel]  Claims to be read-only.');
     const pid = record.entries().find((e) => e.event === 'pid')?.pid;

@@ -1,5 +1,5 @@
 // One process writes a session at a time: `dsh run` and `dsh resume` hold the session's lease
-// (src/cli/run/sessionLease.ts) while they write its log. A second process on the same session is
+// (src/adapters/store/sessionLease.ts) while they write its log. A second process on the same session is
 // refused at once (one line, exit 1) and writes nothing; the lease is released on exit (Ctrl-C
 // included), and one left by a process that was killed does not block the next. Real processes.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

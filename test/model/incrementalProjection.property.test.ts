@@ -157,10 +157,9 @@ function play(commands: Command[], check: (events: readonly LogEvent[], options:
           result: {
             callId: call.callId,
             toolName: call.toolName,
-            isError: c.isError,
             content: c.content,
             metadata: {},
-            ...(c.isError ? { error: { name: 'ToolFailed', code: 'TOOL_FAILED', message: c.content } } : { value: c.content }),
+            ...(c.isError ? { isError: true as const, error: { name: 'ToolFailed', code: 'TOOL_FAILED' as const, message: c.content } } : { isError: false as const, value: c.content }),
             ...(c.withParts ? { parts: [{ type: 'image' as const, data: 'aGk=', mediaType: 'image/png' }] } : {}),
           },
         });

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { linksOf } from '../docs/markdownFiles.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { name: string; version: string };
@@ -85,14 +86,22 @@ afterAll(() => {
 }, HANG);
 
 describe('the packed tarball', () => {
-  it('ships the build, the diagrams (dsh inspect shows them), the README and package.json only: no sources, tests, bench or CI files', async () => {
+  it('ships the build, the diagrams (dsh inspect shows them), the README, the docs pages and package.json only: no sources, tests, bench or CI files', async () => {
     const files = ok(await run('tar', ['-tzf', tarball], work), 'tar').out.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
     const diagrams = ['scheduler', 'step', 'toolCall', 'turn'].map((m) => `visualizations/${m}.svg`);
-    expect(files.filter((f) => !/^dist\/(src|machines)\/.+\.(js|d\.ts)$/.test(f)).sort()).toEqual(['README.md', 'package.json', ...diagrams]);
-    for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/policies.js', 'dist/src/policies.d.ts', 'dist/src/cli/bin.js']) {
+    const docs = readdirSync(join(root, 'docs')).filter((f) => /\.(md|png)$/.test(f)).map((f) => `docs/${f}`);
+    expect(files.filter((f) => !/^dist\/(src|machines)\/.+\.(js|d\.ts)$/.test(f)).sort()).toEqual(['README.md', ...docs, 'package.json', ...diagrams].sort());
+    for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/policies.js', 'dist/src/policies.d.ts', 'dist/src/react/index.js', 'dist/src/react/index.d.ts', 'dist/src/cli/bin.js']) {
       expect(files).toContain(entry);
     }
     expect(files.some((f) => /(^|\/)test\/|\.test\.|^bench\/|^\.ci\/|tsx/.test(f))).toBe(false);
+  }, HANG);
+
+  it('ships every file the README links to or shows (its images and docs pages read on npm as on GitHub)', async () => {
+    const files = new Set(ok(await run('tar', ['-tzf', tarball], work), 'tar').out.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, '')));
+    const targets = linksOf('README.md').map((l) => l.target).filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && !t.startsWith('#')).map((t) => decodeURIComponent(t.split('#')[0]!).replace(/^\.\//, ''));
+    expect(targets.length).toBeGreaterThan(0);
+    expect(targets.filter((t) => !files.has(t))).toEqual([]);
   }, HANG);
 
   it('publint and arethetypeswrong (ESM-only profile) report nothing', async () => {
@@ -117,8 +126,9 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'dsh', 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>; dependencies: Record<string, string> };
     // zod and xstate are required peers; the model provider packages are optional ones (resolveModel loads them on demand).
     const providers = ['@ai-sdk/anthropic', '@ai-sdk/openai', '@ai-sdk/openai-compatible'];
-    // So are pg and graphile-worker (the Postgres session store and queue load them on demand).
-    const optional = [...providers, 'graphile-worker', 'pg'].sort();
+    // So are pg and graphile-worker (the Postgres session store and queue load them on demand), and
+    // react (only `dsh/react` imports it).
+    const optional = [...providers, 'graphile-worker', 'pg', 'react'].sort();
     expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...optional, 'xstate', 'zod'].sort());
     expect(Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, m]) => m.optional).map(([k]) => k).sort()).toEqual(optional);
     expect(manifest.dependencies).not.toHaveProperty('zod');
@@ -257,5 +267,21 @@ defineTool({ name: 1 });
     expect(inputs.some((p) => p.startsWith('node_modules/dsh/dist/machines/'))).toBe(true);
     expect(inputs.filter((p) => p.startsWith('node:') || /dsh\/dist\/src\/(adapters\/(tools|spill\/fs|log)|cli)/.test(p))).toEqual([]);
     expect(inputs.filter((p) => /(^|\/)node_modules\/zod\//.test(p)).every((p) => p.startsWith('node_modules/zod/'))).toBe(true);
+  }, HANG);
+
+  it('"dsh/react" bundles for the browser with React left to the app: the hooks file alone, nothing else of dsh', async () => {
+    const { build } = await import('esbuild');
+    const out = await build({
+      stdin: { contents: `export * from 'dsh/react';`, resolveDir: app, loader: 'js' },
+      absWorkingDir: app,
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      logLevel: 'silent',
+      metafile: true,
+      external: ['react'],
+    });
+    expect(Object.keys(out.metafile.inputs).filter((p) => p !== '<stdin>')).toEqual(['node_modules/dsh/dist/src/react/index.js']);
   }, HANG);
 });

@@ -33,6 +33,8 @@ export class PathCoverage {
   constructor(
     readonly name: string,
     variants: Readonly<Record<string, AnyStateMachine>> = {},
+    /** What the runs are played against (printed with the counts). */
+    private readonly playedOn = 'the runtime',
   ) {
     const machine = machineRegistry[name];
     if (!machine) throw new Error(`no machine "${name}" in machineRegistry`);
@@ -68,7 +70,7 @@ export class PathCoverage {
     it(`reaches every state and takes every transition of ${this.name}`, ({ task }) => {
       const report = self.report();
       // Printed at the end of the run by `test/summaryReporter.ts`.
-      task.meta.pathCoverage = `${formatCounts(report)} (${self.runs} runs against the runtime)`;
+      task.meta.pathCoverage = `${formatCounts(report)} (${self.runs} runs against ${self.playedOn})`;
       const missing = expected.filter((n) => !self.seen.has(n));
       // A path that ran and threw (it cannot be played) is a failed path test, and counts for nothing here.
       expect(missing.length === expected.length ? ['no path test of this file ran before the coverage test'] : [], 'runs').toEqual([]);

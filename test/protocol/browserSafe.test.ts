@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 // Layers that must run in a browser tab: no Node built-ins, no Node-only adapters.
-const PURE_DIRS = ['machines', 'src/protocol', 'src/runtime'];
+const PURE_DIRS = ['machines', 'src/protocol', 'src/runtime', 'src/view', 'src/react'];
 const NODE_IMPORT = /from\s+['"](node:[^'"]+|fs|path|os|child_process|worker_threads|net|http|https|crypto|stream|url|util)['"]/;
 
 function files(dir: string): string[] {

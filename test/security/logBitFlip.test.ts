@@ -21,7 +21,7 @@ function session(turns: number): NewLogEvent[] {
   const events: NewLogEvent[] = [];
   for (let t = 1; t <= turns; t++) {
     const turnId = `turn-${t}`;
-    const ok = { callId: `c${t}`, toolName: 'read', isError: false, content: 'héllo 😀 中文\n\t"quoted" \\', value: { lines: ['a', 'b'] }, metadata: {} };
+    const ok = { callId: `c${t}`, toolName: 'read', isError: false as const, content: 'héllo 😀 中文\n\t"quoted" \\', value: { lines: ['a', 'b'] }, metadata: {} };
     events.push(
       { type: 'turn/start', turnId, input: 'read it' },
       { type: 'step/start', turnId, stepIndex: 0 },

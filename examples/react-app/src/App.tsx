@@ -1,36 +1,60 @@
-import { useEffect, useMemo, useState, useSyncExternalStore } from 'react';
-import { useSelector } from '@xstate/react';
-import type { TurnHandle, TurnResult } from 'dsh';
-import { CallList, stageOf } from './CallList';
-import { logStore, type Session } from './session';
+/**
+ * The page: a button that runs a turn (a second click while one runs queues one), the turns with
+ * their calls, a Resume button while the session is suspended, and the files. Everything shown is
+ * read from the session view with dsh/react's hooks.
+ */
+import { useState } from 'react';
+import { useSession, useTurns } from 'dsh/react';
+import type { Session } from './session';
+import { Turn } from './Turn';
 
 export function App(props: { session: Session }) {
   const { session } = props;
-  const log = useMemo(() => logStore(session.rt), [session]);
-  const events = useSyncExternalStore(log.subscribe, log.events);
-  const [turns, setTurns] = useState<readonly TurnHandle[]>([]);
-  const [running, setRunning] = useState(false);
-
-  const start = () => {
-    const turn = session.runTurn();
-    setTurns((t) => [...t, turn]);
-    setRunning(true);
-    void turn.done.finally(() => setRunning(false));
-  };
-
+  const { suspendedTurnId, lastSeq } = useSession();
+  const turns = useTurns();
+  const [holding, setHolding] = useState(session.isHolding());
   return (
     <main>
       <h1>dsh in a web page</h1>
       <p>
-        The machines of <code>dsh</code> run here, in the page: a scripted model, in-memory tools and log. Each row is a
-        tool call; its stage is read from its call actor.
+        The machines of <code>dsh</code> run here, in the page: a scripted model, in-memory tools, a session log kept in
+        this tab&apos;s storage. Each row is a tool call, read from the session view (<code>dsh/react</code>).
       </p>
-      <button className="run" onClick={start} disabled={running}>
-        Run a turn
-      </button>
-      {turns.map((turn) => (
-        <Turn key={turn.turnId} turn={turn} session={session} events={events} />
+      {session.droppedLog ? <p className="warning">The stored session did not read back; a new one started.</p> : null}
+      <p className="actions">
+        <button className="run" onClick={() => session.runTurn()} disabled={suspendedTurnId !== undefined}>
+          Run a turn
+        </button>
+        {suspendedTurnId !== undefined ? (
+          <button className="resume" onClick={() => session.resume()}>
+            Resume {suspendedTurnId}
+          </button>
+        ) : null}
+        <label>
+          <input
+            type="checkbox"
+            checked={holding}
+            onChange={(e) => {
+              session.setHolding(e.target.checked);
+              setHolding(e.target.checked);
+            }}
+          />{' '}
+          Hold each read until I finish it
+        </label>
+        <button
+          className="reset"
+          onClick={() => {
+            session.reset();
+            window.location.reload();
+          }}
+        >
+          New session
+        </button>
+      </p>
+      {turns.map((t) => (
+        <Turn key={t.turnId} turnId={t.turnId} session={session} />
       ))}
+      <FinishedReads session={session} />
       <section className="files">
         <h2>Files</h2>
         <ul>
@@ -41,36 +65,20 @@ export function App(props: { session: Session }) {
           ))}
         </ul>
       </section>
-      <p className="log-size" data-events={events.length} data-warnings={events.filter((e) => e.type === 'warning').length}>
-        {events.length} log events
+      <p className="log-size" data-events={lastSeq}>
+        {lastSeq} log events
       </p>
     </main>
   );
 }
 
-function Turn(props: { turn: TurnHandle; session: Session; events: Parameters<typeof CallList>[0]['events'] }) {
-  const { turn, session, events } = props;
-  const state = useSelector(turn.actor, (s) => (s.status === 'active' ? stageOf(s.value) : s.status));
-  const [result, setResult] = useState<TurnResult | undefined>();
-  useEffect(() => {
-    let live = true;
-    void turn.done.then((r) => live && setResult(r));
-    return () => {
-      live = false;
-    };
-  }, [turn]);
+/** The reads of the latest batch in the order their bodies finished (re-read on every render). */
+function FinishedReads(props: { session: Session }) {
+  useSession(); // re-render as the session moves
+  const order = props.session.finishedReads();
   return (
-    <section className="turn" data-turn-id={turn.turnId} data-outcome={result?.outcome ?? ''}>
-      <h2>
-        {turn.turnId} <span className="state">{result ? result.outcome : state}</span>
-        {result ? null : (
-          <button className="cancel" onClick={() => turn.cancel('cancelled from the page')}>
-            Cancel
-          </button>
-        )}
-      </h2>
-      <CallList turn={turn} events={events} approvals={session.approvals} />
-      {result ? <p className="answer">{result.text}</p> : null}
-    </section>
+    <p className="finished" data-order={order.join(' ')}>
+      Reads finished in this order: {order.length ? order.join(', ') : 'none yet'}
+    </p>
   );
 }

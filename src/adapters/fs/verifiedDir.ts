@@ -154,9 +154,23 @@ export class VerifiedDir {
     }
   }
 
-  /** The entries of this directory, listed through the descriptor (never by name). */
-  readdir(): Promise<Dirent[]> {
-    return readdir(`${fdPath(this.handle.fd)}/`, { withFileTypes: true });
+  /**
+   * The entries of this directory, listed through the descriptor (never by name). The directory
+   * must still lie under the bound before and after the listing: one moved out of the workspace
+   * by another process after it was opened lists nothing (`FS_OUTSIDE_WORKSPACE`).
+   */
+  async readdir(): Promise<Dirent[]> {
+    await this.checkStillInside('listed');
+    const entries = await readdir(`${fdPath(this.handle.fd)}/`, { withFileTypes: true });
+    await this.checkStillInside('listed');
+    return entries;
+  }
+
+  private async checkStillInside(doing: string): Promise<void> {
+    const now = await realPathOfFd(this.handle.fd);
+    if (!isInsideDir(this.bound, now)) {
+      throw new ToolError(ErrorCode.FS_OUTSIDE_WORKSPACE, `a directory opened inside ${this.bound} is now at ${now}, outside it; nothing was ${doing} there`);
+    }
   }
 
   /** Renames the entry `from` to `to`, both in this directory (a symlink is moved, not followed). */

@@ -7,6 +7,7 @@
  * - jsonlCheckpoint.ts: checkpoints, so a resumed session reads from its last one.
  * Everything they export is exported from here too (the module's public API).
  */
+import { realpathSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { LogEvent } from '../../protocol/index.js';
 import type { Clock } from '../../runtime/clock.js';
@@ -15,6 +16,7 @@ import { createMemoryLog, type SessionLog } from '../../runtime/log/sessionLog.j
 import { DEFAULT_CHECKPOINT_EVERY, findLastCheckpoint, writeCheckpoints } from './jsonlCheckpoint.js';
 import { JsonlLogError, readJsonlLog, replayJsonlLog, type TornTail } from './jsonlReplay.js';
 import { createJsonlLogSink, type JsonlLogSink, type JsonlLogSinkOptions } from './jsonlSink.js';
+import { holdSessionLease, type HeldSessionLease, type HoldSessionLeaseOptions } from '../store/sessionLease.js';
 
 export * from './jsonlSink.js';
 export * from './jsonlReplay.js';
@@ -30,6 +32,16 @@ export interface OpenJsonlSessionLogOptions extends Omit<JsonlLogSinkOptions, 'p
   checkpointEvery?: number;
   /** Start from the file's last checkpoint, if it checks out (default true); false: replay it all. */
   fromCheckpoint?: boolean;
+  /**
+   * The session's writer lease (src/adapters/store/sessionLease.ts). Default: taken here, before
+   * the file is read, and released when `sink.close()` has closed it; another writer of the same
+   * file (by any name: a symlink, a hard link) makes the open fail at once with a
+   * `StoreConflictError` `LEASE_HELD`, nothing read or written; a lease lost later (this process
+   * was stopped past it and another took over) aborts the sink, so nothing more is written.
+   * Options: how to take it. A lease already held on this file (`holdSessionLease`): used as it
+   * is (its holder releases it). `false`: no lease (a log no other process can reach).
+   */
+  lease?: HoldSessionLeaseOptions | HeldSessionLease | false;
 }
 
 export interface OpenedJsonlSessionLog {
@@ -38,6 +50,8 @@ export interface OpenedJsonlSessionLog {
   torn?: TornTail;
   /** `seq` of the checkpoint the session was resumed from (absent: the whole file was replayed). */
   resumedFrom?: number;
+  /** The writer lease the log is written under (absent with `lease: false`). */
+  lease?: HeldSessionLease;
 }
 
 /**
@@ -50,7 +64,44 @@ export interface OpenedJsonlSessionLog {
  * file is replayed as it always was (so a damaged line is reported as before).
  */
 export async function openJsonlSessionLog(path: string, options: OpenJsonlSessionLogOptions = {}): Promise<OpenedJsonlSessionLog> {
-  const { clock, checkpointEvery = DEFAULT_CHECKPOINT_EVERY, fromCheckpoint = true, ...sinkOptions } = options;
+  const { clock, checkpointEvery = DEFAULT_CHECKPOINT_EVERY, fromCheckpoint = true, lease: leaseOption, ...sinkOptions } = options;
+  let sink: JsonlLogSink | undefined;
+  let lostBeforeSink: Error | undefined;
+  const given = leaseOption && 'release' in leaseOption ? leaseOption : undefined;
+  if (given && given.file !== realpathSync(path)) throw new Error(`the lease given for ${path} is held on ${given.file}`);
+  const lease =
+    given ??
+    (leaseOption === false
+      ? undefined
+      : await holdSessionLease(path, {
+          ...(leaseOption as HoldSessionLeaseOptions | undefined),
+          onLost: (e) => {
+            if (sink) sink.abort(e);
+            else lostBeforeSink = e;
+            (leaseOption as HoldSessionLeaseOptions | undefined)?.onLost?.(e);
+          },
+        }));
+  try {
+    const opened = await openHeld(path, clock, checkpointEvery, fromCheckpoint, {
+      ...sinkOptions,
+      ...(lease && !given ? { onClosed: () => (sinkOptions.onClosed?.(), lease.release()) } : {}),
+    });
+    sink = opened.sink;
+    if (lostBeforeSink) sink.abort(lostBeforeSink);
+    return { ...opened, ...(lease ? { lease } : {}) };
+  } catch (e) {
+    if (!given) lease?.release();
+    throw e;
+  }
+}
+
+async function openHeld(
+  path: string,
+  clock: Clock | undefined,
+  checkpointEvery: number,
+  fromCheckpoint: boolean,
+  sinkOptions: Omit<JsonlLogSinkOptions, 'path'>,
+): Promise<Omit<OpenedJsonlSessionLog, 'lease'>> {
   const resumed = fromCheckpoint ? await resumeFromCheckpoint(path).catch(() => undefined) : undefined;
   let events: LogEvent[] = resumed?.events ?? [];
   let torn = resumed?.torn;

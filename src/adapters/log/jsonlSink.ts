@@ -35,6 +35,8 @@ export interface JsonlLogSinkOptions {
   fsync?: boolean;
   /** Called once with the first I/O error; later writes are dropped and `flush`/`close` reject with it. */
   onError?: (error: Error) => void;
+  /** Called once the file is closed (by `close`, whatever the flush did). */
+  onClosed?: () => void;
 }
 
 /** A `LogSink` that persists events to a JSONL file with group commit. */
@@ -56,6 +58,12 @@ export interface JsonlLogSink extends LogSink {
   whenDurable(seq: number): Promise<void> | undefined;
   /** Flushes, then closes the file. Later writes throw. */
   close(): Promise<void>;
+  /**
+   * Fails the sink now (this process may no longer write the file: its lease was taken over):
+   * what is buffered is dropped, waiters reject with `error`, later writes are dropped, `flush`
+   * rejects. A write already handed to the OS may still land.
+   */
+  abort(error: Error): void;
 }
 
 /** Opens (or creates) a JSONL log file for appending and returns its group-commit sink. */
@@ -185,6 +193,9 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
     },
     flush,
     whenDurable,
+    abort(error: Error) {
+      fail(error);
+    },
     async close() {
       if (closed) return;
       closed = true;
@@ -193,6 +204,7 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
       } finally {
         fdClosed = true;
         closeSync(fd);
+        options.onClosed?.();
       }
     },
   };

@@ -70,6 +70,10 @@ function compileFastCheck(schema: unknown): FastCheck | undefined {
         return true;
       case 'unknown':
         return true;
+      case 'undefined':
+        // Only as an optional key (an ok result's `error?: undefined`): JSON has no undefined.
+        out.push(`if (${v} !== undefined) return false;`);
+        return true;
       case 'number':
         out.push(`if (typeof ${v} !== 'number' || !Number.isFinite(${v})${tests.map((t) => ` || ${t}`).join('')}) return false;`);
         return true;

@@ -3,6 +3,13 @@
  * start-up limit. A connection that ends (the process exits, the server sends bytes that are not
  * JSON-RPC, `close()`) fails every pending call at once with the reason, and later calls fail
  * fast: a call on it never hangs on a dead server.
+ *
+ * Errors the SDK reports are told apart by where they come from. The transport's own (bytes that
+ * are not JSON-RPC, a line over the limit, a broken pipe) mean the stream cannot be trusted: over
+ * stdio the connection is closed. The protocol layer's (an answer or a progress notification for
+ * a request dsh no longer waits for, which MCP allows after a cancel) are harmless: they are
+ * counted and reported as notices (at most MAX_NOTICES per connection), and the connection stays.
+ * Over HTTP every answer stream is read within limits (`boundedHttp.ts`).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -19,12 +26,15 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode } from '../../protocol/index.js';
 import { ToolError } from '../../runtime/toolError.js';
+import { boundHttpAnswers, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RESPONSE_BYTES, STREAM_ENDED_CODE } from './boundedHttp.js';
 import { createOutputValidator, type SchemaLimits } from './jsonSchemaValidator.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS, isStdioServer, type McpServerConfig } from './serverConfig.js';
 
 /** Most tools read from one server (pages of `tools/list` are followed up to this many tools). */
 export const MAX_TOOLS_PER_SERVER = 1000;
 const STDERR_TAIL_CHARS = 2000;
+/** Harmless protocol events reported per connection; later ones are only counted. */
+export const MAX_NOTICES = 10;
 
 export interface McpCallOptions {
   signal: AbortSignal;
@@ -44,6 +54,14 @@ export interface McpConnection {
   outputSchemaRefused(tool: Tool): string | undefined;
   /** Called on `notifications/tools/list_changed`. */
   onToolsChanged(listener: () => void): void;
+  /**
+   * Hears harmless protocol events (a late answer or progress notification for a call that was
+   * cancelled or timed out): the first MAX_NOTICES, then one saying later ones are not reported.
+   * A listener added later hears those already reported.
+   */
+  onNotice(listener: (message: string) => void): void;
+  /** How many harmless protocol events the server caused (reported or not). */
+  noticeCount(): number;
   close(): Promise<void>;
 }
 
@@ -69,6 +87,9 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
   const client = new Client(options.clientInfo ?? { name: 'dsh', version: '0' }, { capabilities: {}, jsonSchemaValidator: validator });
   let stderrTail = '';
   let transport: Transport;
+  const bounded = isStdioServer(config)
+    ? undefined
+    : boundHttpAnswers({ maxMessageBytes: config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, maxResponseBytes: config.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES });
   if (isStdioServer(config)) {
     const stdio = new StdioClientTransport({
       command: config.command,
@@ -76,6 +97,7 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
       env: { ...getDefaultEnvironment(), ...config.env },
       ...(config.cwd !== undefined ? { cwd: config.cwd } : {}),
       stderr: 'pipe',
+      maxBufferSize: config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     });
     // Read continuously (a full pipe would block the server); keep the tail for error reasons.
     stdio.stderr?.on('data', (chunk: Buffer) => {
@@ -83,29 +105,47 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
     });
     transport = stdio;
   } else {
-    transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} } });
+    transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: config.headers ?? {} }, fetch: bounded!.fetch });
   }
   const withStderr = (reason: string) => (stderrTail.trim() ? `${reason} (stderr: ${stderrTail.trim().slice(-500)})` : reason);
 
   let closed: string | undefined;
   let closing = false;
   client.onclose = () => {
+    bounded?.close();
     closed ??= withStderr(closing ? 'the connection was closed' : isStdioServer(config) ? 'the server process exited' : 'the connection was lost');
   };
+
+  // Heard before the client: the client wraps these handlers and calls them first (Protocol.connect).
+  let transportError: unknown;
+  transport.onerror = (e) => {
+    transportError = e;
+  };
+  transport.onmessage = (message) => {
+    const ended = bounded?.observe(message);
+    if (!ended) return;
+    // An answer stream broke: its calls fail now, after every event it carried was handled.
+    for (const answer of ended.answers) transport.onmessage?.(answer);
+    if (ended.kind === 'cut') probe(ended.reason);
+  };
+
+  const notices: string[] = [];
+  const noticeListeners: Array<(message: string) => void> = [];
+  let noticeCount = 0;
+  const notice = (what: string) => {
+    noticeCount++;
+    if (noticeCount > MAX_NOTICES + 1) return;
+    const message =
+      noticeCount <= MAX_NOTICES ? `MCP server "${name}": ${what}` : `MCP server "${name}": more than ${MAX_NOTICES} harmless protocol events; later ones are not reported`;
+    notices.push(message);
+    for (const l of noticeListeners) l(message);
+  };
+
+  // Over HTTP a broken stream may mean the server is gone. If it no longer answers a ping, close,
+  // so pending calls fail now and later ones fail fast.
   let probing = false;
-  client.onerror = (e) => {
-    if (closing || closed) return;
-    const what = describe(e).slice(0, 300);
-    if (isStdioServer(config)) {
-      // Over stdio every error is the stream itself (bytes that are not JSON-RPC, a failed pipe):
-      // nothing more can be trusted on it, so it is closed and pending calls fail with the reason.
-      closed = withStderr(`the server sent malformed data (${what})`);
-      void client.close().catch(() => {});
-      return;
-    }
-    // Over HTTP a broken response stream leaves its request waiting for an answer that cannot
-    // come. If the server no longer answers a ping it is gone: close, so pending calls fail now.
-    if (probing || !/SSE stream disconnected|reconnect/i.test(what)) return;
+  const probe = (what: string) => {
+    if (probing || closing || closed) return;
     probing = true;
     client
       .ping({ timeout: Math.min(startupMs, 10_000) })
@@ -120,9 +160,31 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
       .finally(() => (probing = false));
   };
 
+  client.onerror = (e) => {
+    const fromTransport = e === transportError;
+    transportError = undefined;
+    if (closing || closed) return;
+    const what = describe(e).slice(0, 300);
+    if (!fromTransport) {
+      // The protocol layer: an answer or progress for a request no longer waited for (MCP allows
+      // these after a cancel), an error in a notification handler. The stream itself is sound.
+      return notice(what);
+    }
+    if (isStdioServer(config)) {
+      // Over stdio every transport error is the stream itself (bytes that are not JSON-RPC, a line
+      // over the limit, a failed pipe): nothing more can be trusted on it, so it is closed and
+      // pending calls fail with the reason.
+      closed = withStderr(`the server sent malformed data (${what})`);
+      void client.close().catch(() => {});
+      return;
+    }
+    if (/SSE stream disconnected|reconnect/i.test(what)) probe(what);
+  };
+
   const close = async () => {
     closing = true;
     closed ??= 'the connection was closed';
+    bounded?.close();
     await client.close().catch(() => {});
   };
 
@@ -172,11 +234,20 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
           throw new ToolError(ErrorCode.TIMEOUT, `"${tool}" on MCP server "${name}" did not answer within ${callTimeoutMs} ms (cancelled on the server)`);
         }
         if (closed) throw new ToolError(ErrorCode.TOOL_FAILED, `MCP server "${name}" failed during the call: ${closed}`);
+        if (e instanceof McpError && e.code === STREAM_ENDED_CODE && (e.data as { dshAnswerStream?: unknown } | undefined)?.dshAnswerStream !== undefined) {
+          // Failed here when its answer stream broke (boundedHttp.ts): the reason without the SDK's prefix.
+          throw new ToolError(ErrorCode.TOOL_FAILED, `"${tool}" on MCP server "${name}" failed: ${e.message.replace(/^MCP error -?\d+: /, '').slice(0, 1000)}`);
+        }
         throw new ToolError(ErrorCode.TOOL_FAILED, `"${tool}" on MCP server "${name}" failed: ${describe(e).slice(0, 1000)}`);
       }
     },
     outputSchemaRefused: (tool) => (tool.outputSchema ? validator.refused.get(tool.outputSchema) : undefined),
     onToolsChanged: (l) => void toolsChanged.push(l),
+    onNotice: (l) => {
+      noticeListeners.push(l);
+      for (const m of notices) l(m);
+    },
+    noticeCount: () => noticeCount,
     close,
   };
 }

@@ -1,4 +1,5 @@
 export * from './serverConfig.js';
+export * from './boundedHttp.js';
 export * from './jsonSchemaValidator.js';
 export * from './connect.js';
 export * from './resultMapping.js';

@@ -31,6 +31,12 @@ const trustKeys = {
   startupTimeoutMs: z.number().int().positive().max(2_147_483_647).optional(),
   /** How long one call may wait for the server's answer before it is cancelled as `TIMEOUT` (default 10 min). */
   callTimeoutMs: z.number().int().positive().max(2_147_483_647).optional(),
+  /**
+   * Bytes one message may take: a stdio line, an SSE event (and so one line of it) or a JSON
+   * answer over HTTP (default 10 MiB, the SDK's stdio buffer). Past it over stdio the connection
+   * is closed (the stream cannot be trusted); over HTTP the call fails and the connection stays.
+   */
+  maxMessageBytes: z.number().int().positive().max(1024 * 1024 * 1024).optional(),
   /** Skip this server without removing it from the file. */
   disabled: z.boolean().optional(),
 };
@@ -51,6 +57,8 @@ export const McpHttpServerSchema = z.object({
   type: z.enum(['http', 'streamable-http']).optional(),
   url: z.url({ protocol: /^https?$/ }),
   headers: z.record(z.string(), z.string()).optional(),
+  /** Bytes one call's answer stream may carry in all, its answer and notifications (default 64 MiB). */
+  maxResponseBytes: z.number().int().positive().max(16 * 1024 * 1024 * 1024).optional(),
   ...trustKeys,
 });
 

@@ -84,19 +84,32 @@ export async function createMcpToolSource(servers: McpServers, options: McpToolS
       connections.set(name, connection);
       toolsByServer.set(name, made.tools);
       skipped.push(...made.skipped);
-      // Re-read on listChanged, one refresh at a time per server.
-      let refreshing = Promise.resolve();
+      // Re-read on listChanged, coalesced: one read at a time per server, and every notice that
+      // arrives during a read asks for one more read after it, not one each (a storm of 10,000 is
+      // at most two reads).
+      let reading = false;
+      let again = false;
+      const refresh = async () => {
+        reading = true;
+        try {
+          do {
+            again = false;
+            let next: { tools: AnyTool[]; skipped: McpSkip[] };
+            try {
+              next = convert(connection, await connection.listTools(), options);
+            } catch (e) {
+              next = { tools: toolsByServer.get(name) ?? [], skipped: [{ server: name, reason: `failed to re-read its tools after listChanged: ${e instanceof Error ? e.message : String(e)}` }] };
+            }
+            toolsByServer.set(name, next.tools);
+            for (const l of listeners) l(name, next.tools, next.skipped);
+          } while (again && !connection.closedReason());
+        } finally {
+          reading = false;
+        }
+      };
       connection.onToolsChanged(() => {
-        refreshing = refreshing.then(async () => {
-          let next: { tools: AnyTool[]; skipped: McpSkip[] };
-          try {
-            next = convert(connection, await connection.listTools(), options);
-          } catch (e) {
-            next = { tools: toolsByServer.get(name) ?? [], skipped: [{ server: name, reason: `failed to re-read its tools after listChanged: ${e instanceof Error ? e.message : String(e)}` }] };
-          }
-          toolsByServer.set(name, next.tools);
-          for (const l of listeners) l(name, next.tools, next.skipped);
-        });
+        if (reading) again = true;
+        else void refresh();
       });
     }),
   );
@@ -142,12 +155,24 @@ export async function attachMcpServers(rt: Runtime, servers: McpServers, options
   };
   for (const s of source.skipped) report(s);
   for (const server of source.connections.keys()) register(server, source.toolsOf(server));
+  // A server's latest tool list waits for the next step; a newer one replaces it (during a long
+  // turn a chatty server queues one change, not one per notice).
+  const waiting = new Map<string, { tools: AnyTool[]; skipped: McpSkip[] }>();
   source.onToolsChanged((server, tools, skipped) => {
+    const queued = waiting.has(server);
+    waiting.set(server, { tools, skipped });
+    if (queued) return;
     rt.tools.betweenSteps(() => {
+      const latest = waiting.get(server);
+      waiting.delete(server);
+      if (!latest) return;
       for (const name of registered.get(server) ?? []) rt.tools.unregister(name);
-      for (const s of skipped) report(s);
-      register(server, tools);
+      for (const s of latest.skipped) report(s);
+      register(server, latest.tools);
     });
   });
+  for (const [server, connection] of source.connections) {
+    connection.onNotice((message) => rt.log.append({ type: 'warning', code: 'MCP_PROTOCOL_NOTICE', message, data: { server } }));
+  }
   return source;
 }

@@ -1,3 +1,4 @@
 export * from './jsonlStore.js';
 export * from './pgStore.js';
 export * from './pgQueue.js';
+export * from './sessionLease.js';

@@ -7,8 +7,10 @@
  * - Taking the lease is an exclusive create (`O_EXCL`) of the file for the next token: of two
  *   processes taking over the same expired lease, exactly one creates it. A live lease (the
  *   highest token's file, unexpired) is not taken. Renewing rewrites the holder's own file
- *   (write + rename); releasing marks it expired. Lease files are never deleted, so a token is
- *   never reused.
+ *   (write + rename); releasing marks it expired. A new holder removes the files of earlier
+ *   tokens (one file per session stays, the highest, so a token is never reused). A token is a
+ *   file name ending in a plain decimal number (`1`, `17`): any other name beside the log
+ *   (`<id>.lease.1e3`, `.0x10`, `.07`, a temp file) is not a lease and is ignored.
  * - Each append checks, just before it writes: the holder's file still says it holds the lease, with
  *   at least `marginMs` left; no file for the next token exists (nobody took over); and the log's
  *   last `seq` is the expected one (the file's size is the one this store last saw, else its new
@@ -26,7 +28,8 @@
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertSessionId, StoreConflictError, type Lease, type SessionStore } from '../../runtime/store/sessionStore.js';
-import { createJsonlLogSink, readJsonlLog, type JsonlLogSink } from '../log/jsonlLog.js';
+import { readJsonlLog } from '../log/jsonlReplay.js';
+import { createJsonlLogSink, type JsonlLogSink } from '../log/jsonlSink.js';
 
 export interface JsonlStoreOptions {
   /** The directory holding `<id>.jsonl` and its lease files (created if missing). */
@@ -102,16 +105,19 @@ export function createJsonlStore(options: JsonlStoreOptions): JsonlSessionStore 
     writeFileSync(tmp, JSON.stringify(r), { mode: 0o600 });
     renameSync(tmp, leaseFile(id, r.token));
   };
-  const highestToken = (id: string): number => {
+  /** The tokens of the session's lease files (names ending in a plain decimal: no sign, exponent, hex or leading zero). */
+  const tokensOf = (id: string): number[] => {
     const prefix = `${id}.lease.`;
-    let max = 0;
+    const out: number[] = [];
     for (const name of readdirSync(dir)) {
       if (!name.startsWith(prefix)) continue;
-      const t = Number(name.slice(prefix.length));
-      if (Number.isSafeInteger(t) && t > max) max = t;
+      const rest = name.slice(prefix.length);
+      if (!/^[1-9][0-9]{0,14}$/.test(rest)) continue;
+      out.push(Number(rest));
     }
-    return max;
+    return out;
   };
+  const highestToken = (id: string): number => tokensOf(id).reduce((max, t) => (t > max ? t : max), 0);
   /** Takes `<id>.append` (exclusive create), waiting while another append holds it. */
   const lockAppend = async (id: string): Promise<() => void> => {
     const path = join(dir, `${id}.append`);
@@ -223,6 +229,37 @@ export function createJsonlStore(options: JsonlStoreOptions): JsonlSessionStore 
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'EEXIST') return undefined; // another one took it first
         throw e;
+      }
+      // A taker that read the directory long ago may have created a token below a later holder's
+      // (earlier files are removed, below): a higher token, or any other live lease, means this
+      // one is not taken.
+      for (const other of tokensOf(sessionId)) {
+        if (other === record.token) continue;
+        const r = readRecord(sessionId, other);
+        const fresh = !r && (() => {
+          try {
+            return t - statSync(leaseFile(sessionId, other)).mtimeMs < (options.staleLockMs ?? 10_000);
+          } catch {
+            return false;
+          }
+        })();
+        if (other > record.token || (r && r.expiresAt > now()) || fresh) {
+          try {
+            unlinkSync(leaseFile(sessionId, record.token));
+          } catch {
+            // already gone
+          }
+          return undefined;
+        }
+      }
+      // One lease file per session: the earlier holders' go (each is fenced: its own file is missing).
+      for (const other of tokensOf(sessionId)) {
+        if (other >= record.token) continue;
+        try {
+          unlinkSync(leaseFile(sessionId, other));
+        } catch {
+          // removed by another taker meanwhile
+        }
       }
       // The new holder cuts a torn last line (a writer that died mid-write) before appending.
       if (options.repairOnAcquire ?? true) tails.set(sessionId, await fullTail(sessionId, true));

@@ -15,6 +15,7 @@
  * so another worker takes them at once instead of after graphile-worker's own 4-hour timeout.
  */
 import { assertSessionId } from '../../runtime/store/sessionStore.js';
+import { checkMessageSize, DEFAULT_MESSAGE_LIMITS } from '../../runtime/messageLimits.js';
 import { inTransaction, type PgPoolLike } from './pgStore.js';
 
 export const QUEUE_TASK = 'dsh_session';
@@ -34,16 +35,42 @@ CREATE TABLE IF NOT EXISTS dsh.workers (
 );`;
 
 const QUEUE_LOCK = 0x64736802;
+/** The advisory lock held (on its own connection) while graphile-worker's schema is installed. */
+const MIGRATION_LOCK = 0x64736803;
+/** Errors of two installers racing on one fresh database: retried (unique violation, duplicate schema/table/object, deadlock). */
+const RACE_CODES = new Set(['23505', '42P06', '42P07', '42710', '40P01']);
 
-/** Creates the queue's tables and graphile-worker's schema (idempotent). */
+/**
+ * Creates the queue's tables and graphile-worker's schema (idempotent). Any number of processes
+ * may call it at once on a fresh database: graphile-worker 0.16 installs its schema without a
+ * lock (two installers collide on `pg_namespace_nspname_index`), so its migrations run under a
+ * session advisory lock held on a connection of their own (a pool of one connection skips the
+ * lock), and an installer that still loses a race (one of RACE_CODES) tries again, up to 8 times.
+ */
 export async function migrateTurnQueue(pool: PgPoolLike): Promise<void> {
   await inTransaction(pool, async (c) => {
     await c.query('SELECT pg_advisory_xact_lock($1)', [QUEUE_LOCK]);
     await c.query(PG_QUEUE_SQL);
   });
   const { runMigrations } = await import('graphile-worker');
-  // graphile-worker takes its own lock while migrating.
-  await runMigrations({ pgPool: pool as never, logger: await quietLogger() });
+  const logger = await quietLogger();
+  const lockable = ((pool as { options?: { max?: number } }).options?.max ?? 10) > 1;
+  for (let attempt = 1; ; attempt++) {
+    const lock = lockable ? await pool.connect() : undefined;
+    try {
+      await lock?.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      await runMigrations({ pgPool: pool as never, logger });
+      return;
+    } catch (e) {
+      if (attempt >= 8 || !RACE_CODES.has((e as { code?: string }).code ?? '')) throw e;
+      await new Promise((r) => setTimeout(r, 20 * attempt + Math.random() * 50));
+    } finally {
+      if (lock) {
+        await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => {});
+        lock.release();
+      }
+    }
+  }
 }
 
 /** graphile-worker's logger, silenced below warnings. */
@@ -60,10 +87,14 @@ export interface SubmittedTurn {
   n: number;
 }
 
-/** Queues one turn of `sessionId`; resolves once it is committed. */
-export async function submitTurn(pool: PgPoolLike, sessionId: string, message: string): Promise<SubmittedTurn> {
+/**
+ * Queues one turn of `sessionId`; resolves once it is committed. A message over `maxMessageBytes`
+ * (default 1 MiB: src/runtime/messageLimits.ts) is refused (`MessageLimitError`), nothing queued.
+ */
+export async function submitTurn(pool: PgPoolLike, sessionId: string, message: string, options: { maxMessageBytes?: number } = {}): Promise<SubmittedTurn> {
   assertSessionId(sessionId);
   if (typeof message !== 'string' || message.length === 0) throw new Error('a turn needs a non-empty message');
+  checkMessageSize(message, 'message', { ...DEFAULT_MESSAGE_LIMITS, ...(options.maxMessageBytes !== undefined ? { maxMessageBytes: options.maxMessageBytes } : {}) });
   return inTransaction(pool, async (c) => {
     // Submissions of one session are numbered one at a time.
     await c.query(`SELECT pg_advisory_xact_lock(hashtext('dsh.inbox'), hashtext($1))`, [sessionId]);

@@ -12,6 +12,21 @@
  * unexpired on the database's clock, that the session's last `seq` is the expected one, and
  * inserts the events; the primary key refuses a duplicate `seq` whatever happens. Commit = durable
  * (with the server's default `synchronous_commit`).
+ *
+ * A writer that stops inside an append (SIGSTOP, a GC or VM pause, a network partition) holds the
+ * lease row's lock; it cannot hold the session past its lease:
+ * - the store's lease and append statements wait at most `lockTimeoutMs` (default 1 s) for a lock
+ *   (`SET LOCAL lock_timeout`; other statements on the pool, such as the queue's, keep the server's
+ *   default), and every connection has `idle_in_transaction_session_timeout` (`idleInTransactionMs`,
+ *   default 5 s), which an append lowers, for its own transaction, to what is left of its lease: the
+ *   server ends a stopped appender's transaction (rolled back, its connection closed) by the time
+ *   its lease expires;
+ * - `acquire`, `renew` and `release` retry a statement that timed out on the lock (SQLSTATE 55P03),
+ *   so a takeover waits for the stopped writer's transaction to be ended, then fences it out;
+ * - the stopped writer, once it runs again, finds its connection closed (its append fails, nothing
+ *   of it committed) or, on a new connection, the lease taken over (`LEASE_LOST`): it writes nothing.
+ * Keep lease TTLs above `lockTimeoutMs`. TCP keepalive is on (a partitioned server's connections are
+ * noticed by the OS, not after its 2-hour default).
  */
 import { LogEventSchema, type LogEvent } from '../../protocol/index.js';
 import { assertSessionId, StoreConflictError, type Lease, type SessionStore } from '../../runtime/store/sessionStore.js';
@@ -21,6 +36,26 @@ export interface PostgresStoreOptions {
   connectionString?: string;
   /** Most connections of the pool (default 10). */
   maxConnections?: number;
+  /** `lock_timeout` of the store's lease and append statements, ms (default 1000): one waits no longer for the lease row (then retried). */
+  lockTimeoutMs?: number;
+  /** `idle_in_transaction_session_timeout` of the store's connections, ms (default 5000; an append lowers it to its lease's rest). */
+  idleInTransactionMs?: number;
+}
+
+/** SQLSTATE of a statement that waited `lock_timeout` for a lock. */
+const LOCK_TIMEOUT = '55P03';
+const isLockTimeout = (e: unknown) => (e as { code?: string } | null)?.code === LOCK_TIMEOUT;
+
+/** Runs `statement` again while it times out on a lock (the holder's transaction is being ended by the server). */
+async function retryingLockTimeouts<T>(statement: () => Promise<T>): Promise<T> {
+  for (let wait = 10; ; wait = Math.min(wait * 2, 200)) {
+    try {
+      return await statement();
+    } catch (e) {
+      if (!isLockTimeout(e)) throw e;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+  }
 }
 
 export interface PostgresSessionStore extends SessionStore {
@@ -66,11 +101,16 @@ const leaseOf = (sessionId: string, row: { owner: string; token: string | number
   expiresAt: Math.round(row.expires_ms),
 });
 
-/** Runs `fn` in a transaction on one connection of `pool`. */
-export async function inTransaction<T>(pool: PgPoolLike, fn: (client: PgClientLike) => Promise<T>): Promise<T> {
+/** Runs `fn` in a transaction on one connection of `pool` (its statements wait at most `lockTimeoutMs` for a lock, when given). */
+export async function inTransaction<T>(pool: PgPoolLike, fn: (client: PgClientLike) => Promise<T>, lockTimeoutMs?: number): Promise<T> {
   const client = await pool.connect();
+  // A connection the server closes between two statements (idle_in_transaction_session_timeout, a
+  // restart) emits `error` on the client: the next statement fails with it instead of the process.
+  const ignore = () => {};
+  (client as { on?: (e: string, f: () => void) => void }).on?.('error', ignore);
   try {
-    await client.query('BEGIN');
+    // One round trip either way (a simple query may hold two statements).
+    await client.query(lockTimeoutMs === undefined ? 'BEGIN' : `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`);
     const out = await fn(client);
     await client.query('COMMIT');
     return out;
@@ -78,6 +118,7 @@ export async function inTransaction<T>(pool: PgPoolLike, fn: (client: PgClientLi
     await client.query('ROLLBACK').catch(() => {});
     throw e;
   } finally {
+    (client as { off?: (e: string, f: () => void) => void }).off?.('error', ignore);
     client.release();
   }
 }
@@ -99,7 +140,13 @@ export async function openPostgresStore(options: PostgresStoreOptions = {}): Pro
     throw new Error(`the Postgres session store needs the package pg (npm i pg@8): ${(e as Error).message}`);
   }
   const connectionString = options.connectionString ?? process.env.DSH_DATABASE_URL;
-  const pool = new pg.Pool({ ...(connectionString ? { connectionString } : {}), max: options.maxConnections ?? 10 });
+  const pool = new pg.Pool({
+    ...(connectionString ? { connectionString } : {}),
+    max: options.maxConnections ?? 10,
+    idle_in_transaction_session_timeout: options.idleInTransactionMs ?? 5000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // An idle connection that fails (the server restarted) must not crash the process.
   pool.on('error', () => {});
   try {
@@ -108,11 +155,19 @@ export async function openPostgresStore(options: PostgresStoreOptions = {}): Pro
     await pool.end().catch(() => {});
     throw e;
   }
-  return createPostgresStore(pool);
+  return createPostgresStore(pool, { lockTimeoutMs: options.lockTimeoutMs, idleInTransactionMs: options.idleInTransactionMs });
 }
 
-/** The store on an existing pool whose database already has the tables (see `migratePostgresStore`). */
-export function createPostgresStore(pool: PgPoolLike): PostgresSessionStore {
+/**
+ * The store on an existing pool whose database already has the tables (see `migratePostgresStore`).
+ * An append's transaction may idle at most `idleInTransactionMs` (default 5000), and never longer
+ * than its lease has left; set the pool's `lock_timeout` below the lease TTLs (openPostgresStore does).
+ */
+export function createPostgresStore(pool: PgPoolLike, options: { lockTimeoutMs?: number; idleInTransactionMs?: number } = {}): PostgresSessionStore {
+  const idleMs = Math.max(50, Math.round(options.idleInTransactionMs ?? 5000));
+  const lockMs = options.lockTimeoutMs ?? 1000;
+  /** One statement, waiting at most `lockMs` for a row lock (retried while it times out). */
+  const locking = (text: string, values: unknown[]) => retryingLockTimeouts(() => inTransaction(pool, (c) => c.query(text, values), lockMs));
   const interval = (ms: number) => `${Math.max(1, Math.round(ms))} milliseconds`;
   return {
     kind: 'postgres',
@@ -121,7 +176,7 @@ export function createPostgresStore(pool: PgPoolLike): PostgresSessionStore {
       assertSessionId(sessionId);
       // Free, expired, or already this owner's (then renewed with the same token); a new holder
       // gets token + 1. A held, live lease of another owner matches no row: undefined.
-      const r = await pool.query(
+      const r = await locking(
         `INSERT INTO dsh.leases AS l (session_id, owner, token, expires_at) VALUES ($1, $2, 1, now() + $3::interval)
          ON CONFLICT (session_id) DO UPDATE SET
            token = CASE WHEN l.owner = EXCLUDED.owner AND l.expires_at > now() THEN l.token ELSE l.token + 1 END,
@@ -133,7 +188,7 @@ export function createPostgresStore(pool: PgPoolLike): PostgresSessionStore {
       return r.rows[0] ? leaseOf(sessionId, r.rows[0]) : undefined;
     },
     async renew(lease, ttlMs) {
-      const r = await pool.query(
+      const r = await locking(
         `UPDATE dsh.leases SET expires_at = now() + $4::interval
          WHERE session_id = $1 AND owner = $2 AND token = $3 AND expires_at > now()
          RETURNING owner, token, extract(epoch from expires_at) * 1000 AS expires_ms`,
@@ -143,7 +198,7 @@ export function createPostgresStore(pool: PgPoolLike): PostgresSessionStore {
       return leaseOf(lease.sessionId, r.rows[0]);
     },
     async release(lease) {
-      await pool.query(`UPDATE dsh.leases SET expires_at = '-infinity' WHERE session_id = $1 AND owner = $2 AND token = $3`, [lease.sessionId, lease.owner, lease.token]);
+      await locking(`UPDATE dsh.leases SET expires_at = '-infinity' WHERE session_id = $1 AND owner = $2 AND token = $3`, [lease.sessionId, lease.owner, lease.token]);
     },
     async append(lease, expectedSeq, events) {
       const sid = lease.sessionId;
@@ -153,7 +208,15 @@ export function createPostgresStore(pool: PgPoolLike): PostgresSessionStore {
       if (events.length === 0) return;
       try {
         await inTransaction(pool, async (c) => {
-          const l = await c.query(`SELECT owner, token, expires_at > now() AS live FROM dsh.leases WHERE session_id = $1 FOR SHARE`, [sid]);
+          // The row lock and, in the same statement, this transaction's idle limit: no longer than
+          // the lease has left (at least 50 ms), so a stopped appender is ended by its lease's end.
+          const l = await c.query(
+            `SELECT owner, token, expires_at > now() AS live,
+               set_config('idle_in_transaction_session_timeout',
+                 greatest(50, least($2::int, floor(extract(epoch from (expires_at - now())) * 1000)))::int::text, true) AS idle
+             FROM dsh.leases WHERE session_id = $1 FOR SHARE`,
+            [sid, idleMs],
+          );
           const row = l.rows[0] as { owner: string; token: string; live: boolean } | undefined;
           if (!row || row.owner !== lease.owner || Number(row.token) !== lease.token || !row.live) {
             throw new StoreConflictError('LEASE_LOST', sid, row ? `the lease is ${row.owner}'s (token ${row.token}${row.live ? '' : ', expired'}), not ${lease.owner}'s token ${lease.token}` : 'no lease is held');
@@ -165,7 +228,7 @@ export function createPostgresStore(pool: PgPoolLike): PostgresSessionStore {
             events.map((e) => e.seq),
             events.map((e) => JSON.stringify(e)),
           ]);
-        });
+        }, lockMs);
       } catch (e) {
         if ((e as { code?: string }).code === '23505') throw new StoreConflictError('SEQ_CONFLICT', sid, `another append wrote seq ${expectedSeq + 1} first`);
         throw e;

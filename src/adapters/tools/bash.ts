@@ -2,8 +2,10 @@ import { StringDecoder } from 'node:string_decoder';
 import * as z from 'zod';
 import { ErrorCode } from '../../protocol/index.js';
 import { defineTool } from '../../runtime/defineTool.js';
+import { commandApprovalKeys } from '../../runtime/policies/commandRules.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { runIsolated, type Isolation, type ProcessRun } from './isolatedProcess.js';
+import { createSandbox, SandboxUnavailableError, type Quarantined, type Sandbox } from '../sandbox/sandbox.js';
+import { initArgv, runIsolated, type Isolation, type ProcessRun } from './isolatedProcess.js';
 import { pidNamespaceSupport, type PidNamespaceProbe } from './pidNamespace.js';
 import type { Workspace } from './workspace.js';
 
@@ -29,6 +31,12 @@ export interface BashToolOptions {
   isolation?: BashIsolation;
   /** How `pid-namespace` support is found (default: probed once per process with util-linux on PATH). */
   probePidNamespace?: () => Promise<PidNamespaceProbe>;
+  /**
+   * The OS sandbox every command runs in (default: `workspace-write` over the workspace root, no
+   * network, secrets withheld). In `read-only` and `workspace-write` its own PID namespace bounds
+   * the command's processes and `isolation` is not used; in `full-access` `isolation` does.
+   */
+  sandbox?: Sandbox;
 }
 
 const BashInput = z.object({
@@ -42,6 +50,8 @@ const BashOutput = z.object({
   stdout: z.string(),
   stderr: z.string(),
   droppedBytes: z.number().int().nonnegative(),
+  /** What the command created at a protected path, moved into `.dsh/quarantine/` after it ended. */
+  quarantined: z.array(z.object({ rule: z.string(), path: z.string(), movedTo: z.string() })).optional(),
 });
 export type BashRun = z.infer<typeof BashOutput>;
 
@@ -58,7 +68,8 @@ function outputText(stdout: string, stderr: string): string {
 
 function bashContent(r: BashRun): string {
   const dropped = r.droppedBytes > 0 ? `[bash: ${r.droppedBytes} more bytes of output were dropped]\n` : '';
-  return `${outputText(r.stdout, r.stderr)}${dropped}${r.signal ? `[killed by ${r.signal}]` : `[exit code ${r.exitCode}]`}`;
+  const moved = (r.quarantined ?? []).map((q) => `\n[sandbox: ${q.path} is protected (${q.rule}); what the command created there was moved to ${q.movedTo}]`).join('');
+  return `${outputText(r.stdout, r.stderr)}${dropped}${r.signal ? `[killed by ${r.signal}]` : `[exit code ${r.exitCode}]`}${moved}`;
 }
 
 function tail(s: string): { text: string; cut: number } {
@@ -91,8 +102,10 @@ function stoppedError(run: ProcessRun, error: { code: ErrorCode; message: string
  * the output produced so far, marked partial.
  */
 export function createBashTool(ws: Workspace, options: BashToolOptions = {}) {
-  const mode = options.isolation ?? 'pid-namespace';
+  const sandbox = options.sandbox ?? createSandbox({ root: ws.root });
+  const mode = sandbox.mode === 'full-access' ? (options.isolation ?? 'pid-namespace') : 'sandbox';
   const probe = options.probePidNamespace ?? pidNamespaceSupport;
+  const grace = options.killGraceMs ?? 1000;
   async function isolation(): Promise<Isolation> {
     if (mode === 'process-group') return { kind: 'process-group' };
     const p = await probe();
@@ -105,19 +118,49 @@ export function createBashTool(ws: Workspace, options: BashToolOptions = {}) {
         `pass createBuiltinTools({ bashIsolation: 'process-group' }).`,
     );
   }
+  /** The command line, its environment and its after-step, as the sandbox mode says. */
+  async function prepare(command: string, cwd: string) {
+    try {
+      if (mode === 'sandbox') {
+        const w = await sandbox.wrap(initArgv(command, grace), { cwd, asPid1: true, infoFd: 3 });
+        return { iso: { kind: 'sandboxed', file: w.file, args: w.args, infoFd: 3 } as const, env: w.env, finish: w.finish };
+      }
+      const w = await sandbox.wrap(['/bin/bash', '-c', command], { cwd });
+      return { iso: await isolation(), env: w.env, finish: w.finish };
+    } catch (e) {
+      if (!(e instanceof SandboxUnavailableError)) throw e;
+      throw new ToolError(
+        ErrorCode.TOOL_FAILED,
+        `bash refuses to run: it cannot make its ${sandbox.mode} sandbox (${e.reason}). ` +
+          `It needs Linux with bubblewrap (apt-get install bubblewrap) and root or unprivileged user namespaces. ` +
+          `To run commands without a sandbox, with your full rights, choose it explicitly: ` +
+          `"sandbox": { "mode": "full-access" } in dsh.config.json, or createBuiltinTools({ sandbox: 'full-access' }).`,
+      );
+    }
+  }
   return defineTool({
     name: 'bash',
     description:
       'Run a bash command in the workspace root. Returns stdout, stderr and the exit code (a non-zero exit code is not an error). ' +
+      'It runs in a sandbox (by default: writes only in the workspace and /tmp, no network, no credentials in the environment; .dsh, dsh.config.json, .git/hooks and .git/config are read-only). ' +
       'Nothing the command starts outlives it: background jobs, nohup, setsid and double-forked processes are killed when it ends, times out or is cancelled ' +
       '(a timed-out or cancelled command returns its output so far, marked partial).',
     input: BashInput,
     output: BashOutput,
     toContent: bashContent,
-    toMetadata: (r: BashRun) => ({ exitCode: r.exitCode, signal: r.signal, isolation: mode }),
+    toMetadata: (r: BashRun) => ({
+      exitCode: r.exitCode,
+      signal: r.signal,
+      isolation: mode === 'sandbox' ? 'pid-namespace' : mode,
+      sandbox: sandbox.mode,
+      network: sandbox.mode === 'full-access' || sandbox.network,
+      ...(r.quarantined ? { quarantined: r.quarantined.length } : {}),
+    }),
+    // `allowed-always` remembers each parsed command, never the line's text (issue 23 item 3).
+    approvalKeys: (args) => commandApprovalKeys(args),
     async execute(args, exec): Promise<BashRun> {
-      const iso = await isolation();
       const cwd = await ws.realRoot();
+      const { iso, env, finish } = await prepare(args.command, cwd);
       const ms = args.timeoutMs ?? options.defaultTimeoutMs ?? DEFAULT_BASH_TIMEOUT_MS;
       // The command's own deadline, fused with the caller's signal (which a timeout wrapper may own).
       const deadline = new AbortController();
@@ -133,16 +176,25 @@ export function createBashTool(ws: Workspace, options: BashToolOptions = {}) {
       };
       let run: ProcessRun;
       try {
-        run = await runIsolated(args.command, { cwd, signal, isolation: iso, killGraceMs: options.killGraceMs, maxOutputBytes: options.maxOutputBytes, onOutput });
+        run = await runIsolated(args.command, { cwd, env, signal, isolation: iso, killGraceMs: grace, maxOutputBytes: options.maxOutputBytes, onOutput });
       } finally {
         exec.clock.clearTimeout(timer);
       }
+      // Every process of the command is gone: what it made at a protected path can be moved aside.
+      const quarantined: readonly Quarantined[] = await finish();
       if (run.stopped) {
         const reason = run.stopReason;
         if (reason instanceof ToolError) throw stoppedError(run, reason);
         throw stoppedError(run, { code: ErrorCode.ABORTED, message: `cancelled: ${reason instanceof Error ? reason.message : String(reason ?? 'cancelled')}` });
       }
-      return { exitCode: run.exitCode, signal: run.signal, stdout: run.stdout, stderr: run.stderr, droppedBytes: run.droppedBytes };
+      return {
+        exitCode: run.exitCode,
+        signal: run.signal,
+        stdout: run.stdout,
+        stderr: run.stderr,
+        droppedBytes: run.droppedBytes,
+        ...(quarantined.length > 0 ? { quarantined: [...quarantined] } : {}),
+      };
     },
   });
 }

@@ -1,4 +1,5 @@
 import type { SpillStore } from '../../runtime/spill/spillStore.js';
+import { createSandbox, type SandboxMode, type SandboxOptions } from '../sandbox/sandbox.js';
 import { createBashTool, type BashIsolation } from './bash.js';
 import { createEditTool } from './edit.js';
 import { createGlobTool } from './glob.js';
@@ -10,6 +11,11 @@ import { createWriteTool } from './write.js';
 export interface BuiltinToolsOptions {
   /** The workspace every tool is confined to. */
   root: string;
+  /**
+   * The user-level dsh config directory, which no tool may change, like `.dsh/` and
+   * `dsh.config.json` (default `$XDG_CONFIG_HOME/dsh`, or `~/.config/dsh`).
+   */
+  userConfigDir?: string;
   /** Lets `read` and `grep` open spill locators (pass the store the spill policy saves to). */
   spillStore?: SpillStore;
   /** Largest page `read` returns, in UTF-8 bytes (default 12 KiB, under the default inline limit). */
@@ -25,25 +31,40 @@ export interface BuiltinToolsOptions {
    * or double-forked processes, or anything once this process is SIGKILLed, can survive the call.
    */
   bashIsolation?: BashIsolation;
+  /**
+   * The OS sandbox `bash` runs every command in (SPEC §10.2). A mode, or the mode with its
+   * settings. Default `'workspace-write'`: writes only inside the workspace and a private `/tmp`
+   * (`.dsh/`, `dsh.config.json`, `.git/hooks`, `.git/config` read-only), no network, dsh's
+   * secrets withheld from the environment. `'read-only'`: no writes but the private `/tmp`.
+   * `'full-access'`: no confinement (explicit choice only). Where the sandbox cannot be made,
+   * `bash` refuses with `TOOL_FAILED`.
+   */
+  sandbox?: SandboxMode | BashSandboxSettings;
 }
+
+/** The sandbox settings a user chooses (see `createSandbox` for the rest). */
+export type BashSandboxSettings = Omit<SandboxOptions, 'root'>;
 
 /**
  * The built-in tools of one session, sharing one workspace state (what this session has read):
  * `read`, `grep`, `glob` (concurrency-safe) and `write`, `edit`, `bash` (exclusive).
  */
 export function createBuiltinTools(options: BuiltinToolsOptions) {
-  const workspace = new Workspace(options.root);
+  const workspace = new Workspace(options.root, { userConfigDir: options.userConfigDir });
   const read = createReadTool(workspace, { spillStore: options.spillStore, maxReadBytes: options.maxReadBytes });
   const grep = createGrepTool(workspace, { spillStore: options.spillStore });
   const glob = createGlobTool(workspace);
   const write = createWriteTool(workspace);
   const edit = createEditTool(workspace);
+  const settings = typeof options.sandbox === 'string' ? { mode: options.sandbox } : (options.sandbox ?? {});
+  const sandbox = createSandbox({ ...settings, root: options.root });
   const bash = createBashTool(workspace, {
+    sandbox,
     defaultTimeoutMs: options.bashTimeoutMs,
     killGraceMs: options.bashKillGraceMs,
     isolation: options.bashIsolation,
   });
-  return { workspace, read, grep, glob, write, edit, bash, all: [read, grep, glob, write, edit, bash] as const };
+  return { workspace, sandbox, read, grep, glob, write, edit, bash, all: [read, grep, glob, write, edit, bash] as const };
 }
 
 export type BuiltinTools = ReturnType<typeof createBuiltinTools>;

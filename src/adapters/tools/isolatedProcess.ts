@@ -10,7 +10,30 @@ import { spawn } from 'node:child_process';
  *   process that calls `setsid` (or is started that way) leaves the group and survives, and so does
  *   everything when dsh is SIGKILLed. Only used when the user opts in.
  */
-export type Isolation = { readonly kind: 'pid-namespace'; readonly prefix: readonly string[] } | { readonly kind: 'process-group' };
+export type Isolation =
+  | { readonly kind: 'pid-namespace'; readonly prefix: readonly string[] }
+  | { readonly kind: 'process-group' }
+  | SandboxIsolation;
+
+/**
+ * - `sandboxed`: the command runs in an OS sandbox (src/adapters/sandbox) whose PID namespace has
+ *   the init of {@link initArgv} as pid 1, in a session of its own. `file` and `args` are the whole
+ *   command line (the sandbox's wrapper, then `initArgv(command, grace)`); the wrapper writes its
+ *   JSON info (`child-pid`: the host pid of that init) to fd `infoFd`. A stop signals that session
+ *   (the init ignores it; the command gets it), then kills the wrapper, whose death takes the
+ *   init and with it the namespace down.
+ */
+export interface SandboxIsolation {
+  readonly kind: 'sandboxed';
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly infoFd: 3;
+}
+
+/** The argv of the namespace init that runs `command` (see NAMESPACE_INIT). */
+export function initArgv(command: string, killGraceMs = 1000): string[] {
+  return ['/bin/bash', '-c', NAMESPACE_INIT, 'dsh-init', command, String(Math.ceil(killGraceMs / 50))];
+}
 
 /**
  * The namespace's init (pid 1), as a `bash -c` script: `$1` is the command, `$2` the grace in
@@ -72,16 +95,31 @@ export function runIsolated(command: string, options: ProcessRunOptions): Promis
       return resolve({ exitCode: null, signal: null, stdout: '', stderr: '', droppedBytes: 0, stopped: true, stopReason: options.signal.reason });
     }
     const [file, ...args] =
-      iso.kind === 'pid-namespace'
-        ? [...iso.prefix, '/bin/bash', '-c', NAMESPACE_INIT, 'dsh-init', command, String(Math.ceil(grace / 50))]
-        : ['/bin/bash', '-c', command];
+      iso.kind === 'sandboxed'
+        ? [iso.file, ...iso.args]
+        : iso.kind === 'pid-namespace'
+          ? [...iso.prefix, ...initArgv(command, grace)]
+          : ['/bin/bash', '-c', command];
     const child = spawn(file!, args, {
       cwd: options.cwd,
       env: options.env ?? process.env,
       detached: true, // setsid(): the child leads a new process group we can signal as one
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: (iso.kind === 'sandboxed' ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe']) as ['ignore', 'pipe', 'pipe'],
     });
     const pid = child.pid;
+    // The sandbox's init leads a session of its own: its host pid comes on the info fd.
+    let initPid: number | undefined;
+    if (iso.kind === 'sandboxed') {
+      const info = child.stdio[iso.infoFd] as NodeJS.ReadableStream | null;
+      let text = '';
+      info?.on('data', (d: Buffer) => {
+        if (initPid !== undefined || text.length > 4096) return;
+        text += d.toString('utf8');
+        const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
+        if (m) initPid = Number(m[1]);
+      });
+      info?.on('error', () => {});
+    }
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let kept = 0;
@@ -112,9 +150,17 @@ export function runIsolated(command: string, options: ProcessRunOptions): Promis
       // namespace's init (--kill-child), and with it the whole namespace.
       if (!exited) kill(pid, 'SIGKILL');
       kill(-pid, 'SIGKILL');
+      // The sandbox's session (only while the wrapper lives: once it has exited, the init and
+      // everything in its namespace are gone, and the number may be another group's by now).
+      if (!exited && initPid !== undefined) kill(-initPid, 'SIGKILL');
     };
     const takeDown = () => {
-      if (pid !== undefined) kill(-pid, 'SIGTERM');
+      if (iso.kind === 'sandboxed') {
+        // Not the wrapper (bubblewrap would die of SIGTERM and take everything down at once):
+        // the command's session, so the command can stop before its next step, as elsewhere.
+        if (initPid === undefined) return killAll();
+        kill(-initPid, 'SIGTERM');
+      } else if (pid !== undefined) kill(-pid, 'SIGTERM');
       timers.push(setTimeout(killAll, grace).unref());
     };
     const onAbort = () => takeDown();
@@ -159,6 +205,7 @@ export function runIsolated(command: string, options: ProcessRunOptions): Promis
         setTimeout(() => {
           child.stdout.destroy();
           child.stderr.destroy();
+          (child.stdio[3] as NodeJS.ReadableStream & { destroy?: () => void } | undefined)?.destroy?.();
           finish();
         }, grace * 2).unref(),
       );

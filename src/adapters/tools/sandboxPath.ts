@@ -76,6 +76,11 @@ export interface ResolveOptions {
   createDirs?: boolean;
   /** Follow a symlink in the last component (default true; false leaves it as the entry). */
   followFinal?: boolean;
+  /**
+   * With `createDirs`: called with the path the walk is heading for before it creates anything,
+   * and again whenever a symlink on the way changes that path; a rejection ends the walk.
+   */
+  beforeCreate?: (path: SandboxedPath) => Promise<void>;
 }
 
 function outside(given: string): ToolError {
@@ -136,6 +141,7 @@ export async function resolveEntry(realRoot: string, given: string, options: Res
     if (races > MAX_RACE_RETRIES) {
       throw new ToolError(ErrorCode.TOOL_FAILED, `${sandboxed(realRoot, parts).display} kept changing while it was being opened; try again`);
     }
+    if (options.createDirs && options.beforeCreate) await options.beforeCreate(sandboxed(realRoot, parts));
     const root = await openRoot(realRoot);
     let dir = root;
     let keep = false;

@@ -4,11 +4,14 @@
  */
 import { createHash } from 'node:crypto';
 import { realpath } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { ErrorCode } from '../../protocol/index.js';
 import { ToolError } from '../../runtime/toolError.js';
 import { openAtomicWriterIn } from '../fs/atomicWrite.js';
-import type { VerifiedDir } from '../fs/verifiedDir.js';
-import { openInWorkspace, resolveEntry, resolveInWorkspace, type OpenedEntry, type SandboxedPath } from './sandboxPath.js';
+import { realPathOfFd, type VerifiedDir } from '../fs/verifiedDir.js';
+import { protectedBy, protectedPaths, userConfigDir, type ProtectedPath } from '../sandbox/protectedPaths.js';
+import { openInWorkspace, realpathAllowMissing, resolveEntry, resolveInWorkspace, type OpenedEntry, type SandboxedPath } from './sandboxPath.js';
 
 /** What a file looked like when this session read or wrote it. */
 export interface FileVersion {
@@ -41,12 +44,51 @@ export interface EditIntent {
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
+export interface WorkspaceOptions {
+  /**
+   * The user-level dsh config directory, protected like `.dsh/` (default `$XDG_CONFIG_HOME/dsh`,
+   * or `~/.config/dsh`). See `protectedPaths`.
+   */
+  readonly userConfigDir?: string;
+}
+
 /** A sandboxed workspace root plus what one session has read and written in it. */
 export class Workspace {
   private realRootP: Promise<string> | undefined;
+  private protectedP: Promise<readonly ProtectedPath[]> | undefined;
   private readonly versions = new Map<string, FileVersion>();
 
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    private readonly options: WorkspaceOptions = {},
+  ) {}
+
+  /**
+   * The paths no file tool may change (SPEC §10.3: `.dsh/`, `dsh.config.json`, the user-level
+   * config, `.git/hooks`, `.git/config`), resolved. Reading them is allowed.
+   */
+  protectedPaths(): Promise<readonly ProtectedPath[]> {
+    return (this.protectedP ??= (async () => {
+      const realRoot = await this.realRoot();
+      const userDir = this.options.userConfigDir ?? userConfigDir(process.env, process.env.HOME || homedir());
+      return protectedPaths({ root: realRoot, userConfigDir: await realpathAllowMissing(userDir).catch(() => userDir) });
+    })().catch((e) => {
+      this.protectedP = undefined;
+      throw e;
+    }));
+  }
+
+  /** `FS_PROTECTED` naming the rule when `real` (absolute, resolved) is a protected path. */
+  private async refuseProtected(real: string, display: string): Promise<void> {
+    const hit = protectedBy(await this.protectedPaths(), real);
+    if (hit) {
+      throw new ToolError(
+        ErrorCode.FS_PROTECTED,
+        `${display} is protected and was not changed (rule ${hit.rule}: ${hit.reason}; SPEC §10.3: what governs the agent is out of its reach). ` +
+          'Tools may read it but never change it; if it must change, ask the user to do it.',
+      );
+    }
+  }
 
   /** The root with symlinks resolved: every sandbox check compares against it. */
   realRoot(): Promise<string> {
@@ -100,6 +142,7 @@ export class Workspace {
    */
   async writeIntent(given: string): Promise<WriteIntent> {
     const { path, snap } = await this.snapshot(given);
+    await this.refuseProtected(path.real, path.display);
     const seen = this.versions.get(path.real);
     if (!snap) {
       if (seen) throw stale(path, 'was deleted since this session read it');
@@ -112,6 +155,7 @@ export class Workspace {
   /** `fs/edit-intent`: the file must exist, have been read by this session, and be unchanged since. */
   async editIntent(given: string): Promise<EditIntent> {
     const { path, snap } = await this.snapshot(given);
+    await this.refuseProtected(path.real, path.display);
     if (!snap) throw new ToolError(ErrorCode.FS_NOT_FOUND, `${path.display} does not exist; create it with write`);
     this.checkFresh(path, snap.version, 'editing');
     const text = snap.bytes.toString('utf8');
@@ -124,7 +168,13 @@ export class Workspace {
   async commit(intent: { path: SandboxedPath; mode?: number }, bytes: Uint8Array): Promise<FileVersion> {
     // The intent's path is already resolved: walk it again by descriptor (creating missing
     // directories), and create the temp file and rename it inside that directory's descriptor.
-    const entry = await resolveEntry(await this.realRoot(), intent.path.real, { createDirs: true, followFinal: false });
+    // Protection is checked on the walk's own path before it creates a directory (a symlink met on
+    // the way may have moved it), and again on the real path of the descriptor written into.
+    const entry = await resolveEntry(await this.realRoot(), intent.path.real, {
+      createDirs: true,
+      followFinal: false,
+      beforeCreate: (p) => this.refuseProtected(p.real, p.display),
+    });
     const { parent, name } = entry;
     if (!parent || name === undefined) {
       await parent?.close();
@@ -132,6 +182,7 @@ export class Workspace {
     }
     let st;
     try {
+      await this.refuseProtected(join(await realPathOfFd(parent.fd), name), entry.path.display);
       if (entry.stat?.isDirectory()) throw new ToolError(ErrorCode.TOOL_FAILED, `${intent.path.display} is a directory, not a file`);
       const w = await openAtomicWriterIn(parent, name, intent.mode);
       try {

@@ -25,7 +25,7 @@ Exit: 0 nothing to repair or repaired, 1 not confirmed, or the file cannot be re
       import('../run/sessionFiles.js'),
       import('node:fs'),
       import('../run/lineOffsets.js'),
-      import('../run/sessionLease.js'),
+      import('../../adapters/store/sessionLease.js'),
     ]);
     const file = sessionFileOf(process.cwd(), positionals[0]!);
     // A file that is not there is reported as such (and leaves no lease file behind).

@@ -74,7 +74,9 @@ Exit: 0 stopped, 1 the database or the model cannot be used, 2 bad usage.`,
     let store: Awaited<ReturnType<typeof openPostgresStore>> | undefined;
     try {
       const { config } = await loadConfig({ cwd: process.cwd(), env: process.env });
-      store = await openPostgresStore({ connectionString: databaseUrl(values.database as string | undefined, process.env, config), maxConnections: concurrency + 6 });
+      // Each job slot may need a connection, and each graphile-worker pool holds one for LISTEN: a
+      // slot replaced after a database restart runs in a pool of its own (sessionWorker.ts).
+      store = await openPostgresStore({ connectionString: databaseUrl(values.database as string | undefined, process.env, config), maxConnections: 2 * concurrency + 6 });
       worker = await startSessionWorker({
         store,
         workspaces: resolve((values.workspaces as string | undefined) ?? '.dsh/workspaces'),
@@ -125,7 +127,7 @@ complete), 2 bad usage.`,
     const store = await openPostgresStore({ connectionString: databaseUrl(values.database as string | undefined, process.env, config), maxConnections: 2 });
     try {
       await migrateTurnQueue(store.pool);
-      const { n } = await submitTurn(store.pool, sessionId, message);
+      const { n } = await submitTurn(store.pool, sessionId, message, config?.maxMessageBytes !== undefined ? { maxMessageBytes: config.maxMessageBytes } : {});
       io.out(`queued turn ${n} of session ${sessionId}`);
       if (values.wait !== true) return 0;
       const { turnAnswer } = await import('../../runtime/projection/turnAnswer.js');

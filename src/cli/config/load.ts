@@ -83,7 +83,26 @@ export function mergeConfigs(user: DshConfig, project: DshConfig): DshConfig {
   if (user.timeouts || project.timeouts) out.timeouts = { ...user.timeouts, ...project.timeouts };
   if (user.mcpServers || project.mcpServers) out.mcpServers = { ...user.mcpServers, ...project.mcpServers };
   if (user.permissions || project.permissions) out.permissions = [...(project.permissions ?? []), ...(user.permissions ?? [])];
-  if (user.bash || project.bash) out.bash = { deny: [...new Set([...(user.bash?.deny ?? []), ...(project.bash?.deny ?? [])])] };
+  if (user.sandbox || project.sandbox) out.sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});
+  if (user.bash || project.bash) {
+    out.bash = { deny: [...new Set([...(user.bash?.deny ?? []), ...(project.bash?.deny ?? [])])] };
+    const allow = [...new Set([...(user.bash?.allow ?? []), ...(project.bash?.allow ?? [])])];
+    if (allow.length > 0) out.bash.allow = allow;
+  }
+  return out;
+}
+
+const SANDBOX_STRICTNESS = ['read-only', 'workspace-write', 'full-access'] as const;
+
+/**
+ * A project file cannot loosen the sandbox the user file sets: of two modes the stricter holds,
+ * and the network stays off if either file turns it off. Pass-through names are both files'.
+ */
+function mergeSandbox(user: NonNullable<DshConfig['sandbox']>, project: NonNullable<DshConfig['sandbox']>): NonNullable<DshConfig['sandbox']> {
+  const out = { ...user, ...project };
+  if (user.mode && project.mode) out.mode = SANDBOX_STRICTNESS[Math.min(SANDBOX_STRICTNESS.indexOf(user.mode), SANDBOX_STRICTNESS.indexOf(project.mode))];
+  if (user.network !== undefined && project.network !== undefined) out.network = user.network && project.network;
+  if (user.passEnv || project.passEnv) out.passEnv = [...new Set([...(user.passEnv ?? []), ...(project.passEnv ?? [])])];
   return out;
 }
 

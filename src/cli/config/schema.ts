@@ -57,11 +57,20 @@ export const DshConfigSchema = z.strictObject({
   plan: z.boolean().optional(),
   /** First matching rule decides. */
   permissions: z.array(PermissionRuleSchema).optional(),
-  bash: z.strictObject({ deny: z.array(BashPatternSchema).optional() }).optional(),
+  bash: z
+    .strictObject({
+      /** RE2 patterns over each command a line runs (shell-parsed): a match is refused (GUARD_DENIED). */
+      deny: z.array(BashPatternSchema).optional(),
+      /** RE2 patterns: a line whose every command matches runs without a question; any other line is asked about. */
+      allow: z.array(BashPatternSchema).optional(),
+    })
+    .optional(),
   /** Most concurrency-safe calls of one step running at once. */
   concurrency: positiveInt(256).optional(),
   /** Results larger than this many UTF-8 bytes are spilled. */
   maxInlineBytes: z.number().int().min(256).max(64 * 1024 * 1024).optional(),
+  /** Most UTF-8 bytes of one prompt, follow-up or steer (and of the steers waiting together); default 1 MiB. */
+  maxMessageBytes: z.number().int().min(1024).max(256 * 1024 * 1024).optional(),
   timeouts: TimeoutsSchema.optional(),
   /** The context window requests must fit in: old results are stubbed and old turns summarised. */
   context: z
@@ -74,6 +83,18 @@ export const DshConfigSchema = z.strictObject({
     .optional(),
   /** MCP servers by name (entry schema: see mcpServers.ts). */
   mcpServers: McpServersSchema.optional(),
+  /**
+   * The OS sandbox `bash` runs commands in (SPEC §10.2). `mode`: `workspace-write` (default),
+   * `read-only` or `full-access` (no confinement); `network`: let commands reach the network
+   * (default false); `passEnv`: environment names passed through although they look like secrets.
+   */
+  sandbox: z
+    .strictObject({
+      mode: z.enum(['read-only', 'workspace-write', 'full-access']).optional(),
+      network: z.boolean().optional(),
+      passEnv: z.array(z.string().min(1).regex(/^[^=\0]+$/, 'an environment variable name')).optional(),
+    })
+    .optional(),
   /** PostgreSQL URL of the session store and turn queue (`dsh worker`, `dsh submit`); env `DSH_DATABASE_URL` wins. */
   database: z.string().min(1).optional(),
 });

@@ -96,6 +96,7 @@ export function createAgentSession(setup: RunSetup): AgentSession {
     root: setup.cwd,
     spillStore: runtime.spillStore,
     bashIsolation: setup.bashIsolation,
+    ...(config.sandbox ? { sandbox: config.sandbox } : {}),
     ...(config.timeouts?.bashMs !== undefined ? { bashTimeoutMs: config.timeouts.bashMs } : {}),
     // A `read` page stays under the inline limit (as the defaults do: 12 KiB pages, 16 KiB inline).
     ...(config.maxInlineBytes !== undefined ? { maxReadBytes: Math.min(DEFAULT_MAX_READ_BYTES, Math.floor((config.maxInlineBytes * 3) / 4)) } : {}),

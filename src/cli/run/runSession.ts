@@ -7,7 +7,7 @@
  * while a turn runs (Enter sends it) steers that turn (`turn.steer`); one that comes too late for
  * it becomes a follow-up turn, which runs (and is drawn) before the next prompt.
  *
- * The session's lease (sessionLease.ts) is held from before the log is opened until it is closed:
+ * The session's lease (src/adapters/store/sessionLease.ts) is held from before the log is opened until it is closed:
  * another process on the same session is refused (`LEASE_HELD`) before it reads or writes anything.
  *
  * Ctrl-C cancels the running turn (its calls are aborted and logged, the turn ends `cancelled`);
@@ -38,7 +38,8 @@ import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
 import { suspendingApproval } from '../../runtime/pipeline/approvalService.js';
 import { argsText } from '../view/runView.js';
 import { embeddedModel } from './embeddedModel.js';
-import { holdSessionLease } from './sessionLease.js';
+import { holdSessionLease, type HeldSessionLease } from '../../adapters/store/sessionLease.js';
+import { checkMessageSize, DEFAULT_MESSAGE_LIMITS, MessageLimitError } from '../../runtime/messageLimits.js';
 import { readSteerInput, type SteerInput } from './steerInput.js';
 import type { TurnHandle } from '../../runtime/turns.js';
 import type { CallStageEvent } from '../../runtime/inspection/index.js';
@@ -75,7 +76,7 @@ export interface RunSessionOptions {
   installPolicies?: RunSetup['installPolicies'];
   /** `--inspect`: the local inspector page follows the session (src/cli/inspect/runInspector.ts). */
   inspector?: RunInspectorHooks;
-  /** The session lease's time to live, ms (default SESSION_LEASE_MS; see sessionLease.ts). */
+  /** The session lease's time to live, ms (default SESSION_LEASE_MS; see src/adapters/store/sessionLease.ts). */
   leaseMs?: number;
 }
 
@@ -118,6 +119,8 @@ export async function modelFactory(spec: string | undefined, o: { cwd: string; b
 }
 
 export async function runSession(o: RunSessionOptions): Promise<number> {
+  // An oversized prompt is refused before anything is created, leased or logged.
+  if (o.prompt !== undefined) checkMessageSize(o.prompt, 'prompt', { ...DEFAULT_MESSAGE_LIMITS, ...(o.config?.maxMessageBytes !== undefined ? { maxMessageBytes: o.config.maxMessageBytes } : {}) });
   const model = o.models ?? (await modelFactory(o.model ?? o.config?.model, { cwd: o.cwd, baseUrl: o.baseUrl, env: o.env }));
   // One process writes a session at a time: the lease is held from before the log is read (its
   // torn tail cut) until the log is closed; another process on it fails here (LEASE_HELD).
@@ -132,18 +135,18 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     },
   });
   try {
-    return await runHeld(o, model);
+    return await runHeld(o, model, held);
   } finally {
     held.release();
   }
 }
 
-async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3): Promise<number> {
+async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3, held: HeldSessionLease): Promise<number> {
   const stdin = o.stdin ?? process.stdin;
   const stdout = o.stdout ?? process.stdout;
   const interactive = !o.json && Boolean(stdin.isTTY && stdout.isTTY);
 
-  const { log, sink, torn } = await onFile(o.file, () => openJsonlSessionLog(o.file)).catch((e: unknown) => {
+  const { log, sink, torn } = await onFile(o.file, () => openJsonlSessionLog(o.file, { lease: held })).catch((e: unknown) => {
     if (e instanceof JsonlLogError) throw new Error(`${e.message} (dsh repair ${o.file} can cut the log there, after a backup)`, { cause: e });
     throw e;
   });
@@ -230,6 +233,7 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3): Prom
     try {
       await session.runtime.close();
     } finally {
+      await session.tools.sandbox.dispose();
       unsubscribe();
       await onFile(o.file, () => sink.close());
     }
@@ -239,6 +243,9 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3): Prom
 
   async function runTurns(): Promise<number> {
     info(`session ${o.id}: ${o.file}`);
+    // The sandbox in force for commands (SPEC §10.2: the run says which mode is in force).
+    const can = await session.tools.sandbox.check();
+    info(`${session.tools.sandbox.describe()}${can.ok ? '' : ` (cannot be made here: ${can.reason}; bash refuses to run)`}`);
     if (o.plan || o.config?.plan) info(`plan mode (${o.plan ? '--plan' : 'config "plan": true'}): only read-only tools run (${session.runtime.tools.list().filter((t) => t.readOnly).map((t) => t.name).join(', ')}); every other call is denied`);
     let code = 0;
     // Turns a late steering message became (they run after the turn it was typed in).
@@ -268,7 +275,17 @@ async function runHeld(o: RunSessionOptions, model: () => LanguageModelV3): Prom
           input: stdin,
           show: (text) => renderer?.feed({ kind: 'input', text }),
           submit: (text) => {
-            void handle.steer(text).then((o) => {
+            let steered: ReturnType<typeof handle.steer>;
+            try {
+              steered = handle.steer(text);
+            } catch (e) {
+              // Too big, or too many waiting (messageLimits.ts): refused, nothing logged; the turn goes on.
+              if (!(e instanceof MessageLimitError)) throw e;
+              renderer?.feed({ kind: 'status', status: `steer refused: ${e.message}` });
+              if (!renderer) o.io.err(`dsh: steer refused: ${e.message}`);
+              return;
+            }
+            void steered.then((o) => {
               if (o.delivered === 'follow-up') followUps.push(o.turn);
             });
           },

@@ -71,16 +71,31 @@ export async function startSessionWorker(o: SessionWorkerOptions): Promise<Runni
   const modelFor = await perTurnModel(o);
   await migrateTurnQueue(pool);
 
-  const events = new EventEmitter();
+  // graphile-worker's job slots (its "workers"): each runs one job at a time. A slot dies when it
+  // cannot record a job's end (the database went away mid-job: "committing seppuku"), leaving its
+  // job locked, and graphile-worker 0.16 does not replace it. Here a dead slot's id is dropped
+  // from this process's liveness row once its job is unlocked (force_unlock_workers: the job is
+  // then taken again and the session's queue moves on), and a new slot is started in its place.
   const jobWorkerIds: string[] = [];
-  events.on('worker:create', ({ worker }: { worker: { workerId: string } }) => jobWorkerIds.push(worker.workerId));
+  const deadSlots = new Set<string>();
+  const unlockDeadSlots = async () => {
+    if (deadSlots.size === 0) return;
+    const ids = [...deadSlots];
+    await pool.query(`SELECT graphile_worker.force_unlock_workers($1::text[])`, [ids]);
+    for (const d of ids) {
+      deadSlots.delete(d);
+      const i = jobWorkerIds.indexOf(d);
+      if (i >= 0) jobWorkerIds.splice(i, 1);
+    }
+    say(`${ids.length} dead job slot(s) released: their jobs are taken again`);
+  };
   const beat = () =>
-    heartbeat(pool, id, jobWorkerIds, leaseMs).then(
-      (reaped) => {
+    heartbeat(pool, id, jobWorkerIds, leaseMs)
+      .then((reaped) => {
         for (const w of reaped) say(`worker ${w} stopped renewing: its jobs are unlocked`);
-      },
-      (e: unknown) => say(`heartbeat failed: ${String(e)}`),
-    );
+        return unlockDeadSlots();
+      })
+      .catch((e: unknown) => say(`heartbeat failed (retried every ${Math.max(50, Math.floor(leaseMs / 3))} ms): ${String(e)}`));
 
   const task = async (payload: unknown, helpers: { job: { id: string | number; locked_by?: string | null } }) => {
     // The job's worker id is in this process's liveness row before any work starts, so that if
@@ -110,37 +125,100 @@ export async function startSessionWorker(o: SessionWorkerOptions): Promise<Runni
           model: () => model,
           approval: deniedWithoutTerminal((line) => say(line.replace(/^dsh: /, ''))),
           ...(o.allow ? { allow: o.allow } : {}),
-          ...(o.config ? { config: o.config } : {}),
+          // A queued message was held to the size limit when it was submitted (submitTurn): the
+          // worker runs it whatever its own limit, so a session never waits behind one it refuses.
+          config: { ...o.config, maxMessageBytes: 256 * 1024 * 1024 },
         });
         try {
           const done = await session.startTurn(turn.message).done;
           say(`session ${sessionId}: turn ${turn.n} ${done.outcome}`);
         } finally {
           await session.runtime.close();
+          // The sandbox's private /tmp goes with the turn (a worker lives long).
+          await session.tools.sandbox.dispose();
         }
       },
     });
     if (r.ran === 0 && r.closed.turns === 0) say(`session ${sessionId}: nothing to run`);
   };
 
-  const runner = await gw.run({
-    pgPool: pool as never,
-    concurrency: o.concurrency ?? 4,
-    noHandleSignals: true,
-    pollInterval: 1000,
-    taskList: { [QUEUE_TASK]: task as never },
-    events: events as never,
-    logger: await quietLogger(),
-  });
-  await beat();
-  const timer = setInterval(() => void beat(), Math.max(50, Math.floor(leaseMs / 3)));
+  type Runner = Awaited<ReturnType<typeof gw.run>>;
+  const runners = new Set<{ runner?: Runner; live: number }>();
   let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => (resolveDone = r));
+  /** A graphile-worker pool of `concurrency` slots on the shared connection pool. */
+  const startRunner = async (concurrency: number) => {
+    const entry: { runner?: Runner; live: number } = { live: 0 };
+    const events = new EventEmitter();
+    events.on('worker:create', ({ worker }: { worker: { workerId: string } }) => {
+      jobWorkerIds.push(worker.workerId);
+      entry.live++;
+    });
+    events.on('worker:stop', ({ worker, error }: { worker: { workerId: string }; error?: unknown }) => {
+      entry.live--;
+      if (stopping) return;
+      say(`job slot ${worker.workerId} died${error ? ` (${String((error as Error).message ?? error).split('\n', 1)[0]})` : ''}: its job is unlocked once the database answers, and a new slot replaces it`);
+      deadSlots.add(worker.workerId);
+      if (entry.live <= 0 && entry.runner) {
+        runners.delete(entry);
+        void entry.runner.stop().catch(() => {});
+      }
+      void unlockDeadSlots().catch(() => {}); // else the next heartbeat tries again
+      void replaceSlot();
+    });
+    runners.add(entry);
+    try {
+      entry.runner = await gw.run({
+        pgPool: pool as never,
+        concurrency,
+        noHandleSignals: true,
+        pollInterval: 1000,
+        taskList: { [QUEUE_TASK]: task as never },
+        events: events as never,
+        logger: await quietLogger(),
+      });
+    } catch (e) {
+      runners.delete(entry);
+      throw e;
+    }
+    // A pool that ends by itself (not asked to): the worker stops, for its supervisor to restart it.
+    entry.runner.promise.then(
+      () => {
+        if (!stopping && runners.has(entry) && entry.live > 0) void stop();
+      },
+      (e: unknown) => {
+        if (stopping) return;
+        say(`the job queue failed: ${String(e)}; stopping`);
+        void stop();
+      },
+    );
+  };
+  /** Starts one slot in place of a dead one, retrying while the database is away (1 s doubling to 30 s). */
+  const replaceSlot = async () => {
+    for (let wait = 1000; !stopping; wait = Math.min(wait * 2, 30_000)) {
+      try {
+        await startRunner(1);
+        say('a new job slot replaces the dead one');
+        return;
+      } catch (e) {
+        say(`could not start a job slot (retrying in ${wait} ms): ${String(e)}`);
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+  };
+
+  let timer: ReturnType<typeof setInterval> | undefined;
+  function stop(): Promise<void> {
+    return (stopping ??= (async () => {
       clearInterval(timer);
-      await runner.stop();
+      await Promise.all([...runners].map((r) => r.runner?.stop().catch(() => {})));
       await leaveWorkers(pool, id).catch(() => {});
+      resolveDone();
     })());
-  const done = runner.promise.then(() => stop());
+  }
+  await startRunner(o.concurrency ?? 4);
+  await beat();
+  timer = setInterval(() => void beat(), Math.max(50, Math.floor(leaseMs / 3)));
   return { id, stop, done };
 }

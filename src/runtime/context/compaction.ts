@@ -4,7 +4,7 @@
  * recorded as a `context/compacted` event, and the projection applies it. Nothing is deleted: the
  * full results stay in the log (and in the spill store).
  */
-import type { LogEvent, LogEventOf } from '../../protocol/index.js';
+import { errorNameFor, type LogEvent, type LogEventOf, type ToolResult } from '../../protocol/index.js';
 import type { ArgLimits } from '../args.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { compactedStub } from '../projection/compactedText.js';
@@ -100,7 +100,10 @@ export function compactionEvents(log: SessionLog): readonly LogEvent[] {
     for (const step of turn.steps) {
       for (const [callSeq, r] of step.results) {
         if (r.seq >= first || r.content === undefined) continue;
-        const result = { callId: r.callId, toolName: r.toolName, isError: r.isError, content: r.content, ...(r.parts ? { parts: [...r.parts] } : {}), metadata: {} };
+        const shared = { callId: r.callId, toolName: r.toolName, content: r.content, ...(r.parts ? { parts: [...r.parts] } : {}), metadata: {} };
+        // A checkpoint written before results kept their code has none to give: TOOL_FAILED then.
+        const code = r.code ?? 'TOOL_FAILED';
+        const result: ToolResult = r.isError ? { ...shared, isError: true, error: { name: errorNameFor(code), code, message: r.content } } : { ...shared, isError: false };
         before.push({ seq: r.seq, time: 0, type: 'tool/result', turnId: turn.turnId, stepIndex: step.index, callId: r.callId, toolName: r.toolName, sourceEventSeqs: [callSeq], result });
       }
     }

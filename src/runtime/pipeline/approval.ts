@@ -2,6 +2,9 @@
  * `ask` → the approval service (SPEC §2.1, §8.3): asks, accepts only the three answers, and
  * remembers `allowed-always` for the same tool with identical args for the rest of the session,
  * a resumed session included: the memory starts from the `allowed-always` answers in the log.
+ * A tool may say what an answer remembers instead (`approvalKeys`): `bash` remembers each parsed
+ * command of the line, so approving `git status && rm -rf x` covers those two commands as
+ * written, never `rm` with other arguments.
  */
 import type { PreparedCall } from '../../../machines/callStages.js';
 import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type LogEvent } from '../../protocol/index.js';
@@ -9,6 +12,7 @@ import { SUSPEND } from './approvalService.js';
 import { parseArgs } from '../args.js';
 import { placeOf, type StageDeps } from './stageDeps.js';
 import { sessionIndexOf } from '../log/sessionIndex.js';
+import type { AnyTool } from '../defineTool.js';
 
 export interface ApprovalStage {
   isRemembered(call: PreparedCall): boolean;
@@ -26,6 +30,22 @@ function canonicalJson(value: unknown): string {
 
 /** The key of an `allowed-always`: the tool and its validated args. */
 export const approvalKey = (toolName: string, args: unknown): string => `${toolName}\u0000${canonicalJson(args)}`;
+
+/**
+ * The keys an `allowed-always` for this call remembers, every one of which a later call needs:
+ * the tool's own `approvalKeys` (bash: one per parsed command) or the tool and its exact args.
+ * Empty: never remembered. A throwing `approvalKeys` remembers nothing (the question is asked).
+ */
+export function approvalKeysOf(tool: Pick<AnyTool, 'name' | 'approvalKeys'> | undefined, toolName: string, args: unknown): readonly string[] {
+  if (!tool?.approvalKeys) return [approvalKey(toolName, args)];
+  let keys: readonly string[] | undefined;
+  try {
+    keys = tool.approvalKeys(args);
+  } catch {
+    keys = undefined;
+  }
+  return keys === undefined ? [] : keys.map((k) => `${toolName}\u0001${k}`);
+}
 
 /** Where an event belongs: a call is known by its turn, step and id. */
 const placeKey = (e: { turnId?: string; stepIndex?: number; callId: string }) => `${e.turnId ?? ''}\u0000${e.stepIndex ?? ''}\u0000${e.callId}`;
@@ -45,7 +65,7 @@ export function rememberedInLog(events: readonly LogEvent[], deps: Pick<StageDep
       const tool = call && deps.tools.get(call.toolName);
       if (!call || !tool) continue;
       try {
-        keys.add(approvalKey(tool.name, parseArgs(tool, call.input, deps.argLimits)));
+        for (const k of approvalKeysOf(tool, tool.name, parseArgs(tool, call.input, deps.argLimits))) keys.add(k);
       } catch {
         // no longer valid for the tool: nothing to remember
       }
@@ -61,8 +81,13 @@ export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | '
   // The answers come from the log's index (a resumed session's too), not from a scan of the log.
   const memory = () => (remembered ??= rememberedInLog(sessionIndexOf(log).rememberedApprovals(), deps));
   return {
-    isRemembered: (p) => memory().has(approvalKey(p.view.toolName, p.view.args)),
-    remember: (p) => void memory().add(approvalKey(p.view.toolName, p.view.args)),
+    isRemembered: (p) => {
+      const keys = approvalKeysOf(deps.tools.get(p.view.toolName), p.view.toolName, p.view.args);
+      return keys.length > 0 && keys.every((k) => memory().has(k));
+    },
+    remember: (p) => {
+      for (const k of approvalKeysOf(deps.tools.get(p.view.toolName), p.view.toolName, p.view.args)) memory().add(k);
+    },
     async request(p, reason, signal) {
       if (!deps.approval) return 'denied';
       let answer: unknown;

@@ -5,7 +5,8 @@
  */
 import type { PipelineLimits } from '../../../machines/callStages.js';
 import type { Runtime, RuntimeOptions } from '../createRuntime.js';
-import { bashDenyGuard } from './bashDenyGuard.js';
+import { bashDenyGuard, compileBashPattern } from './bashDenyGuard.js';
+import { bashCommandRules } from './commandRules.js';
 import { permissionRules, type PermissionRule } from './permissionRules.js';
 import { planMode } from './planMode.js';
 
@@ -14,9 +15,16 @@ export interface PolicyConfig {
   /** Plan mode on (only read-only tools run). */
   readonly plan?: boolean;
   readonly permissions?: readonly PermissionRule[];
-  readonly bash?: { readonly deny?: readonly string[] };
+  /**
+   * Command rules for `bash`, RE2 patterns over each command the line runs (on a shell parse):
+   * `deny` is a guard; `allow` lets a line whose every command matches run without a question,
+   * and asks about any other line.
+   */
+  readonly bash?: { readonly deny?: readonly string[]; readonly allow?: readonly string[] };
   readonly concurrency?: number;
   readonly maxInlineBytes?: number;
+  /** Most UTF-8 bytes of one prompt, follow-up or steer (see messageLimits.ts). */
+  readonly maxMessageBytes?: number;
   readonly timeouts?: { readonly hookMs?: number; readonly approvalMs?: number; readonly abortGraceMs?: number };
   /** The context window (its summariser, when `summarize: 'model'`, is the caller's to attach). */
   readonly context?: { readonly maxChars: number; readonly summarize?: 'model' | 'digest' };
@@ -30,12 +38,14 @@ export interface ApplyConfigOptions {
 }
 
 /** The names the policies are registered under. */
-export const POLICY_NAMES = { planMode: 'dsh:plan-mode', permissions: 'dsh:permissions', bashDeny: 'dsh:bash-deny' } as const;
+export const POLICY_NAMES = { planMode: 'dsh:plan-mode', permissions: 'dsh:permissions', bashDeny: 'dsh:bash-deny', bashCommands: 'dsh:bash-commands' } as const;
 
 /**
- * Installs the config's policies on `rt`: plan mode (when on) and the permission rules as
- * pre-execute listeners, ordered before every other pre-execute listener (plan mode first: a
- * permission `allow` must not carry a `write` past it); the bash deny patterns as a guard.
+ * Installs the config's policies on `rt`: plan mode (when on), the bash command rules and the
+ * permission rules as pre-execute listeners, ordered before every other pre-execute listener (plan
+ * mode first: a permission `allow` must not carry a `write` past it; then the command rules, which
+ * ask about a line they cannot fully see before any `allow` can pass it, and let a later `deny`
+ * win); the bash deny patterns as a guard.
  * This sets the pre-execute order (`rt.hooks.order`): call it before ordering your own listeners.
  * Returns a function that removes the listeners it installed; the bash deny guard stays, because
  * guards are append-only (nothing later may undo a guard's deny, SPEC §2.2).
@@ -53,21 +63,31 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
     );
     first.push(POLICY_NAMES.planMode);
   }
+  const deny = config.bash?.deny ?? [];
+  const allow = config.bash?.allow ?? [];
+  if (deny.length > 0 || allow.length > 0) {
+    const matchers = allow.map((p) => {
+      const re = compileBashPattern(p);
+      return (s: string) => re.matcher(s).find();
+    });
+    removers.push(rt.hooks.on('tools/pre-execute', POLICY_NAMES.bashCommands, bashCommandRules({ allow: matchers, hasDeny: deny.length > 0 })));
+    first.push(POLICY_NAMES.bashCommands);
+  }
   if (config.permissions && config.permissions.length > 0) {
     removers.push(rt.hooks.on('tools/pre-execute', POLICY_NAMES.permissions, permissionRules({ rules: config.permissions, root: options.root })));
     first.push(POLICY_NAMES.permissions);
   }
   if (first.length > 0) rt.hooks.order('tools/pre-execute', first);
-  const deny = config.bash?.deny ?? [];
   if (deny.length > 0) rt.tools.guard(bashDenyGuard({ patterns: deny }), POLICY_NAMES.bashDeny);
   return () => {
     for (const r of removers.reverse()) r();
   };
 }
 
-/** The `createRuntime` options a config sets (concurrency, `maxInlineBytes`, hook/approval/abort timeouts). */
-export function runtimeOptionsFromConfig(config: PolicyConfig): Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits' | 'contextWindow'> {
-  const out: Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits' | 'contextWindow'> = {};
+/** The `createRuntime` options a config sets (concurrency, `maxInlineBytes`, `maxMessageBytes`, hook/approval/abort timeouts). */
+export function runtimeOptionsFromConfig(config: PolicyConfig): Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits' | 'contextWindow' | 'messageLimits'> {
+  const out: Pick<RuntimeOptions, 'concurrency' | 'maxInlineBytes' | 'limits' | 'contextWindow' | 'messageLimits'> = {};
+  if (config.maxMessageBytes !== undefined) out.messageLimits = { maxMessageBytes: config.maxMessageBytes };
   if (config.context) out.contextWindow = { maxChars: config.context.maxChars };
   if (config.concurrency !== undefined) out.concurrency = config.concurrency;
   if (config.maxInlineBytes !== undefined) out.maxInlineBytes = config.maxInlineBytes;

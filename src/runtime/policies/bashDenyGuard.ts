@@ -3,25 +3,27 @@
  * it; a match is `GUARD_DENIED`). Patterns are RE2 syntax, matched with re2js in time linear in
  * the command, whatever the command (a model-written command cannot stall the process).
  *
- * A pattern is tried against several spellings of the command, so the cheap dodges fail:
- * - the command as sent;
- * - each simple command in it: split at `;` `&` `|` newlines `(` `)` `{` `}` and backquotes (so
- *   `true; rm -rf x`, `a && rm -rf x`, `$(rm -rf x)` each yield `rm -rf x`, and `^rm` matches);
- * - each of those with quotes and backslashes removed and runs of blanks made one space
- *   (`r''m -rf`, `"rm" -rf`, `\rm -rf`, `rm   -rf`, `rm\t-rf`), with leading
- *   `VAR=value` assignments and the wrappers `sudo`, `command`, `builtin`, `exec`, `env`, `nohup`,
- *   `time`, `nice`, `xargs` dropped, and the directory of the command word dropped
- *   (`/bin/rm`, `./rm`, `sudo env X=1 /usr/bin/rm` → `rm`).
+ * A pattern is matched against the commands the line would run, from a real shell parse
+ * (shellCommands.ts, SPEC §10.4), not against its text: every simple command after `&&` `||` `;`
+ * `|` `&`, inside `$(…)`, backquotes, subshells and process substitutions, after `if` / `while` /
+ * `for` / `case` / `!` / `coproc` / `time` and in function bodies, with leading redirections and
+ * assignments set aside, quotes and escapes decoded, the command's directory dropped (`/bin/rm`),
+ * and through wrappers with their options (`env`, `nice -n 5`, `exec -a x`, `timeout 5`,
+ * `setsid`, `stdbuf -o0`, `xargs -a list`, `sudo -u root`, `command`, `builtin`, `nohup`, `time`,
+ * `find -exec`) and the strings of `bash -c` and `eval`. See `commandSpellings` (commandRules.ts).
  *
- * What it cannot see, and never will: a deny list over command text is a speed bump, not a
- * sandbox. Shell expansion happens after the check: `x=rm; $x -rf d`, `$(echo cm0= | base64 -d)`,
- * `eval`, `printf '\x72m'`, globs (`/bin/r?`), aliases and functions all run a command whose text
- * never appears. So does a script the model writes with `write` and then runs (`bash ./s.sh`),
- * or another interpreter (`python -c`, `perl -e`, `find -delete`, `git clean`). For a real gate,
- * put `bash` behind an `ask` permission rule (or plan mode), or allow-list commands outside dsh.
+ * What the parse cannot see (a command name built at run time: `$x`, `$(…)`, a glob; `eval` of a
+ * string built at run time; a script run by name) the guard cannot deny; the command rules'
+ * pre-execute listener (`bashCommandRules`, installed with the deny patterns by `applyConfig`)
+ * asks about such a line instead. A line that does not parse at all (a syntax error, a construct
+ * the parser rejects, a line over `MAX_PARSED_COMMAND_LENGTH`) is denied: the patterns cannot be
+ * checked against it. The OS sandbox, not a pattern, is what bounds a command that runs
+ * (SPEC §10.2).
  */
 import { RE2JS } from 're2js';
 import type { Guard } from '../hooks.js';
+import { commandSpellings } from './commandRules.js';
+import { parseShellCommand } from './shellCommands.js';
 
 export interface BashDenyGuardOptions {
   /** RE2 patterns; a command any of them matches (in any spelling above) is denied. */
@@ -29,10 +31,6 @@ export interface BashDenyGuardOptions {
   /** The tool whose `command` argument is checked (default `bash`). */
   readonly tool?: string;
 }
-
-const SEPARATORS = /[;&|\n\r(){}`]+/;
-const WRAPPERS = new Set(['sudo', 'command', 'builtin', 'exec', 'env', 'nohup', 'time', 'nice', 'xargs']);
-const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
 /** Compiles a pattern, throwing a TypeError that names it when RE2 rejects it. */
 export function compileBashPattern(pattern: string): RE2JS {
@@ -43,31 +41,6 @@ export function compileBashPattern(pattern: string): RE2JS {
   }
 }
 
-/** Quotes and backslashes out, blanks collapsed, leading assignments/wrappers and the command's directory dropped. */
-function simplify(segment: string): string {
-  const words = segment.replace(/['"\\]/g, '').split(/\s+/).filter((w) => w !== '');
-  let i = 0;
-  while (i < words.length && (ASSIGNMENT.test(words[i]!) || WRAPPERS.has(words[i]!) || (i > 0 && WRAPPERS.has(words[i - 1]!) && words[i]!.startsWith('-')))) i++;
-  const rest = words.slice(i);
-  if (rest.length > 0) rest[0] = rest[0]!.slice(rest[0]!.lastIndexOf('/') + 1);
-  return rest.join(' ');
-}
-
-/** The spellings of a command a deny pattern is tried against (see the file comment). */
-export function commandSpellings(command: string): string[] {
-  const out = new Set<string>([command]);
-  // A backslash-newline is a line continuation, not a separator: join first.
-  for (const part of command.replace(/\\\r?\n/g, '').split(SEPARATORS)) {
-    const raw = part.trim();
-    if (raw === '') continue;
-    out.add(raw);
-    // `$(`: the `$` is left at the end of the previous part; strip a lone trailing `$`.
-    const simple = simplify(raw.endsWith('$') ? raw.slice(0, -1) : raw);
-    if (simple !== '') out.add(simple);
-  }
-  return [...out];
-}
-
 /** A guard denying every `bash` call whose command matches one of `patterns`. */
 export function bashDenyGuard(options: BashDenyGuardOptions): Guard {
   const tool = options.tool ?? 'bash';
@@ -76,7 +49,14 @@ export function bashDenyGuard(options: BashDenyGuardOptions): Guard {
     if (call.toolName !== tool || compiled.length === 0) return undefined;
     const command = (call.args as { command?: unknown } | null)?.command;
     if (typeof command !== 'string') return undefined;
-    const spellings = commandSpellings(command);
+    const parse = parseShellCommand(command);
+    if (!parse.parsed) {
+      return (
+        `the command cannot be checked against the deny patterns of the user's configuration: ${parse.opaque[0] ?? 'it does not parse'}. ` +
+        'Rewrite it as plain bash the rules can read (fix the syntax, split it into shorter commands, use $(…) instead of backquotes).'
+      );
+    }
+    const spellings = commandSpellings(command, parse);
     for (const { source, re } of compiled) {
       const hit = spellings.find((s) => re.matcher(s).find());
       if (hit !== undefined) {

@@ -20,7 +20,7 @@ import type {
   LanguageModelV3ToolCallPart,
   LanguageModelV3ToolResultPart,
 } from '@ai-sdk/provider';
-import type { ContentPart, LogEvent } from '../../protocol/index.js';
+import { ErrorCodeSchema, type ContentPart, type ErrorCode, type LogEvent } from '../../protocol/index.js';
 import { ReasoningReplay } from './reasoningReplay.js';
 import { defaultArgLimits, readBoundedJson, withinLimits, type ArgLimits } from '../args.js';
 import { compactedStub, SUMMARY_PREFIX } from './compactedText.js';
@@ -56,6 +56,8 @@ export interface PromptResultView {
   callId: string;
   toolName: string;
   isError: boolean;
+  /** An error result's code (absent in checkpoints written before it was kept). */
+  code?: ErrorCode;
   /** Length of the content (what a stub reports). */
   chars: number;
   /** Absent once stubbed. */
@@ -123,6 +125,7 @@ const isResult = (r: unknown) =>
   isStr(r.callId) &&
   isStr(r.toolName) &&
   typeof r.isError === 'boolean' &&
+  optional(r.code, (c) => ErrorCodeSchema.safeParse(c).success) &&
   isNat(r.chars) &&
   optional(r.content, isStr) &&
   optional(r.parts, (ps) => Array.isArray(ps) && ps.every(isPart)) &&
@@ -234,6 +237,7 @@ export class PromptProjection {
           const locator = this.locators.size ? this.locators.get(locatorKey(event.turnId, event.callId)) : undefined;
           const r = event.result;
           const view: PromptResultView = { seq: event.seq, callId: event.callId, toolName: event.toolName, isError: r.isError, chars: r.content.length };
+          if (r.isError) view.code = r.error.code;
           if (!this.stubbed.has(event.seq)) {
             view.content = r.content;
             if (r.parts?.length) view.parts = r.parts;

@@ -14,6 +14,7 @@
 import type { ActorRefFrom } from 'xstate';
 import type { LogEventOf, NewLogEvent } from '../../protocol/index.js';
 import type { turnMachine } from '../../../machines/turn.js';
+import type { QuietStep } from '../../../machines/turnLifecycle.js';
 
 type TurnActor = ActorRefFrom<typeof turnMachine>;
 
@@ -25,16 +26,30 @@ export interface SuspensionRequests {
   unpark(turnId: string | undefined, callId: string): void;
 }
 
+/** A running turn watched for a suspension; the turn's lifecycle decides when to suspend it. */
 export interface TurnSuspension {
-  /** The `turn/suspended` event, once the turn is suspended. */
-  readonly event: LogEventOf<'turn/suspended'> | undefined;
-  /** Stops watching (the turn ended by itself). */
+  /** Logs `turn/suspended` for the quiet step and stops watching (the lifecycle then stops the turn actor). */
+  suspend(quiet: QuietStep): LogEventOf<'turn/suspended'>;
+  /** Stops watching (the turn ended by itself, or is suspended). */
   dispose(): void;
 }
 
 interface Watched {
-  readonly parked: Set<string>;
-  check(): void;
+  park(callId: string): void;
+  unpark(callId: string): void;
+}
+
+/** What a watcher tells the turn's lifecycle (machines/turnLifecycle.ts). */
+export interface SuspensionWatch {
+  readonly actor: TurnActor;
+  readonly turnId: string;
+  readonly append: (e: NewLogEvent) => { seq: number };
+  /** The first call parked (`PARKED`). */
+  onParked(): void;
+  /** No parked call is left (`UNPARKED`). */
+  onUnparked(): void;
+  /** The step is quiet with calls parked (`QUIET`): never called inside an actor's own processing. */
+  onQuiet(quiet: QuietStep): void;
 }
 
 /** The registry shared by the runtime's approval stage and its turn runner. */
@@ -45,52 +60,57 @@ export function createSuspensionRequests() {
     park(turnId, callId) {
       const w = turnId === undefined ? undefined : turns.get(turnId);
       if (!w) return false;
-      w.parked.add(callId);
+      w.park(callId);
       for (const l of parkListeners) l(turnId!, callId);
-      w.check();
       return true;
     },
     unpark(turnId, callId) {
-      if (turnId !== undefined) turns.get(turnId)?.parked.delete(callId);
+      if (turnId !== undefined) turns.get(turnId)?.unpark(callId);
     },
   };
 
-  /** Watches one running turn: once a call is parked and the step is quiet, logs `turn/suspended` and stops the actor. */
-  function watch(o: { actor: TurnActor; turnId: string; append: (e: NewLogEvent) => { seq: number }; onSuspended: () => void }): TurnSuspension {
-    let event: LogEventOf<'turn/suspended'> | undefined;
+  /** Watches one running turn: tells its lifecycle when a call parks, and when the step is quiet. */
+  function watch(o: SuspensionWatch): TurnSuspension {
     let scheduled = false;
+    let over = false;
     let inspecting: { unsubscribe(): void } | undefined;
     const parked = new Set<string>();
     const dispose = () => {
+      over = true;
       turns.delete(o.turnId);
       inspecting?.unsubscribe();
       inspecting = undefined;
     };
     const tryNow = () => {
       scheduled = false;
-      if (event || parked.size === 0) return;
+      if (over || parked.size === 0) return;
       const quiet = quietStep(o.actor, parked);
-      if (!quiet) return;
-      event = o.append({ type: 'turn/suspended', turnId: o.turnId, ...quiet }) as unknown as LogEventOf<'turn/suspended'>;
-      dispose();
-      o.onSuspended();
-      o.actor.stop();
+      if (quiet) o.onQuiet(quiet);
     };
-    const w: Watched = {
-      parked,
-      check() {
+    const check = () => {
+      if (scheduled || over) return;
+      scheduled = true;
+      // Never inside an actor's own processing: stopping the turn there would cut it mid-step.
+      queueMicrotask(tryNow);
+    };
+    turns.set(o.turnId, {
+      park(callId) {
+        const first = parked.size === 0;
+        parked.add(callId);
+        if (first) o.onParked();
         // Every snapshot change of the turn's actors may make the step quiet: watched only while a
         // call is parked (an inspector costs every actor of the turn a little per event).
-        inspecting ??= o.actor.system.inspect(() => w.check());
-        if (scheduled || event) return;
-        scheduled = true;
-        // Never inside an actor's own processing: stopping the turn there would cut it mid-step.
-        queueMicrotask(tryNow);
+        inspecting ??= o.actor.system.inspect(check);
+        check();
       },
-    };
-    turns.set(o.turnId, w);
+      unpark(callId) {
+        if (parked.delete(callId) && parked.size === 0) o.onUnparked();
+      },
+    });
     return {
-      get event() {
+      suspend(quiet) {
+        const event = o.append({ type: 'turn/suspended', turnId: o.turnId, ...quiet }) as unknown as LogEventOf<'turn/suspended'>;
+        dispose();
         return event;
       },
       dispose,
@@ -106,10 +126,9 @@ export function createSuspensionRequests() {
   return { requests, watch, onPark };
 }
 
-type Quiet = Omit<LogEventOf<'turn/suspended'>, 'type' | 'turnId' | 'seq' | 'time'>;
 
 /** The step's state when it may be suspended now; undefined while something still moves. */
-function quietStep(turn: TurnActor, parked: ReadonlySet<string>): Quiet | undefined {
+function quietStep(turn: TurnActor, parked: ReadonlySet<string>): QuietStep | undefined {
   const t = turn.getSnapshot();
   if (t.status !== 'active' || t.context.cancelled) return undefined;
   const step = t.children.step?.getSnapshot();
@@ -117,8 +136,8 @@ function quietStep(turn: TurnActor, parked: ReadonlySet<string>): Quiet | undefi
   if (!step || step.status !== 'active' || !step.matches('awaitingTools') || step.context.cancelled) return undefined;
   const scheduler = step.children.scheduler?.getSnapshot();
   if (!scheduler || scheduler.status !== 'active') return undefined;
-  const calls: Quiet['calls'] = [];
-  const held: Quiet['held'] = [];
+  const calls: QuietStep['calls'] = [];
+  const held: QuietStep['held'] = [];
   for (const e of scheduler.context.gate.entries) {
     if (e.status === 'running') {
       if (!parked.has(e.request.callId)) return undefined;

@@ -88,7 +88,7 @@ describe('JSONL log checkpoints (issue 16.1)', () => {
 
   it('resuming from the last checkpoint gives what a full replay gives, and closes the same open work', async () => {
     const path = await session(12);
-    const full = await openJsonlSessionLog(path, { clock: new ManualClock(5_000), fromCheckpoint: false, checkpointEvery: 0, fsync: false });
+    const full = await openJsonlSessionLog(path, { clock: new ManualClock(5_000), fromCheckpoint: false, checkpointEvery: 0, fsync: false, lease: false });
     const fromCheckpoint = await openJsonlSessionLog(path, { clock: new ManualClock(5_000), checkpointEvery: 0, fsync: false });
     try {
       expect(full.resumedFrom).toBeUndefined();
@@ -186,7 +186,7 @@ describe('JSONL log checkpoints (issue 16.1)', () => {
     expect(events.at(-1)!.seq).toBe(events.length);
     expect(events.filter((e) => e.type === 'session/checkpoint' && e.seq > lastSeq).length).toBeGreaterThan(0);
     const again = await openJsonlSessionLog(path, { checkpointEvery: 0, fsync: false });
-    const full = await openJsonlSessionLog(path, { fromCheckpoint: false, checkpointEvery: 0, fsync: false });
+    const full = await openJsonlSessionLog(path, { fromCheckpoint: false, checkpointEvery: 0, fsync: false, lease: false });
     await again.sink.close();
     await full.sink.close();
     expect(again.resumedFrom).toBeGreaterThan(lastSeq);

@@ -22,11 +22,11 @@ async function logPath(): Promise<string> {
 
 /** One small turn: a step with two calls (one failing) and an answer. */
 function turnEvents(turnId = 'turn-1'): NewLogEvent[] {
-  const ok = { callId: 'c0', toolName: 'read', isError: false, content: 'héllo 😀\n中文', value: { lines: ['a', 'b'] }, metadata: {} };
+  const ok = { callId: 'c0', toolName: 'read', isError: false as const, content: 'héllo 😀\n中文', value: { lines: ['a', 'b'] }, metadata: {} };
   const err = {
     callId: 'c1',
     toolName: 'nope',
-    isError: true,
+    isError: true as const,
     error: { name: 'UnknownToolError', code: 'UNKNOWN_TOOL' as const, message: 'unknown tool "nope"' },
     content: 'UNKNOWN_TOOL: unknown tool "nope"',
     metadata: {},

@@ -139,12 +139,15 @@ describe.each<Transport>(['stdio', 'http'])('MCP tools over %s', (transport) => 
 describe('MCP server failures (Streamable HTTP)', () => {
   it('a server that dies mid-call fails that call with TOOL_FAILED and the reason, long before the call limit', async () => {
     const { config } = await fixture('http');
-    const { rt } = await runtimeWith({ fx: { ...config, callTimeoutMs: 600_000 } });
+    const { rt, source } = await runtimeWith({ fx: { ...config, callTimeoutMs: 600_000 } });
     const r = await call(rt, 'fx__die').result;
     expect(r.error?.code).toBe('TOOL_FAILED');
-    expect(r.error?.message).toContain('the server stopped answering');
+    expect(r.error?.message).toContain("the server's answer stream was cut before the answer");
+    // The cut makes dsh ping the server: it is gone, so the connection is closed and later calls fail fast.
+    await eventually(() => source.connections.get('fx')?.closedReason()?.includes('the server stopped answering') === true, 'the connection to be closed');
     const after = await call(rt, 'fx__fast', { text: 'x' }).result;
     expect(after.error?.code).toBe('TOOL_FAILED');
+    expect(after.error?.message).toContain('not connected: the server stopped answering');
   });
 });
 

@@ -28,4 +28,12 @@ describe('mcpServers configuration', () => {
     expect(isTrustedConcurrencySafe({ ...cfg, concurrencySafe: ['read'] }, 'read', undefined)).toBe(true);
     expect(isTrustedConcurrencySafe({ ...cfg, concurrencySafe: ['read'] }, 'write', undefined)).toBe(false);
   });
+
+  it('size limits: maxMessageBytes for both transports, maxResponseBytes for HTTP; positive integers only', () => {
+    const parsed = parseMcpServers({ s: { command: 'x', maxMessageBytes: 1024 }, h: { url: 'http://127.0.0.1:1/mcp', maxMessageBytes: 2048, maxResponseBytes: 4096 } });
+    expect(parsed.s).toMatchObject({ maxMessageBytes: 1024 });
+    expect(parsed.h).toMatchObject({ maxMessageBytes: 2048, maxResponseBytes: 4096 });
+    expect(() => parseMcpServers({ s: { command: 'x', maxMessageBytes: 0 } })).toThrow(/invalid "mcpServers"/);
+    expect(() => parseMcpServers({ h: { url: 'http://127.0.0.1:1/mcp', maxResponseBytes: 1.5 } })).toThrow(/invalid "mcpServers"/);
+  });
 });

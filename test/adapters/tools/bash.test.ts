@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createBashTool } from '../../../src/adapters/tools/bash.js';
 import { createBuiltinTools } from '../../../src/adapters/tools/builtinTools.js';
+import { createSandbox } from '../../../src/adapters/sandbox/sandbox.js';
 import { probePidNamespace } from '../../../src/adapters/tools/pidNamespace.js';
 import { Workspace } from '../../../src/adapters/tools/workspace.js';
 import { ManualClock } from '../../../src/runtime/clock.js';
@@ -97,9 +98,9 @@ describe('bash', () => {
     expect(ev).toMatchObject({ executionMode: 'exclusive' });
   });
 
-  it('refuses to run when no PID namespace is available, saying how to opt into the weaker mode', async () => {
+  it('in full-access, refuses to run when no PID namespace is available, saying how to opt into the weaker mode', async () => {
     const root = await tempDir();
-    const bash = createBashTool(new Workspace(root), { probePidNamespace: () => probePidNamespace({ unshare: '/nonexistent/unshare' }) });
+    const bash = createBashTool(new Workspace(root), { sandbox: createSandbox({ root, mode: 'full-access' }), probePidNamespace: () => probePidNamespace({ unshare: '/nonexistent/unshare' }) });
     const rt = createRuntime({ tools: [bash] });
     const r = await call(rt, 'bash', { command: 'touch ran' });
     expect(r.error?.code).toBe(ErrorCode.TOOL_FAILED);
@@ -111,7 +112,7 @@ describe('bash', () => {
 
   it("runs with process-group isolation only when the user opts in, and says so in the metadata", async () => {
     const root = await tempDir();
-    const rt = createRuntime({ tools: [...createBuiltinTools({ root, bashIsolation: 'process-group' }).all] });
+    const rt = createRuntime({ tools: [...createBuiltinTools({ root, sandbox: 'full-access', bashIsolation: 'process-group' }).all] });
     const r = await call(rt, 'bash', { command: 'echo $$' });
     expect(r.isError).toBe(false);
     expect(r.metadata).toMatchObject({ exitCode: 0, isolation: 'process-group' });
@@ -140,7 +141,9 @@ describe('bash', () => {
     const rt = createRuntime({ tools: [...createBuiltinTools({ root }).all], clock });
     const m = marker();
     const handle = rt.runCall({ callId: 't', toolName: 'bash', input: { command: `head -c 40000 /dev/zero | tr '\\0' x; echo; echo last-line; sleep ${m}`, timeoutMs: 5_000 } });
-    for (let i = 0; i < 300 && alive(`sleep ${m}`).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    // The sleep itself (not a wrapper whose argv carries the whole command line): the output is out.
+    const sleeping = () => alive(`sleep ${m}`).filter((l) => /^\S+\s+sleep /.test(l));
+    for (let i = 0; i < 300 && sleeping().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
     await clock.advance(5_000);
     const r = await handle.result;
     expect(r.error?.code).toBe(ErrorCode.TIMEOUT);

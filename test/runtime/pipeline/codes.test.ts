@@ -14,6 +14,7 @@ const NOT_FROM_A_SINGLE_CALL: Partial<Record<ErrorCode, string>> = {
   FS_STALE_VERSION: 'the file tools (fs/write-intent, fs/edit-intent guards)',
   FS_OUTSIDE_WORKSPACE: 'the file tools',
   FS_NOT_FOUND: 'the file tools',
+  FS_PROTECTED: 'the file tools (protected paths)',
   INTERRUPTED: 'resuming a crashed session',
   TRUNCATED_CALL: 'streaming dispatch of a cut-off model message',
   DUPLICATE_CALL_ID: 'a batch holding two calls with one callId',

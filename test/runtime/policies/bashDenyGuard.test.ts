@@ -1,9 +1,10 @@
-/** Bash deny patterns as a guard: GUARD_DENIED, tried against the usual respellings of a command. */
+/** Bash deny patterns as a guard: GUARD_DENIED, matched against every command of a shell parse of the line. */
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { applyConfig } from '../../../src/runtime/policies/applyConfig.js';
-import { bashDenyGuard, commandSpellings } from '../../../src/runtime/policies/bashDenyGuard.js';
-import { call, fakeBash } from './fixtures.js';
+import { bashDenyGuard } from '../../../src/runtime/policies/bashDenyGuard.js';
+import { commandSpellings } from '../../../src/runtime/policies/commandRules.js';
+import { call, fakeBash, recordingApproval } from './fixtures.js';
 
 function setup(deny: string[]) {
   const bash = fakeBash();
@@ -55,18 +56,43 @@ describe('bash deny guard', () => {
     expect(bash.ran).toEqual([]);
   });
 
-  it.each(['x=rm; $x -rf build', 'eval "$(echo cm0gLXJmIGJ1aWxk | base64 -d)"', "printf 'r\\x6d -rf build' | sh", '/bin/r? -rf build'])(
-    'documented limit: shell expansion hides %j from a text pattern',
+  it.each(['x=rm; $x -rf build', 'eval "$(echo cm0gLXJmIGJ1aWxk | base64 -d)"', "printf 'r\\x6d -rf build' | sh", '/bin/r? -rf build', 'bash ./s.sh'])(
+    'a line the parse cannot fully see (%j) is not let through silently: it is asked about (denied here, with no approver)',
     async (command) => {
       const { rt, bash } = setup(['^rm -[a-zA-Z]*r']);
-      expect((await call(rt, 'bash', { command })).isError).toBe(false);
-      expect(bash.ran).toEqual([command]);
+      const r = await call(rt, 'bash', { command });
+      expect(r.error?.code).toBe('APPROVAL_DENIED');
+      expect(bash.ran).toEqual([]);
+    },
+  );
+
+  it('text that only looks like a command is not one: quoted arguments and comments are not denied', async () => {
+    const { rt, bash } = setup(['^rm\\s']);
+    for (const command of ['git commit -m "fix; rm -r v"', "echo 'a && rm -r v'", 'grep -e "rm -r" notes.txt # rm -r v']) {
+      const r = await call(rt, 'bash', { command });
+      expect(r.isError, `${command}: ${r.content}`).toBe(false);
+    }
+    expect(bash.ran).toHaveLength(3);
+  });
+
+  it.each(['ls; rm -r v (', 'echo `[[ -n x ]]`', `echo ${'a '.repeat(5000)}`])(
+    'a line that does not parse (%#) is GUARD_DENIED without a question: the patterns cannot be checked against it',
+    async (command) => {
+      const bash = fakeBash();
+      const approval = recordingApproval('allowed-once');
+      const rt = createRuntime({ tools: [bash.tool], approval: approval.service });
+      applyConfig(rt, { bash: { deny: ['^rm\\s'] } });
+      const r = await call(rt, 'bash', { command });
+      expect(r.error?.code).toBe('GUARD_DENIED');
+      expect(r.content).toMatch(/cannot be checked against the deny patterns/);
+      expect(approval.asked).toEqual([]);
+      expect(bash.ran).toEqual([]);
     },
   );
 
   it('matching is linear: a pattern that backtracks catastrophically in RegExp answers at once in RE2', () => {
     const guard = bashDenyGuard({ patterns: ['^(a+)+$'] });
-    const command = `${'a'.repeat(50_000)}!`;
+    const command = `${'a'.repeat(8_000)}!`; // under MAX_PARSED_COMMAND_LENGTH: parsed, then matched
     // JavaScript's RegExp would run for longer than the universe; the bound only catches a hang.
     const t = Date.now();
     expect(guard({ callId: 'c', toolName: 'bash', args: { command }, rawInput: {}, index: 0, executionMode: 'exclusive', idempotent: false })).toBeUndefined();

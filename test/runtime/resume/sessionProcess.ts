@@ -9,7 +9,7 @@
  * Tool bodies append a line to ran.txt beside the log, so the test sees which bodies ran, across
  * processes. Prints one JSON line: the outcome, the model requests this process made, the questions.
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { openJsonlSessionLog } from '../../../src/adapters/log/jsonlLog.js';
@@ -50,6 +50,13 @@ const approval: ApprovalService =
         },
       };
 
+// DSH_TEST_GO_FILE: wait until that file exists before opening the log (processes started apart
+// then open at one instant: sessionLease.test.ts races two of them).
+const go = process.env.DSH_TEST_GO_FILE;
+if (go) {
+  process.stdout.write(`${JSON.stringify({ waiting: go })}\n`);
+  while (!existsSync(go)) await new Promise((r) => setTimeout(r, 2));
+}
 const { log, sink } = await openJsonlSessionLog(file);
 // What `dsh resume` does first: close what a crash left open (a pending suspension is kept).
 const closed = closeOpenWork(log, 'closed on resume');

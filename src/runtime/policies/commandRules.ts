@@ -1,0 +1,137 @@
+/**
+ * Command rules on the parse of a bash line (shellCommands.ts), not on its text (SPEC §10.4):
+ * - `commandSpellings`: the strings a deny pattern is tried against (every command of every chain);
+ * - `allowedByPatterns`: whether allow patterns cover everything the line runs;
+ * - `bashCommandRules`: the pre-execute listener that asks about what the rules cannot see and
+ *   about commands an allow list does not cover;
+ * - `commandApprovalKeys`: what an `allowed-always` answer to a bash call remembers (each simple
+ *   command exactly as parsed, never the line's text, never a command name alone).
+ * docs/command-rules.md says what each sees and what it cannot.
+ */
+import type { PreExecuteDecision } from '../../protocol/index.js';
+import type { PreExecuteListener } from '../hooks.js';
+import { PRIVILEGE_WRAPPERS, parseShellCommand, type CommandLayer, type CommandParse } from './shellCommands.js';
+
+/** Matches one string (a compiled RE2 pattern's `find`). */
+export type CommandMatcher = (spelling: string) => boolean;
+
+const MORE_ARGS = '<more args at run time>';
+
+/** The spellings of one command of a chain: its words, and with the command's directory dropped (`/bin/rm` → `rm`). */
+export function layerSpellings(l: CommandLayer): string[] {
+  if (l.words.length === 0) return [];
+  const tail = l.moreArgs ? [MORE_ARGS] : [];
+  const words = [...l.words, ...tail];
+  const first = words[0]!;
+  const base = first.slice(first.lastIndexOf('/') + 1);
+  const out = [words.join(' ')];
+  if (base !== first && base !== '') out.push([base, ...words.slice(1)].join(' '));
+  return out;
+}
+
+/**
+ * Every string a deny pattern is tried against for a parsed line: the line as sent, each simple
+ * command's source text, and the spellings of every command of every chain (`nice -n 5 rm -r v`
+ * gives `nice -n 5 rm -r v` and `rm -r v`).
+ */
+export function commandSpellings(line: string, parse: CommandParse = parseShellCommand(line)): string[] {
+  const out = new Set<string>([line]);
+  for (const c of parse.commands) {
+    out.add(c.source);
+    for (const l of c.layers) for (const s of layerSpellings(l)) out.add(s);
+  }
+  return [...out];
+}
+
+/**
+ * True when the allow patterns cover everything the line runs: it parsed, the parse sees every
+ * command (`opaque` is empty), and for each simple command the command that finally runs matches
+ * a pattern, and so does every wrapper that changes who runs it (`sudo`, `doas`).
+ */
+export function allowedByPatterns(parse: CommandParse, allow: readonly CommandMatcher[]): boolean {
+  if (!parse.parsed || parse.opaque.length > 0 || parse.commands.length === 0 || allow.length === 0) return false;
+  // The words as written only: `/bin/ls` or `./ls` is not `ls` for an allow pattern (a deny
+  // pattern also sees `ls`): `./ls` may be a script the model wrote.
+  const matches = (l: CommandLayer) => {
+    const spelling = layerSpellings(l)[0];
+    return spelling !== undefined && allow.some((m) => m(spelling));
+  };
+  return parse.commands.every((c) => {
+    const last = c.layers[c.layers.length - 1]!;
+    // `bash -c '…'` / `eval '…'`: the string's own commands are checked as commands of their own.
+    if (!last.delegates && !matches(last)) return false;
+    return c.layers.slice(0, -1).every((l) => {
+      const name = l.words[0] ?? '';
+      return !PRIVILEGE_WRAPPERS.has(name.slice(name.lastIndexOf('/') + 1)) || matches(l);
+    });
+  });
+}
+
+/** The commands of a parse that the allow patterns do not cover, as they finally run (for a question's reason). */
+function uncovered(parse: CommandParse, allow: readonly CommandMatcher[]): string[] {
+  return parse.commands
+    .filter((c) => !allowedByPatterns({ parsed: true, commands: [c], opaque: [] }, allow))
+    .map((c) => c.layers[c.layers.length - 1]!.words.join(' '));
+}
+
+export interface BashCommandRulesOptions {
+  /** Allow patterns (compiled): a line all of whose commands match runs without a question. */
+  readonly allow: readonly CommandMatcher[];
+  /** Whether deny patterns are in force (then a line the parse cannot fully see is asked about). */
+  readonly hasDeny: boolean;
+  /** The tool whose `command` argument is checked (default `bash`). */
+  readonly tool?: string;
+}
+
+/**
+ * The pre-execute listener of the command rules. For a `bash` call:
+ * - a line the parse cannot fully see (it does not parse, builds a command name at run time, runs
+ *   a script or a string built at run time…) is asked about, never allowed by a rule;
+ * - with allow patterns, a line they cover is allowed, and any other line is asked about;
+ * - otherwise the later listeners decide.
+ * A later listener's `deny` always wins (it is consulted with `next()` first), so a permission rule
+ * denying `bash` is not undone by an allow pattern; the deny patterns themselves are a guard.
+ */
+export function bashCommandRules(options: BashCommandRulesOptions): PreExecuteListener {
+  const tool = options.tool ?? 'bash';
+  return async (call, next) => {
+    if (call.toolName !== tool) return next();
+    const command = (call.args as { command?: unknown } | null)?.command;
+    if (typeof command !== 'string') return next();
+    const parse = parseShellCommand(command);
+    let mine: PreExecuteDecision | undefined;
+    // A line that does not parse, with deny patterns in force, is the guard's to deny: no question.
+    if (!parse.parsed && options.hasDeny) return next();
+    if (!parse.parsed || parse.opaque.length > 0) {
+      if (options.hasDeny || options.allow.length > 0) {
+        mine = {
+          kind: 'ask',
+          reason: `the command rules cannot see everything this command runs (${parse.opaque.slice(0, 3).join('; ')}), so no rule allows it`,
+        };
+      }
+    } else if (options.allow.length > 0) {
+      if (allowedByPatterns(parse, options.allow)) mine = { kind: 'allow' };
+      else mine = { kind: 'ask', reason: `not covered by the bash allow patterns: ${uncovered(parse, options.allow).slice(0, 3).map((c) => JSON.stringify(c.slice(0, 120))).join(', ')}` };
+    }
+    if (!mine) return next();
+    const later = await next();
+    return later.kind === 'deny' ? later : mine;
+  };
+}
+
+/**
+ * What an `allowed-always` answer to a bash call remembers: one key per simple command the line
+ * runs, each the command exactly as parsed (assignments, words after quote removal, redirections),
+ * with the call's other arguments. A later call is remembered only when every one of its commands
+ * is. Undefined (never remembered) when the parse cannot see everything, or a command has a word
+ * built at run time. So approving `git status && rm -rf x` for always covers `git status` and
+ * `rm -rf x` as written, and never `rm` with other arguments, nor a line adding anything to them.
+ */
+export function commandApprovalKeys(args: { readonly command: string } & Readonly<Record<string, unknown>>, ignore: readonly string[] = ['timeoutMs']): readonly string[] | undefined {
+  const parse = parseShellCommand(args.command);
+  if (!parse.parsed || parse.opaque.length > 0 || parse.commands.length === 0) return undefined;
+  if (parse.commands.some((c) => c.exact === undefined)) return undefined;
+  const rest = Object.fromEntries(Object.entries(args).filter(([k]) => k !== 'command' && !ignore.includes(k)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const context = JSON.stringify(rest);
+  return [...new Set(parse.commands.map((c) => `${context}\u0000${c.exact!}`))];
+}

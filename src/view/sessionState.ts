@@ -1,0 +1,426 @@
+/**
+ * The session view's state, built from what the runtime reports: log events (the truth: turns,
+ * steps, calls, approvals, progress, results), the stage stream (which pipeline stage each live
+ * call is in), a turn handle's text deltas (the text before the log has it) and what the page did
+ * (a turn it queued, a steer it sent, a cancel it asked for). Nothing is parsed from text.
+ *
+ * Every value handed out is frozen, and a change rebuilds only the path from the root to what
+ * changed (call → its step → its turn → the root): everything else keeps its reference. A kept
+ * snapshot therefore never changes, and selectors can compare by reference. Browser-safe, pure
+ * (no subscriptions: sessionView.ts wires it).
+ */
+import type { LogEvent, LogEventOf } from '../protocol/index.js';
+import { deepFreeze, readBoundedJson } from '../runtime/args.js';
+import type { CallStageEvent } from '../runtime/inspection/stageEvents.js';
+import type { TurnDelta } from '../runtime/turnDeltas.js';
+import type { SessionApproval, SessionCallStage, SessionCall, CallProgress, SessionSnapshot, SessionSteer, SessionStep, SessionTurnState, SessionTurn } from './viewTypes.js';
+
+/** Characters of a call's progress output the view keeps (the tail). */
+export const PROGRESS_OUTPUT_CHARS = 4_096;
+
+/** The key of a call (and of its approval): `turnId/stepIndex/callId`. */
+export const callKey = (turnId: string, stepIndex: number, callId: string): string => `${turnId}/${stepIndex}/${callId}`;
+
+const EMPTY: readonly never[] = Object.freeze([]);
+
+const replaceAt = <T>(list: readonly T[], i: number, value: T): readonly T[] => {
+  const next = list.slice();
+  next[i] = value;
+  return Object.freeze(next);
+};
+const frozen = <T extends object>(value: T): T => Object.freeze(value);
+/** `base` with `changes`, frozen; `undefined` in `changes` removes the key (exactOptionalPropertyTypes-friendly). */
+function withChanges<T extends object>(base: T, changes: Partial<{ [K in keyof T]: T[K] | undefined }>): T {
+  const next: Record<string, unknown> = Object.assign({}, base as Record<string, unknown>);
+  for (const [k, v] of Object.entries(changes)) {
+    if (v === undefined) delete next[k];
+    else next[k] = v;
+  }
+  return Object.freeze(next) as T;
+}
+
+/** What a step's text is made of: the log's coalesced text, and the deltas streamed ahead of it. */
+interface StepText {
+  logText: string;
+  logReasoning: string;
+  liveText: string;
+  liveReasoning: string;
+}
+
+/** Which approval questions this process can answer now (the inbox holds them). */
+export type AnswerableTest = (approval: { callId: string; toolName: string }) => boolean;
+
+export class SessionState {
+  #turns: readonly SessionTurn[] = EMPTY;
+  #approvals: readonly SessionApproval[] = EMPTY;
+  #lastSeq = 0;
+  #snapshot: SessionSnapshot | undefined;
+  readonly #turnAt = new Map<string, number>();
+  readonly #texts = new Map<string, StepText>();
+  /** Stage events of calls whose `tool/call` is not in the log yet (validation runs before it). */
+  readonly #earlyStages = new Map<string, SessionCallStage>();
+  #answerable: AnswerableTest;
+
+  constructor(answerable: AnswerableTest = () => false) {
+    this.#answerable = answerable;
+  }
+
+  /** The current snapshot: the same object until something changes. */
+  snapshot(): SessionSnapshot {
+    if (this.#snapshot) return this.#snapshot;
+    let suspendedTurnId: string | undefined;
+    let activeTurnId: string | undefined;
+    for (const t of this.#turns) {
+      if (t.state === 'suspended') suspendedTurnId = t.turnId;
+      else if (t.state === 'running' || t.state === 'cancelling') activeTurnId = t.turnId;
+    }
+    this.#snapshot = frozen({
+      turns: this.#turns,
+      approvals: this.#approvals,
+      ...(suspendedTurnId !== undefined ? { suspendedTurnId } : {}),
+      ...(activeTurnId !== undefined ? { activeTurnId } : {}),
+      lastSeq: this.#lastSeq,
+    });
+    return this.#snapshot;
+  }
+
+  /** A turn the page asked for that has not started yet (its `turn/start` is not in the log). */
+  queueTurn(turnId: string, input: string, followUp?: SessionTurn['followUp']): void {
+    if (this.#turnAt.has(turnId)) return;
+    this.#addTurn(turnId, input, 'queued', followUp);
+  }
+
+  /** The turn's state as the page knows it (a cancel it asked for, a resume it started, a queued turn dropped). */
+  setTurnState(turnId: string, state: SessionTurnState, end?: { outcome: NonNullable<SessionTurn['outcome']>; error?: string }): void {
+    this.#updateTurn(turnId, (t) => {
+      if (t.state === 'ended' || t.state === state) return t;
+      // A cancel cannot un-queue a turn that has not started: it stays queued until it ends.
+      if (state === 'cancelling' && t.state === 'queued') return t;
+      return withChanges(t, { state, ...(end ? { outcome: end.outcome, error: end.error } : {}) });
+    });
+  }
+
+  /** A steer the page sent to a turn; returns its position among the turn's steers. */
+  steerSent(turnId: string, text: string): number {
+    let at = -1;
+    this.#updateTurn(turnId, (t) => {
+      at = t.steers.length;
+      return withChanges(t, { steers: Object.freeze([...t.steers, frozen<SessionSteer>({ text, status: 'waiting' })]) });
+    });
+    return at;
+  }
+
+  /** A steer the page sent came too late and became turn `followUpTurnId`. */
+  steerBecameTurn(turnId: string, at: number, followUpTurnId: string): void {
+    this.#updateTurn(turnId, (t) => {
+      const s = t.steers[at];
+      if (!s || s.status !== 'waiting') return t;
+      return withChanges(t, { steers: replaceAt(t.steers, at, frozen<SessionSteer>({ text: s.text, status: 'follow-up', turnId: followUpTurnId })) });
+    });
+  }
+
+  /** Who can answer approvals changed: every pending approval's `answerable` is read again. */
+  setAnswerable(test: AnswerableTest): void {
+    this.#answerable = test;
+    for (const a of this.#approvals) {
+      const now = test(a);
+      if (now !== a.answerable) this.#setApproval(a.id, withChanges(a, { answerable: now }));
+    }
+  }
+
+  /** A text or reasoning delta of a turn (its handle's `onDelta`). */
+  applyDelta(turnId: string, d: TurnDelta): void {
+    if (d.type !== 'text-delta' && d.type !== 'reasoning-delta') return;
+    if (!this.#turnAt.has(turnId)) return;
+    const text = this.#textOf(turnId, d.stepIndex);
+    if (d.type === 'text-delta') text.liveText += d.delta;
+    else text.liveReasoning += d.delta;
+    this.#refreshText(turnId, d.stepIndex, false);
+  }
+
+  /** A stage event of a call (the runtime's stage stream). */
+  applyStage(e: CallStageEvent): void {
+    if (e.turnId === undefined || e.stepIndex === undefined) return; // a lone `runCall`: not a turn's
+    const key = callKey(e.turnId, e.stepIndex, e.callId);
+    let stage: SessionCallStage | undefined;
+    if (e.type === 'stage/entered') stage = e.stage;
+    else if (e.stage === 'finalizing') stage = 'settled';
+    else if (e.stage === 'validating') stage = 'queued';
+    if (stage === undefined) return;
+    const s = stage;
+    if (!this.#updateCall({ turnId: e.turnId, stepIndex: e.stepIndex, callId: e.callId }, (c) => (c.stage === 'done' || c.stage === s ? c : withChanges(c, { stage: s })))) this.#earlyStages.set(key, s);
+  }
+
+  /** A log event, in `seq` order. */
+  applyEvent(e: LogEvent): void {
+    if (e.seq <= this.#lastSeq) return;
+    this.#lastSeq = e.seq;
+    this.#snapshot = undefined;
+    switch (e.type) {
+      case 'turn/start':
+        if (!this.#turnAt.has(e.turnId)) this.#addTurn(e.turnId, e.input, 'running', e.followUp);
+        else {
+          // A turn the page queued begins: the log says what it is (its input, what it follows).
+          const followUp = e.followUp ? frozen({ ...e.followUp }) : undefined;
+          this.#updateTurn(e.turnId, (t) => (t.state === 'queued' ? withChanges(t, { state: 'running', input: e.input, followUp: followUp ?? t.followUp }) : t));
+        }
+        return;
+      case 'step/start':
+        this.#resumed(e.turnId);
+        this.#updateStep(e.turnId, e.stepIndex, (s) => (s.state === 'running' ? s : withChanges(s, { state: 'running' })));
+        return;
+      case 'llm/stream': {
+        const text = this.#textOf(e.turnId, e.stepIndex);
+        if (e.kind === 'text') text.logText += e.text;
+        else text.logReasoning += e.text;
+        this.#refreshText(e.turnId, e.stepIndex, false);
+        return;
+      }
+      case 'agent/request-error': {
+        // The retry streams anew; the failed attempt's text is no part of the answer.
+        this.#texts.set(stepTextKey(e.turnId, e.stepIndex), { logText: '', logReasoning: '', liveText: '', liveReasoning: '' });
+        this.#refreshText(e.turnId, e.stepIndex, false);
+        this.#updateStep(e.turnId, e.stepIndex, (s) => withChanges(s, { requestErrors: Object.freeze([...s.requestErrors, e.message]) }));
+        return;
+      }
+      case 'tool/call':
+        if (e.turnId !== undefined && e.stepIndex !== undefined) this.#addCall(e, e.turnId, e.stepIndex);
+        return;
+      case 'tool/approval-request':
+        if (e.turnId !== undefined && e.stepIndex !== undefined) this.#addApproval(e, e.turnId, e.stepIndex);
+        return;
+      case 'tool/approval-answer': {
+        if (e.turnId === undefined || e.stepIndex === undefined) return;
+        this.#resumed(e.turnId);
+        const at = { turnId: e.turnId, stepIndex: e.stepIndex, callId: e.callId };
+        this.#removeApproval(callKey(at.turnId, at.stepIndex, at.callId));
+        this.#updateCall(at, (c) => withChanges(c, { approval: undefined, approvalAnswer: e.answer, stage: c.stage === 'awaitingApproval' ? 'queued' : c.stage }));
+        return;
+      }
+      case 'tool/progress':
+        if (e.turnId !== undefined && e.stepIndex !== undefined) {
+          this.#updateCall({ turnId: e.turnId, stepIndex: e.stepIndex, callId: e.callId }, (c) => withChanges(c, { progress: nextProgress(c.progress, e), stage: c.stage === 'queued' ? 'executing' : c.stage }));
+        }
+        return;
+      case 'tool/result': {
+        if (e.turnId === undefined || e.stepIndex === undefined) return;
+        this.#resumed(e.turnId);
+        const at = { turnId: e.turnId, stepIndex: e.stepIndex, callId: e.callId };
+        this.#removeApproval(callKey(at.turnId, at.stepIndex, at.callId));
+        this.#updateCall(at, (c) => withChanges(c, { stage: 'done', result: e.result, approval: undefined }));
+        return;
+      }
+      case 'user/steer':
+        this.#updateTurn(e.turnId, (t) => {
+          const at = t.steers.findIndex((s) => s.status === 'waiting' && s.text === e.text);
+          const steer = frozen<SessionSteer>({ text: e.text, status: 'delivered', stepIndex: e.stepIndex });
+          return withChanges(t, { steers: at >= 0 ? replaceAt(t.steers, at, steer) : Object.freeze([...t.steers, steer]) });
+        });
+        return;
+      case 'step/end':
+        this.#resumed(e.turnId);
+        this.#refreshText(e.turnId, e.stepIndex, true);
+        this.#updateStep(e.turnId, e.stepIndex, (s) => withChanges(s, { state: 'ended', finishReason: e.finishReason }));
+        return;
+      case 'turn/suspended':
+        this.#updateStep(e.turnId, e.stepIndex, (s) => withChanges(s, { state: 'suspended' }));
+        for (const h of e.held) this.#updateCall({ turnId: e.turnId, stepIndex: e.stepIndex, callId: h.callId }, (c) => (c.stage === 'done' ? c : withChanges(c, { stage: 'settled' })));
+        this.#updateTurn(e.turnId, (t) => withChanges(t, { state: 'suspended' }));
+        return;
+      case 'turn/end':
+        this.#endTurn(e);
+        return;
+      default:
+        return;
+    }
+  }
+
+  // ---- turns
+
+  #addTurn(turnId: string, input: string, state: SessionTurnState, followUp?: SessionTurn['followUp']): void {
+    this.#turnAt.set(turnId, this.#turns.length);
+    const turn: SessionTurn = frozen({ turnId, input, ...(followUp ? { followUp: frozen({ ...followUp }) } : {}), state, steps: EMPTY, calls: EMPTY, steers: EMPTY });
+    this.#turns = Object.freeze([...this.#turns, turn]);
+    this.#snapshot = undefined;
+  }
+
+  /** Replaces turn `turnId` with `fn(turn)` (nothing when it returns the same turn or the turn is unknown). */
+  #updateTurn(turnId: string, fn: (t: SessionTurn) => SessionTurn): boolean {
+    const at = this.#turnAt.get(turnId);
+    if (at === undefined) return false;
+    const old = this.#turns[at]!;
+    const next = fn(old);
+    if (next !== old) {
+      this.#turns = replaceAt(this.#turns, at, next);
+      this.#snapshot = undefined;
+    }
+    return true;
+  }
+
+  /** An event of a suspended turn's step arrived: the turn goes on (resumed, here or elsewhere). */
+  #resumed(turnId: string): void {
+    this.#updateTurn(turnId, (t) => (t.state === 'suspended' ? withChanges(t, { state: 'running' }) : t));
+  }
+
+  #endTurn(e: LogEventOf<'turn/end'>): void {
+    for (const a of this.#approvals) if (a.turnId === e.turnId) this.#removeApproval(a.id);
+    this.#updateTurn(e.turnId, (t) => {
+      const last = t.steps[t.steps.length - 1];
+      return withChanges(t, { state: 'ended', outcome: e.outcome, error: e.error, answer: last?.text ?? '' });
+    });
+    for (const key of this.#texts.keys()) if (key.startsWith(`${e.turnId}\u0000`)) this.#texts.delete(key);
+    for (const key of this.#earlyStages.keys()) if (key.startsWith(`${e.turnId}/`)) this.#earlyStages.delete(key);
+  }
+
+  // ---- steps
+
+  /** Replaces step `stepIndex` of the turn with `fn(step)`, creating the step first if need be. */
+  #updateStep(turnId: string, stepIndex: number, fn: (s: SessionStep) => SessionStep, rebuildCalls = false): boolean {
+    return this.#updateTurn(turnId, (t) => {
+      let at = t.steps.findIndex((s) => s.stepIndex === stepIndex);
+      let steps = t.steps;
+      if (at < 0) {
+        const fresh: SessionStep = frozen({ stepIndex, state: 'running', text: '', reasoning: '', calls: EMPTY, requestErrors: EMPTY });
+        const list = [...t.steps, fresh].sort((a, b) => a.stepIndex - b.stepIndex);
+        steps = Object.freeze(list);
+        at = list.indexOf(fresh);
+        rebuildCalls = true;
+      }
+      const old = steps[at]!;
+      const next = fn(old);
+      if (next === old && steps === t.steps) return t;
+      const nextSteps = next === old ? steps : replaceAt(steps, at, next);
+      // The turn's flat call list: the same call objects as the steps hold.
+      const calls = rebuildCalls || next.calls !== old.calls ? Object.freeze(nextSteps.flatMap((s) => s.calls)) : t.calls;
+      return withChanges(t, { steps: nextSteps, calls });
+    });
+  }
+
+  #textOf(turnId: string, stepIndex: number): StepText {
+    const key = stepTextKey(turnId, stepIndex);
+    let t = this.#texts.get(key);
+    if (!t) this.#texts.set(key, (t = { logText: '', logReasoning: '', liveText: '', liveReasoning: '' }));
+    return t;
+  }
+
+  /** The step's text: what streamed, or the log's once it has more (or the step ended: the log is the truth). */
+  #refreshText(turnId: string, stepIndex: number, ended: boolean): void {
+    const t = this.#texts.get(stepTextKey(turnId, stepIndex));
+    if (!t && !ended) return;
+    const pick = (log: string, live: string) => (ended || log.length >= live.length ? log : live);
+    const text = t ? pick(t.logText, t.liveText) : undefined;
+    const reasoning = t ? pick(t.logReasoning, t.liveReasoning) : undefined;
+    this.#updateStep(turnId, stepIndex, (s) => (text === undefined || (s.text === text && s.reasoning === reasoning) ? s : withChanges(s, { text, reasoning: reasoning ?? '' })));
+  }
+
+  // ---- calls
+
+  #addCall(e: LogEventOf<'tool/call'>, turnId: string, stepIndex: number): void {
+    const key = callKey(turnId, stepIndex, e.callId);
+    if (!this.#turnAt.has(turnId)) this.#addTurn(turnId, '', 'running');
+    const early = this.#earlyStages.get(key);
+    this.#earlyStages.delete(key);
+    const call: SessionCall = frozen({
+      key,
+      turnId,
+      stepIndex,
+      callId: e.callId,
+      index: e.index,
+      toolName: e.toolName,
+      input: deepFreeze(e.input),
+      args: argsOf(e.input),
+      executionMode: e.executionMode,
+      stage: early ?? 'queued',
+    });
+    this.#updateStep(turnId, stepIndex, (s) => {
+      if (s.calls.some((c) => c.callId === e.callId)) return s;
+      // The model's order: by position in the batch (tool/call events come in that order anyway).
+      const calls = [...s.calls];
+      let at = calls.length;
+      while (at > 0 && calls[at - 1]!.index > e.index) at--;
+      calls.splice(at, 0, call);
+      return withChanges(s, { calls: Object.freeze(calls) });
+    });
+  }
+
+  /** Replaces the call at `at` with `fn(call)`; false when the call is unknown. */
+  #updateCall(at: CallPlace, fn: (c: SessionCall) => SessionCall): boolean {
+    if (!this.#turnAt.has(at.turnId)) return false;
+    const key = callKey(at.turnId, at.stepIndex, at.callId);
+    let found = false;
+    this.#updateStep(at.turnId, at.stepIndex, (s) => {
+      const i = s.calls.findIndex((c) => c.key === key);
+      if (i < 0) return s;
+      found = true;
+      const old = s.calls[i]!;
+      const next = fn(old);
+      return next === old ? s : withChanges(s, { calls: replaceAt(s.calls, i, next) });
+    });
+    return found;
+  }
+
+  // ---- approvals
+
+  #addApproval(e: LogEventOf<'tool/approval-request'>, turnId: string, stepIndex: number): void {
+    const key = callKey(turnId, stepIndex, e.callId);
+    // `preview`: what the call would change, when the request carries it (the CLI's approval previews).
+    const preview = 'preview' in e ? e.preview : undefined;
+    this.#updateCall({ turnId, stepIndex, callId: e.callId }, (c) => {
+      const approval: SessionApproval = frozen({
+        id: key,
+        turnId,
+        stepIndex,
+        callId: e.callId,
+        toolName: e.toolName,
+        args: c.args,
+        ...(e.reason !== undefined ? { reason: e.reason } : {}),
+        ...(preview !== undefined ? { preview: deepFreeze(preview) } : {}),
+        answerable: false,
+        seq: e.seq,
+      });
+      const a = withChanges(approval, { answerable: this.#answerable(approval) });
+      this.#approvals = Object.freeze([...this.#approvals.filter((x) => x.id !== key), a]);
+      return withChanges(c, { approval: a, stage: c.stage === 'done' ? c.stage : 'awaitingApproval' });
+    });
+  }
+
+  #setApproval(key: string, a: SessionApproval): void {
+    const at = this.#approvals.findIndex((x) => x.id === key);
+    if (at >= 0) this.#approvals = replaceAt(this.#approvals, at, a);
+    this.#snapshot = undefined;
+    this.#updateCall(a, (c) => (c.approval ? withChanges(c, { approval: a }) : c));
+  }
+
+  #removeApproval(key: string): void {
+    if (!this.#approvals.some((a) => a.id === key)) return;
+    this.#approvals = Object.freeze(this.#approvals.filter((a) => a.id !== key));
+    this.#snapshot = undefined;
+  }
+}
+
+const stepTextKey = (turnId: string, stepIndex: number) => `${turnId}\u0000${stepIndex}`;
+
+/** Where a call is. */
+interface CallPlace {
+  readonly turnId: string;
+  readonly stepIndex: number;
+  readonly callId: string;
+}
+
+/** The arguments as a value: raw JSON text is parsed within the argument limits (else it stays text). */
+function argsOf(input: unknown): unknown {
+  if (typeof input !== 'string') return deepFreeze(input);
+  const parsed = readBoundedJson(input);
+  return parsed.ok ? deepFreeze(parsed.value) : input;
+}
+
+function nextProgress(old: CallProgress | undefined, e: LogEventOf<'tool/progress'>): CallProgress {
+  const output = ((old?.output ?? '') + (e.output ?? '')).slice(-PROGRESS_OUTPUT_CHARS);
+  return frozen({
+    ...(e.message !== undefined ? { message: e.message } : old?.message !== undefined ? { message: old.message } : {}),
+    ...(e.progress !== undefined ? { progress: e.progress } : old?.progress !== undefined ? { progress: old.progress } : {}),
+    ...(e.total !== undefined ? { total: e.total } : old?.total !== undefined ? { total: old.total } : {}),
+    output,
+    events: (old?.events ?? 0) + 1,
+  });
+}
