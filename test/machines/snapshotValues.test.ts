@@ -90,6 +90,15 @@ function keeper(kept: Kept[]) {
   };
 }
 
+/** The turn's lifecycle machines (and their steering child) are a system of their own: kept too, when the runtime has them. */
+function watchLifecycle(handle: object, kept: Kept[]): void {
+  const lifecycle = (handle as { lifecycle?: { getSnapshot(): unknown; system: { inspect(f: (ev: InspectionEvent) => void): unknown }; id: string } }).lifecycle;
+  if (!lifecycle) return;
+  const now = lifecycle.getSnapshot();
+  kept.push({ actor: lifecycle.id, snapshot: now, atEmission: serialise(now) });
+  lifecycle.system.inspect(keeper(kept));
+}
+
 const tick = () => new Promise((r) => setTimeout(r, 0));
 async function until(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !cond(); i++) await tick();
@@ -114,6 +123,7 @@ describe('snapshots are values (issue 22 item 2)', () => {
     };
     const first = runtimeOn([], suspending);
     const turn = first.startTurn({ model: scriptedModel([{ toolCalls: [...reads, write] }, { text: 'unused' }]), input: 'read them all, then write', inspect: keeper(kept) });
+    watchLifecycle(turn, kept);
     await questionAsked;
     void turn.steer('mention the sizes').catch(() => undefined);
     expect((await turn.done).outcome).toBe('suspended');
@@ -129,6 +139,7 @@ describe('snapshots are values (issue 22 item 2)', () => {
     };
     const second = runtimeOn(first.log.events(), later);
     const resumed = second.resumeTurn({ model: scriptedModel([{ text: 'all read and written' }]), inspect: keeper(kept) });
+    watchLifecycle(resumed, kept);
     await until(() => reasked);
     void resumed.steer('and keep it short').catch(() => undefined);
     answer('allowed-once');
