@@ -316,6 +316,8 @@ export const toolCallMachine = setup({
      * call is settled as it is (the next, unguarded transition).
      */
     hasPostExecute: ({ context, event }) => event.type === 'EXECUTED' && event.settlement.ok && context.pipeline.hasPostExecute(prepared(context), event.settlement.draft),
+    /** The fallback after `hasPostExecute` (named for the diagram): it asks no listener again. */
+    noPostExecute: ({ event }) => event.type === 'EXECUTED',
     /** A pre-execute listener failed closed, or denied. */
     preRefused: ({ event }) => event.type === 'PRE.DECIDED' && (event.outcome.kind === 'failed' || event.outcome.kind === 'deny'),
     preAskRemembered: ({ context, event }) =>
@@ -444,7 +446,7 @@ export const toolCallMachine = setup({
           { guard: 'hasPostExecute', target: 'postExecute', actions: ['disarmDeadline', 'takeSettlement'] },
           // The body failed, or nobody listens after it. finalizing takes the settlement from the
           // EXECUTED event itself (one context copy, not two).
-          { target: 'finalizing', actions: 'disarmDeadline' },
+          { guard: 'noPostExecute', target: 'finalizing', actions: 'disarmDeadline' },
         ],
       },
     },
