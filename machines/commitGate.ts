@@ -93,7 +93,7 @@ export class GateEdit {
   }
 
   private put(e: BatchEntry): void {
-    this.writable()[e.index] = Object.freeze(e);
+    this.writable()[e.index] = e;
   }
 
   get size(): number {
@@ -108,7 +108,7 @@ export class GateEdit {
   add(request: ToolCallRequest, prepared: PrepareOutcome, callSeq: number): { entry: BatchEntry; duplicate: boolean } {
     const duplicate = this.entries.some((e) => e.request.callId === request.callId);
     const entry: BatchEntry = { index: this.entries.length, request, prepared, mode: plannedMode(prepared), callSeq, status: 'queued', result: undefined };
-    this.writable().push(Object.freeze(entry));
+    this.writable().push(entry);
     return { entry, duplicate };
   }
 
@@ -174,7 +174,7 @@ export class GateEdit {
     if (!this.changed && this.nextDispatch === this.from.nextDispatch) return this.from;
     return Object.freeze({
       limit: this.from.limit,
-      entries: Object.freeze(this.entries),
+      entries: this.entries,
       nextDispatch: this.nextDispatch,
       nextCommit: this.nextCommit,
       running: this.running,

@@ -14,7 +14,7 @@ import { enqueueActions, setup, type ActorRefFrom, type SnapshotFrom } from 'xst
 import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../src/protocol/index.js';
 import type { CallStages } from './callStages.js';
 import { allCommitted, emptyGate, GateEdit, plannedMode, type BatchEntry, type CommitGate, type EntryStatus } from './commitGate.js';
-import { toolCallMachine, type ToolCallInput } from './toolCall.js';
+import { releaseStoppedCall, toolCallMachine, type ToolCallInput } from './toolCall.js';
 
 /** The part of the session log the machines need: append, get the stamped seq back. */
 export interface LogPort {
@@ -275,7 +275,22 @@ export const schedulerMachine = setup({
   },
 }).createMachine({
   id: 'scheduler',
-  context: ({ input }) => {
+  context: ({ input, self }) => {
+    // Stopped from outside (its turn suspended, its step crashed), XState stops the running calls
+    // without their exit actions: each lets go of its body, approval and deadline here. One
+    // observer per scheduler: the children of its last snapshot are the calls that were running.
+    let last: SchedulerSnapshot | undefined;
+    self.subscribe({
+      next: (s) => (last = s as SchedulerSnapshot),
+      complete: () => {
+        if (self.getSnapshot().status !== 'stopped' || !last) return;
+        for (const child of Object.values(last.children)) {
+          const call = child?.getSnapshot();
+          if (call?.status === 'stopped') releaseStoppedCall(call.context, 'the scheduler was stopped');
+        }
+      },
+      error: () => {},
+    });
     const ctx: SchedulerContext = {
       pipeline: input.pipeline,
       log: input.log,
@@ -374,7 +389,7 @@ const callsCache = new WeakMap<object, readonly StepCall[]>();
 export function callsOf(snapshot: SchedulerSnapshot): readonly StepCall[] {
   const cached = callsCache.get(snapshot);
   if (cached) return cached;
-  const children = snapshot.children as Readonly<Record<string, ToolCallActor | undefined>>;
+  const children = snapshot.children;
   const calls = Object.freeze(
     snapshot.context.gate.entries.map((e) =>
       Object.freeze({

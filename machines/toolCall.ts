@@ -91,9 +91,10 @@ function marked(context: ToolCallContext, stage: keyof StageMarks): StageMarks |
 /**
  * What a call stopped from outside (its scheduler stopped: a suspended turn, a crashed step) lets
  * go of: XState runs no exit actions on a stop, so the body's signal, the approval question and
- * the deadline timer (which would keep a process alive) are released here.
+ * the deadline timer (which would keep a process alive) are released by whoever stopped it (the
+ * scheduler does, for its children).
  */
-function release(context: ToolCallContext, reason: string): void {
+export function releaseStoppedCall(context: ToolCallContext, reason: string): void {
   context.approvalAbort?.abort(reason);
   context.abort.abort(reason);
   context.disarmDeadline?.();
@@ -322,6 +323,8 @@ export const toolCallMachine = setup({
      * call is settled as it is (the next, unguarded transition).
      */
     hasPostExecute: ({ context, event }) => event.type === 'EXECUTED' && event.settlement.ok && context.pipeline.hasPostExecute(prepared(context), event.settlement.draft),
+    /** The fallback after `hasPostExecute` (named for the diagram): it asks no listener again. */
+    noPostExecute: ({ event }) => event.type === 'EXECUTED',
     /** A pre-execute listener failed closed, or denied. */
     preRefused: ({ event }) => event.type === 'PRE.DECIDED' && (event.outcome.kind === 'failed' || event.outcome.kind === 'deny'),
     preAskRemembered: ({ context, event }) =>
@@ -341,19 +344,11 @@ export const toolCallMachine = setup({
   },
 }).createMachine({
   id: 'toolCall',
-  context: ({ input, self }) => {
+  context: ({ input }) => {
     // Validation runs as the call actor is created, in its initial state `validating` (which then
     // routes on the outcome): computed here, it costs no assign (a context copy) per call.
     const prepareOutcome = input.prepared ?? input.pipeline.prepare(input.request, input.where);
     const marks = prepareOutcome.ok && input.pipeline.isMetered(prepareOutcome.prepared) ? { validating: input.pipeline.now() } : undefined;
-    // A stopped actor's complete: see `release` (a call that reached its end has nothing to let go of).
-    self.subscribe({
-      complete: () => {
-        const now = self.getSnapshot();
-        if (now.status === 'stopped') release(now.context, 'the call was stopped');
-      },
-      error: () => {},
-    });
     return {
       request: input.request,
       where: input.where,
@@ -461,7 +456,7 @@ export const toolCallMachine = setup({
           { guard: 'hasPostExecute', target: 'postExecute', actions: ['disarmDeadline', 'takeSettlement'] },
           // The body failed, or nobody listens after it. finalizing takes the settlement from the
           // EXECUTED event itself (one context copy, not two).
-          { target: 'finalizing', actions: 'disarmDeadline' },
+          { guard: 'noPostExecute', target: 'finalizing', actions: 'disarmDeadline' },
         ],
       },
     },

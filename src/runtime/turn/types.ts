@@ -77,7 +77,7 @@ export interface TurnResume {
 export interface TurnHandle {
   readonly turnId: string;
   /**
-   * The turn actor: subscribe for snapshots; children are the step and its scheduler (call actors have the scheduler as parent but are not in its snapshot: see them with `inspect`). A turn
+   * The turn actor: subscribe for snapshots; children are the step and its scheduler (its running calls are its children `call-<index>`; `callsOf(schedulerSnapshot)` lists them in order). A turn
    * started while another runs is queued: its actor starts only when the turns before it have ended.
    */
   readonly actor: ActorRefFrom<typeof turnMachine>;
