@@ -27,6 +27,7 @@ export const ErrorCode = {
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+/** The stable error codes as a zod enum, for validating a code read back from a log (SPEC §6). */
 export const ErrorCodeSchema = z.enum(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]);
 
 /** Error names by code: `error.name` in a result is derived from its code. */

@@ -7,15 +7,22 @@ const base = { seq: z.number().int().positive(), time: z.number() };
 /** Where an event happened: absent for a call run on its own, outside any turn. */
 const where = { turnId: z.string().optional(), stepIndex: z.number().int().nonnegative().optional() };
 
+/** How a turn ended, as its `turn/end` event records it. */
 export const TurnOutcomeSchema = z.enum(['completed', 'cancelled', 'failed', 'max-steps']);
+/** How a turn ended: `completed`, `cancelled`, `failed` or `max-steps` (a suspended turn logs `turn/suspended` instead of ending). */
 export type TurnOutcome = z.infer<typeof TurnOutcomeSchema>;
 
+/** How a failed model request is classified for the retry policy (SPEC §5). */
 export const RequestErrorKindSchema = z.enum(['context-overflow', 'retryable', 'aborted', 'fatal']);
+/** How a failed model request is classified: context overflow, retryable, aborted or fatal. */
 export type RequestErrorKind = z.infer<typeof RequestErrorKindSchema>;
 
+/** Whether a call may overlap others (`parallel`) or runs alone (`exclusive`), as its `tool/call` logs it. */
 export const ExecutionModeSchema = z.enum(['parallel', 'exclusive']);
+/** `parallel` (concurrency-safe: may overlap) or `exclusive` (runs alone), SPEC §3. */
 export type ExecutionMode = z.infer<typeof ExecutionModeSchema>;
 
+/** `turn/start`: a turn began, with the user's input (and, for a follow-up, the turn it follows). */
 export const TurnStartEvent = z.object({
   ...base,
   type: z.literal('turn/start'),
@@ -28,6 +35,7 @@ export const TurnStartEvent = z.object({
    */
   followUp: z.object({ kind: z.enum(['follow-up', 'late-steer']), after: z.string() }).optional(),
 });
+/** `step/start`: a model request of the turn began. */
 export const StepStartEvent = z.object({ ...base, type: z.literal('step/start'), turnId: z.string(), stepIndex: z.number().int().nonnegative() });
 /** Coalesced model output: one event per contiguous run of text (or reasoning), not one per token. */
 export const LlmStreamEvent = z.object({
@@ -43,6 +51,7 @@ export const LlmStreamEvent = z.object({
    */
   providerMetadata: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
 });
+/** `tool/call`: the model asked for a call; logged before the call runs, in the model's order (SPEC §1, §8.10). */
 export const ToolCallEvent = z.object({
   ...base,
   ...where,
@@ -54,6 +63,7 @@ export const ToolCallEvent = z.object({
   index: z.number().int().nonnegative(),
   executionMode: ExecutionModeSchema,
 });
+/** `tool/result`: a call's frozen result, committed in the model's order; `sourceEventSeqs` names its `tool/call`. */
 export const ToolResultEvent = z.object({
   ...base,
   ...where,
@@ -64,6 +74,7 @@ export const ToolResultEvent = z.object({
   sourceEventSeqs: z.array(z.number().int().positive()).min(1),
   result: ToolResultSchema,
 });
+/** `step/end`: a step ended, with the model's finish reason and how many calls it asked for. */
 export const StepEndEvent = z.object({
   ...base,
   type: z.literal('step/end'),
@@ -74,6 +85,7 @@ export const StepEndEvent = z.object({
   /** Tokens the provider reported for this step's requests (absent when it reported none, and in older logs). */
   usage: TokenUsageSchema.optional(),
 });
+/** `turn/end`: the turn ended, with its outcome; every turn has exactly one (SPEC §8.13). */
 export const TurnEndEvent = z.object({
   ...base,
   type: z.literal('turn/end'),
@@ -82,6 +94,7 @@ export const TurnEndEvent = z.object({
   steps: z.number().int().nonnegative(),
   error: z.string().optional(),
 });
+/** `agent/request-error`: a model request failed, and what the retry policy decided to do (SPEC §5). */
 export const RequestErrorEvent = z.object({
   ...base,
   type: z.literal('agent/request-error'),
@@ -95,6 +108,7 @@ export const RequestErrorEvent = z.object({
   action: z.enum(['retry', 'compact', 'give-up']),
   delayMs: z.number().nonnegative().optional(),
 });
+/** `context/compacted`: the prompt was made smaller (results stubbed, turns folded) before a retry or a request. */
 export const ContextCompactedEvent = z.object({
   ...base,
   type: z.literal('context/compacted'),
@@ -109,6 +123,7 @@ export const ContextCompactedEvent = z.object({
   beforeChars: z.number().int().nonnegative(),
   afterChars: z.number().int().nonnegative(),
 });
+/** `tool/approval-request`: a call asks the user, with the reason and a preview of what it would do. */
 export const ApprovalRequestEvent = z.object({
   ...base,
   ...where,
@@ -117,6 +132,7 @@ export const ApprovalRequestEvent = z.object({
   toolName: z.string(),
   reason: z.string().optional(),
 });
+/** `tool/approval-answer`: how the question was answered (or that it timed out, was cancelled, or was remembered). */
 export const ApprovalAnswerEvent = z.object({
   ...base,
   ...where,
@@ -125,6 +141,7 @@ export const ApprovalAnswerEvent = z.object({
   /** `timeout` and `cancelled` are recorded as such and deny like `denied`. */
   answer: z.union([ApprovalAnswerSchema, z.enum(['timeout', 'cancelled', 'remembered'])]),
 });
+/** `hook/failed`: a listener threw, returned nonsense or timed out; `failed` says whether the call failed closed or the failure was ignored (SPEC §5). */
 export const HookFailedEvent = z.object({
   ...base,
   ...where,
@@ -136,6 +153,7 @@ export const HookFailedEvent = z.object({
   /** Closed: the call was denied/blocked. Open: the failure was ignored (observers). */
   failed: z.enum(['closed', 'open']),
 });
+/** `warning`: something went wrong without failing a call (a spill that could not be saved, a late outcome discarded), with a stable code. */
 export const WarningEvent = z.object({
   ...base,
   ...where,
@@ -145,6 +163,7 @@ export const WarningEvent = z.object({
   message: z.string(),
   data: z.record(z.string(), z.unknown()).optional(),
 });
+/** `tool/spilled`: a large result's full text was saved to the spill store; the model sees a preview and this locator (SPEC §4). */
 export const SpilledEvent = z.object({
   ...base,
   ...where,
@@ -225,6 +244,7 @@ export const TurnSuspendedEvent = z.object({
   held: z.array(z.object({ callId: z.string(), callSeq: z.number().int().positive(), result: ToolResultSchema })),
 });
 
+/** Every event of the session log, discriminated by `type`; a log line read back is validated against it. */
 export const LogEventSchema = z.discriminatedUnion('type', [
   TurnStartEvent,
   StepStartEvent,
@@ -245,8 +265,11 @@ export const LogEventSchema = z.discriminatedUnion('type', [
   TurnSuspendedEvent,
   CheckpointEvent,
 ]);
+/** One event of the session log, with its `seq` and `time`. */
 export type LogEvent = z.infer<typeof LogEventSchema>;
+/** The `type` of a log event, such as `'tool/result'`. */
 export type LogEventType = LogEvent['type'];
+/** The log event of one type, e.g. `LogEventOf<'tool/result'>`. */
 export type LogEventOf<T extends LogEventType> = Extract<LogEvent, { type: T }>;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

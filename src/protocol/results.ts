@@ -1,11 +1,13 @@
 import * as z from 'zod';
 import { ErrorCodeSchema, errorNameFor, type ErrorCode } from './errorCodes.js';
 
+/** An error result's `error`: its class name, stable code and message (SPEC §5). */
 export const ToolErrorInfoSchema = z.object({
   name: z.string(),
   code: ErrorCodeSchema,
   message: z.string(),
 });
+/** An error result's `error`: `name`, a stable `code` to branch on, and a `message`. */
 export type ToolErrorInfo = z.infer<typeof ToolErrorInfoSchema>;
 
 /**
@@ -24,6 +26,7 @@ export const ContentPartSchema = z.discriminatedUnion('type', [
     data: z.string().optional(),
   }),
 ]);
+/** A non-text part of a result (an image, audio, or a resource), passed to the model as media. */
 export type ContentPart = z.infer<typeof ContentPartSchema>;
 
 const resultFields = {
@@ -49,6 +52,7 @@ export const ToolResultSchema = z.discriminatedUnion('isError', [
   z.object({ ...resultFields, isError: z.literal(false), error: z.undefined().optional() }),
   z.object({ ...resultFields, isError: z.literal(true), error: ToolErrorInfoSchema }),
 ]);
+/** One call's frozen result; narrow on `isError` to read `error` (see {@link ToolResultSchema}). */
 export type ToolResult = z.infer<typeof ToolResultSchema>;
 
 /** A tool call as the model emitted it. `input` is the raw JSON text (or an already parsed value). */
@@ -57,6 +61,7 @@ export const ToolCallRequestSchema = z.object({
   toolName: z.string(),
   input: z.unknown(),
 });
+/** A tool call as the model emitted it: its id, the tool's name and the raw input. */
 export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
 
 /** A frozen error result for a call that has no pipeline result (crashed, interrupted). */

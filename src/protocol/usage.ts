@@ -16,6 +16,7 @@ export const TokenUsageSchema = z.object({
   /** Model requests whose usage is summed here. */
   requests: z.number().int().nonnegative().optional(),
 });
+/** Token counts of a model request (input, output, cached, reasoning), as providers report them. */
 export type TokenUsage = z.infer<typeof TokenUsageSchema>;
 
 const FIELDS = ['inputTokens', 'outputTokens', 'reasoningTokens', 'cacheReadTokens', 'cacheWriteTokens', 'requests'] as const;

@@ -3,12 +3,14 @@ import { ErrorCode } from '../protocol/index.js';
 import type { AnyTool } from './defineTool.js';
 import { ToolError } from './toolError.js';
 
+/** Bounds on a call's raw arguments: larger or deeper input is `INVALID_ARGS` before it is parsed further. */
 export interface ArgLimits {
   /** Largest raw argument text accepted, in UTF-16 code units (default 1 MiB). */
   maxArgsChars: number;
   /** Deepest nesting of objects/arrays accepted (default 64). */
   maxArgsDepth: number;
 }
+/** The default argument bounds: 1 Mi characters, 64 levels of nesting. */
 export const defaultArgLimits: ArgLimits = { maxArgsChars: 1 << 20, maxArgsDepth: 64 };
 
 /**

@@ -3,8 +3,11 @@
  * machine delays (`after`) and runtime timers (timeouts, backoff), and a test can swap both at once.
  */
 export interface Clock {
+  /** Milliseconds since an arbitrary origin (the system clock: since the epoch). */
   now(): number;
+  /** Calls `fn` once after `ms` milliseconds; returns a handle for `clearTimeout`. */
   setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown;
+  /** Cancels a timer set by `setTimeout` (a handle already fired or cleared is ignored). */
   clearTimeout(handle: unknown): void;
 }
 
@@ -43,14 +46,17 @@ export class ManualClock implements Clock {
   constructor(start = 0) {
     this.time = start;
   }
+  /** The clock's current time: only `advance` moves it. */
   now(): number {
     return this.time;
   }
+  /** Schedules `fn` for when `advance` passes `now() + ms`. */
   setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown {
     const id = this.nextId++;
     this.timers.set(id, { at: this.time + Math.max(0, ms), fn });
     return id;
   }
+  /** Cancels a scheduled timer. */
   clearTimeout(handle: unknown): void {
     this.timers.delete(handle as number);
   }

@@ -22,6 +22,7 @@ export interface ExecContext {
   readonly progress: (update: ToolProgress) => void;
 }
 
+/** A tool as the runtime runs it: what `defineTool` returns from a {@link ToolSpec}, with every default filled in. */
 export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
   readonly name: string;
   readonly description: string;
@@ -38,6 +39,7 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
    * these run. Default false; declare it with `defineTool({ readOnly: true })`.
    */
   readonly readOnly: boolean;
+  /** The body (see {@link ToolSpec.execute}). */
   readonly execute: (args: z.infer<I>, exec: ExecContext) => Promise<O> | O;
   /**
    * Model-facing text for a value. Default: strings as they are, other values as JSON.
@@ -56,19 +58,25 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
   readonly approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
 }
 
+/** What you pass to `defineTool`: a name, a zod input schema and the body; everything else has a default. */
 export interface ToolSpec<I extends z.ZodType, O> {
   name: string;
   description?: string;
   input: I;
   inputJsonSchema?: Readonly<Record<string, unknown>>;
   output?: z.ZodType<O>;
+  /** Opt-in parallelism: true when a call with these arguments may overlap other safe calls (default: never, SPEC §3). */
   isConcurrencySafe?: (args: z.infer<I>) => boolean;
   idempotent?: boolean;
   /** Changes nothing outside the session: plan mode lets only read-only tools run. Default false. */
   readOnly?: boolean;
+  /** The body: gets the frozen, validated arguments and an `exec` with the call's `signal` (honour it) and `progress`. */
   execute: (args: z.infer<I>, exec: ExecContext) => Promise<O> | O;
+  /** The model-facing text of a value (default: a string as is, anything else as JSON). */
   toContent?: (value: O) => string;
+  /** Metadata of a result from its value (default none). */
   toMetadata?: (value: O) => Record<string, unknown>;
+  /** The last, synchronous fix of the content, called exactly once per result (SPEC §2.6). */
   finalizeContent?: (content: string) => string;
   approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
 }
@@ -101,6 +109,7 @@ export function defineTool<I extends z.ZodType, O = unknown>(spec: ToolSpec<I, O
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
+/** A tool of any input and output type, as registries and runtimes hold them. */
 export type AnyTool = ToolDefinition<any, any>;
 
 /** The tools a runtime knows, by name. */
@@ -109,6 +118,7 @@ export class ToolRegistry {
   constructor(tools: readonly AnyTool[] = []) {
     for (const t of tools) this.register(t);
   }
+  /** Adds a tool; a second tool of the same name is an error. */
   register(tool: AnyTool): void {
     if (this.byName.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`);
     this.byName.set(tool.name, tool);
@@ -117,9 +127,11 @@ export class ToolRegistry {
   unregister(name: string): boolean {
     return this.byName.delete(name);
   }
+  /** The tool of that name, if registered. */
   get(name: string): AnyTool | undefined {
     return this.byName.get(name);
   }
+  /** Every registered tool, in registration order. */
   list(): AnyTool[] {
     return [...this.byName.values()];
   }

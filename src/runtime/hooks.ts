@@ -24,14 +24,17 @@ export type ResultObserver = (result: ToolResult) => void;
 /** The monotonic guard: a string denies with that reason; `undefined` changes nothing. There is no allow. */
 export type Guard = (call: CallView) => string | undefined;
 
+/** The hooks of the pipeline and the listener type each takes. */
 export interface HookMap {
   'tools/pre-execute': PreExecuteListener;
   'tools/execute': ExecuteWrapper;
   'tools/post-execute': PostExecuteListener;
   'tools/result': ResultObserver;
 }
+/** The name of a pipeline hook: `tools/pre-execute`, `tools/execute`, `tools/post-execute` or `tools/result`. */
 export type HookName = keyof HookMap;
 
+/** A registered listener with its name (the name a `HOOK_FAILED` result reports). */
 export interface Named<F> {
   readonly name: string;
   readonly fn: F;
@@ -40,6 +43,7 @@ export interface Named<F> {
   readonly appliesTo?: (draft: ResultDraft, call: CallView) => boolean;
 }
 
+/** Options of `hooks.on`: where the listener goes and, for post-execute, which results it applies to. */
 export interface ListenerOptions {
   /** Keep this listener after every listener without the flag. */
   last?: boolean;
@@ -117,6 +121,7 @@ export class HookRegistry {
 export class GuardRegistry {
   private guards: ReadonlyArray<Named<Guard>> = Object.freeze([]);
   private anon = 0;
+  /** Adds a guard; it applies to calls that start from now on (SPEC §8.18). There is no remover. */
   add(fn: Guard, name?: string): void {
     if (typeof fn !== 'function') throw new TypeError('a guard is a function (call) => string | undefined');
     const entry = Object.freeze({ name: name ?? (fn.name || `guard#${++this.anon}`), fn });

@@ -14,6 +14,7 @@ import { sessionIndexOf, type OpenWorkScope } from './log/sessionIndex.js';
 
 export type { OpenWorkScope } from './log/sessionIndex.js';
 
+/** How many calls, steps and turns a close of open work paired or ended. */
 export interface ClosedWork {
   calls: number;
   steps: number;

@@ -170,6 +170,7 @@ export interface RetryPolicyInput {
 /** The policy's answer. */
 export type RetryDecision = { action: 'retry'; delayMs: number } | { action: 'compact' } | { action: 'give-up'; reason: string };
 
+/** Options of the default retry policy for failed model requests. */
 export interface RequestRetryPolicyOptions {
   /** Retries for transport failures (`retryable`). Default 3. */
   maxRetries?: number;
@@ -185,6 +186,7 @@ export interface RequestRetryPolicyOptions {
 
 /** Decides retry / compact / give-up for each failed model request. */
 export interface RequestRetryPolicy {
+  /** Retry after a delay, compact the context first, or give up, for one failed request. */
   decide(input: RetryPolicyInput): RetryDecision;
   /**
    * Upper bound on model requests per step under this policy (first try included). The step machine

@@ -18,6 +18,7 @@ export class ToolError extends Error {
     this.name = errorNameFor(code);
     this.details = details;
   }
+  /** The error as a result's `error` (name, code, message). */
   toInfo(): ToolErrorInfo {
     return { name: this.name, code: this.code, message: this.message };
   }

@@ -6,6 +6,7 @@
 import type { LogEvent, TurnOutcome } from '../protocol/index.js';
 import type { SessionLog } from './log/sessionLog.js';
 
+/** What a UI gets as a turn streams: text and reasoning deltas, the end of a step, a failed request, the end of the turn. */
 export type TurnDelta =
   /** A piece of the model's answer (`text`) or of its reasoning, in arrival order. */
   | { readonly type: 'text-delta' | 'reasoning-delta'; readonly stepIndex: number; readonly delta: string }
@@ -19,9 +20,11 @@ export type TurnDelta =
   /** The turn ended (`turn/end` is in the log): the last delta. */
   | { readonly type: 'turn-end'; readonly outcome: TurnOutcome | 'suspended' };
 
+/** Where a turn's deltas are published to their listeners. */
 export interface TurnDeltaHub {
   /** What the step reports (wired to `StepDeps.onText`): cheap when nobody listens. */
   text(stepIndex: number, kind: 'text' | 'reasoning', delta: string): void;
+  /** Adds a listener of the deltas from now on; returns its remover. */
   subscribe(listener: (d: TurnDelta) => void): () => void;
   /** The deltas from now on as an async iterable that ends after `turn-end`. */
   iterate(): AsyncIterable<TurnDelta>;

@@ -21,6 +21,7 @@ export class ModelResolveError extends Error {
   }
 }
 
+/** Options of `resolveModel`: the server, where keys are read from, extra headers. */
 export interface ResolveModelOptions {
   /** The server to talk to: required for `openai-compatible`, optional for the others (a proxy, a test server). */
   baseUrl?: string;
@@ -48,6 +49,7 @@ export const MODEL_PROVIDERS = {
   'openai-compatible': { package: '@ai-sdk/openai-compatible', keyVar: 'OPENAI_COMPATIBLE_API_KEY', baseUrlVar: 'OPENAI_COMPATIBLE_BASE_URL', keyRequired: false },
 } as const satisfies Record<string, ProviderInfo>;
 
+/** The providers `resolveModel` knows: `openai`, `anthropic` and `openai-compatible`. */
 export type ModelProviderName = keyof typeof MODEL_PROVIDERS;
 
 /** A parsed `provider:model` spec. */

@@ -84,6 +84,7 @@ export type ScriptedStep = ScriptedResponse | ((request: ScriptedRequest) => Scr
 /** Delay before each part: a constant, or a function of the part and its position in the stream. */
 export type ChunkDelay = number | ((part: LanguageModelV3StreamPart, index: number) => number);
 
+/** Options of `scriptedModel`. */
 export interface ScriptedModelOptions {
   /** Clock for chunk delays. Defaults to the system clock; tests inject a `ManualClock`. */
   clock?: Clock;

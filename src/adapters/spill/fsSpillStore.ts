@@ -8,6 +8,7 @@ import { LineIndexBuilder, type SpillLineIndex } from '../../runtime/spill/lineI
 import { spillLineIndex } from '../../runtime/spill/spilledLines.js';
 import { UnknownLocatorError, type SpillChunk, type SpillMeta, type SpillRange, type SpillSaveOptions, type SpillStore } from '../../runtime/spill/spillStore.js';
 
+/** Options of `createFsSpillStore`: where the private per-session directories go. */
 export interface FsSpillStoreOptions {
   /** Where the session's private directory is created (default: the OS temp directory). */
   baseDir?: string;

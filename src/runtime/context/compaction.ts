@@ -10,6 +10,7 @@ import type { SessionLog } from '../log/sessionLog.js';
 import { compactedStub } from '../projection/compactedText.js';
 import { sessionIndexOf } from '../log/sessionIndex.js';
 
+/** What a compactor is told about the request that overflowed. */
 export interface CompactionOptions {
   /** The turn whose next request overflowed. */
   turnId: string;
@@ -27,6 +28,7 @@ export interface CompactionResult {
  * `undefined` when it has nothing to offer.
  */
 export interface Compactor {
+  /** The results to stub, or undefined when nothing can be made smaller. */
   compact(events: readonly LogEvent[], options: CompactionOptions): CompactionResult | undefined;
 }
 

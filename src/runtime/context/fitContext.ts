@@ -21,6 +21,7 @@ import { DEFAULT_SUMMARY_TIMEOUT_MS, writeSummary, type TurnSummarizer } from '.
 import type { Clock } from '../clock.js';
 import { digestSummary } from './turnDigest.js';
 
+/** How big a prompt may grow, and when turns are folded into a summary to stay under it. */
 export interface ContextWindow {
   /** The most prompt characters (`promptSize`: text, arguments, results; ≈ 4 per token) a request may carry. */
   maxChars: number;

@@ -9,6 +9,7 @@ import { describeThrown } from '../../protocol/index.js';
 import type { Clock } from '../clock.js';
 import { digestLine, digestSummary, type FoldedTurn } from './turnDigest.js';
 
+/** What a summarizer is given when turns leave the prompt. */
 export interface SummaryRequest {
   /** The summary the prompt carries now (undefined before the first fold). */
   readonly previous: string | undefined;

@@ -28,7 +28,9 @@ export const DEFAULT_PROGRESS_INTERVAL_MS = 250;
 export const MAX_PROGRESS_OUTPUT_CHARS = 4096;
 const MAX_MESSAGE_CHARS = 500;
 
+/** How a tool body reports progress (`exec.progress`): logged as bounded, coalesced `tool/progress` events (SPEC §9.1). */
 export interface ProgressChannel {
+  /** Reports partial output, a message or a fraction; never throws, and is ignored once the call has settled. */
   report(update: ToolProgress): void;
   /** Logs what is pending, then ignores every later update. */
   close(): void;

@@ -165,6 +165,7 @@ export function isPromptProjectionState(v: unknown): v is PromptProjectionState 
 
 const locatorKey = (turnId: string, callId: string) => `${turnId}\u0000${callId}`;
 
+/** The model's view of the session, kept as the log grows: turns, steps, results (stubbed or not) and folded turns. */
 export class PromptProjection {
   private readonly turns = new Map<string, TurnView>();
   private readonly order: TurnView[] = [];
@@ -331,6 +332,7 @@ export class PromptProjection {
     return size;
   }
 
+  /** The projection as plain data, for a checkpoint. */
   toJSON(): PromptProjectionState {
     return {
       turns: this.order.map((t) => ({

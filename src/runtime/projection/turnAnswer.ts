@@ -4,6 +4,7 @@
  */
 import { addTokenUsage, type LogEvent, type TokenUsage } from '../../protocol/index.js';
 
+/** A turn's final text and token usage. */
 export interface TurnAnswer {
   /** The model's text in the turn's last step ('' when it said nothing there). */
   readonly text: string;

@@ -37,6 +37,7 @@ export class LineIndexBuilder {
     this.stride = Math.max(1, Math.floor(stride));
   }
 
+  /** Feeds the next bytes of the text. */
   push(piece: Uint8Array): void {
     for (let i = piece.indexOf(NL); i !== -1; i = piece.indexOf(NL, i + 1)) {
       this.newlines++;
@@ -51,6 +52,7 @@ export class LineIndexBuilder {
     this.bytes += piece.length;
   }
 
+  /** The index of every byte pushed so far. */
   finish(): SpillLineIndex {
     return Object.freeze({
       totalBytes: this.bytes,

@@ -8,6 +8,7 @@ export interface MemorySpillStore extends SpillStore {
   lineIndex(locator: string): Promise<SpillLineIndex>;
 }
 
+/** Options of `createMemorySpillStore`. */
 export interface MemorySpillStoreOptions {
   /** Bytes between line index checkpoints (default 16 KiB; small values are for tests). */
   lineIndexStride?: number;

@@ -13,6 +13,7 @@ import type { SessionLog } from '../log/sessionLog.js';
 import { systemClock, type Clock } from '../clock.js';
 import { pairSafeIndex, utf8Decode, utf8Encode, utf8Length, utf8LengthExceeds } from './utf8.js';
 
+/** Results larger than this many UTF-8 bytes are spilled (16 KiB). */
 export const DEFAULT_MAX_INLINE_BYTES = 16_384;
 /**
  * How long the policy waits for the store's `save` (default 10 s): a third of the default hook
@@ -20,6 +21,7 @@ export const DEFAULT_MAX_INLINE_BYTES = 16_384;
  */
 export const DEFAULT_SPILL_SAVE_TIMEOUT_MS = 10_000;
 
+/** How much of a spilled result the model sees inline: head and tail, in lines and bytes. */
 export interface PreviewLimits {
   /** Most UTF-8 bytes kept from the start. */
   readonly headBytes: number;
@@ -169,6 +171,7 @@ export function renderSpilledContent(preview: Preview, locator: string): string 
   return parts.join('');
 }
 
+/** Options of the spill policy the runtime installs after every other post-execute listener. */
 export interface SpillPolicyOptions {
   store: SpillStore;
   /** Content strictly larger than this many UTF-8 bytes is spilled (default 16 KiB). */

@@ -10,6 +10,7 @@ export interface SpillMeta {
   readonly stepIndex?: number;
 }
 
+/** Options of one save: a signal that aborts a save that hangs. */
 export interface SpillSaveOptions {
   readonly signal?: AbortSignal;
 }
@@ -43,6 +44,7 @@ export interface SpillStore {
    * a store may stop writing then; the policy has already kept the output inline.
    */
   save(text: string, meta: SpillMeta, options?: SpillSaveOptions): Promise<{ locator: string }>;
+  /** Reads a range of a saved text by its locator; an unknown locator is refused. */
   read(locator: string, range?: SpillRange): Promise<SpillChunk>;
   /**
    * Optional: the text's line index, built when it was saved, so a page of lines costs a read of

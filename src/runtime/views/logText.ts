@@ -1,6 +1,7 @@
 /** The session log as readable text, one line per event: a pure projection for terminals and docs. */
 import type { LogEvent } from '../../protocol/index.js';
 
+/** Options of `formatLog`. */
 export interface LogTextOptions {
   /** Full texts (messages, model text, results, inputs), not cut to a preview. Default false. */
   full?: boolean;
@@ -80,6 +81,7 @@ export function formatEvent(e: LogEvent, options: LogTextOptions = {}): string {
   return `${String(e.seq).padStart(4)} ${describeEvent(e, options)}`;
 }
 
+/** The session log as text, one line per event (what `dsh log` prints); never throws. */
 export function formatLog(events: readonly LogEvent[], options: LogTextOptions = {}): string {
   return events.map((e) => formatEvent(e, options)).join('\n');
 }

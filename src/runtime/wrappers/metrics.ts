@@ -12,6 +12,7 @@ export function metrics(): ExecuteWrapper {
   return wrapper;
 }
 
+/** Whether an execute wrapper is the one `metrics()` made (the runtime then measures the call's stages). */
 export function isMetricsWrapper(fn: unknown): boolean {
   return typeof fn === 'function' && (fn as unknown as Record<symbol, unknown>)[METRICS] === true;
 }

@@ -3,6 +3,7 @@ import type { ExecOutcome } from '../../../machines/callStages.js';
 import { sleep } from '../clock.js';
 import type { ExecuteWrapper } from '../hooks.js';
 
+/** Options of the `retry()` execute wrapper. */
 export interface RetryOptions {
   /** Total attempts including the first (default 3). */
   maxAttempts?: number;

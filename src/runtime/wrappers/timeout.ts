@@ -3,6 +3,7 @@ import type { CallView, ExecOutcome } from '../../../machines/callStages.js';
 import type { ExecuteWrapper } from '../hooks.js';
 import { ToolError } from '../toolError.js';
 
+/** Options of the `timeout()` execute wrapper. */
 export interface TimeoutOptions {
   /** Deadline in ms, or a function of the call (return undefined for no deadline). */
   ms: number | ((call: CallView) => number | undefined);
