@@ -109,7 +109,16 @@ export function crashedCallResult(request: ToolCallRequest, e: unknown): ToolRes
   return errorResult(request, { code: ErrorCode.TOOL_FAILED, message: `the call machine failed: ${describeThrown(e)}` });
 }
 
-/** Wires tools, hooks, guards, log, clock and approval into a runtime that runs calls through the machines. */
+/**
+ * Wires tools, hooks, guards, log, clock and approval into a runtime that runs calls through the machines.
+ *
+ * @example
+ * ```ts
+ * const rt = createRuntime({ tools: [read] });
+ * const result = await rt.runCall({ callId: 'c1', toolName: 'read', input: '{"path":"a.txt"}' }).result;
+ * console.log(rt.log.events().map((e) => e.type)); // ['tool/call', 'tool/result']
+ * ```
+ */
 export function createRuntime(options: RuntimeOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? createMemoryLog({ clock });

@@ -101,7 +101,20 @@ export function defaultContent(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
-/** Declares a tool: its name, zod input (and optional output) schema and its body. */
+/**
+ * Declares a tool: its name, zod input (and optional output) schema and its body.
+ *
+ * @example
+ * ```ts
+ * const read = defineTool({
+ *   name: 'read',
+ *   description: 'Read a file',
+ *   input: z.object({ path: z.string() }),
+ *   isConcurrencySafe: () => true,
+ *   execute: async ({ path }, exec) => `contents of ${path}`,
+ * });
+ * ```
+ */
 export function defineTool<I extends z.ZodType, O = unknown>(spec: ToolSpec<I, O>): ToolDefinition<I, O> {
   if (!/^[a-zA-Z0-9_.:-]{1,128}$/.test(spec.name)) throw new TypeError(`defineTool: invalid tool name ${JSON.stringify(spec.name)}`);
   return Object.freeze({

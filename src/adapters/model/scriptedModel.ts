@@ -110,7 +110,15 @@ export interface ScriptedModel extends LanguageModelV3 {
   readonly remaining: number;
 }
 
-/** Creates a `LanguageModelV3` that answers request *n* with `steps[n]`. */
+/**
+ * Creates a `LanguageModelV3` that answers request *n* with `steps[n]`: a model for tests and demos.
+ *
+ * @example
+ * ```ts
+ * const model = scriptedModel([{ toolCalls: [{ toolName: 'read', input: { path: 'a.txt' } }] }, { text: 'Done.' }]);
+ * const { outcome } = await rt.startTurn({ model, input: 'read a.txt' }).done;
+ * ```
+ */
 export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedModelOptions = {}): ScriptedModel {
   const clock = options.clock ?? systemClock;
   const calls: ScriptedCall[] = [];

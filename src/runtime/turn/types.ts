@@ -74,6 +74,16 @@ export interface TurnResume {
   readonly step: ResumedStep;
 }
 
+/**
+ * A running turn, as `runtime.startTurn` returns it: its id, its live actor, its lifecycle and how it ends.
+ *
+ * @example
+ * ```ts
+ * const turn = rt.startTurn({ model, input: 'read a.txt' });
+ * turn.actor.subscribe((snapshot) => {});
+ * const { outcome } = await turn.done; // 'completed' | 'cancelled' | 'failed' | 'max-steps'
+ * ```
+ */
 export interface TurnHandle {
   readonly turnId: string;
   /**
