@@ -35,7 +35,7 @@ async function bashResult(dir: string) {
 describe('dsh run: the sandbox in force', () => {
   it('a fresh project runs bash in workspace-write, and the run says so in one line', async () => {
     const { dir, env } = workspace();
-    const r = await dsh(dir, ['run', 'go', '--allow', 'bash'], env);
+    const r = await dsh(dir, ['run', 'go', '--model', 'embedded', '--allow', 'bash'], env);
     expect(r.code, r.err).toBe(0);
     const lines = r.out.split('\n').filter((l) => l.startsWith('sandbox: '));
     expect(lines).toHaveLength(1);
@@ -47,7 +47,7 @@ describe('dsh run: the sandbox in force', () => {
 
   it('"sandbox": { "mode": "read-only", "network": true } in dsh.config.json is what runs', async () => {
     const { dir, env } = workspace({ sandbox: { mode: 'read-only', network: true } });
-    const r = await dsh(dir, ['run', 'go', '--allow', 'bash'], env);
+    const r = await dsh(dir, ['run', 'go', '--model', 'embedded', '--allow', 'bash'], env);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/^sandbox: read-only \(bubblewrap\): no writes except a private \/tmp; network allowed; secrets withheld$/m);
     expect((await bashResult(dir)).result.metadata).toMatchObject({ sandbox: 'read-only', network: true });
