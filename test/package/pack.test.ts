@@ -161,7 +161,7 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     const printed = ok(await run(join(app, 'node_modules', '.bin', 'dsh'), ['log', file!, '--full'], app), 'dsh log --full');
     expect(printed.out).toMatch(/turn\/end turn-1: completed after 4 steps/);
     const list = ok(await run(join(app, 'node_modules', '.bin', 'dsh'), ['sessions'], app), 'dsh sessions');
-    expect(list.out).toMatch(/ 1 +completed$/m);
+    expect(list.out).toMatch(/ 1 +completed +look around$/m);
   }, HANG);
 
   it('dsh inspect serves its page from the package: the compiled page modules, the stylesheet, the diagrams (no tsx, no esbuild)', async () => {

@@ -148,9 +148,22 @@ function collect(file: ShNode, bytes: Uint8Array, depth: number, out: Sink): voi
   // Wrappers are made afresh on each access: a command is known by its place, not its identity.
   const seen = new Set<string>();
   const place = (n: ShNode) => `${n.Pos().Offset()}:${n.End().Offset()}`;
+  const doubleQuoted: Array<readonly [number, number]> = [];
   syntax.Walk(file, (node) => {
     if (!node) return true;
     const type = syntax.NodeType(node);
+    if (type === 'DblQuoted') doubleQuoted.push([node.Pos().Offset(), node.End().Offset()]);
+    if (type === 'CmdSubst' && node.Backquotes) {
+      // mvdan-sh 0.10.1 misreads backquotes nested three deep (it runs `echo \\\`rm -r v\\\``
+      // as `echo` with the words "`rm", "-r", "v`"; bash runs `rm -r v`). The body is read here as
+      // bash reads it instead: the text between the backquotes, each `\` before $ ` \ (and " inside
+      // double quotes) removed, parsed in turn, and mvdan-sh's own reading of it skipped.
+      const left = node.Left.Offset() + 1;
+      const inQuotes = doubleQuoted.some(([a, b]) => a < left && left < b);
+      const body = decoder.decode(bytes.subarray(left, node.Right.Offset())).replace(inQuotes ? /\\([$`\\"])/g : /\\([$`\\])/g, '$1');
+      backquoted(body, depth, out);
+      return false;
+    }
     if (type === 'Stmt' && node.Cmd && syntax.NodeType(node.Cmd) === 'CallExpr') {
       seen.add(place(node.Cmd));
       simple(node.Cmd, node.Redirs ?? [], span(node, node.Cmd), text, depth, out);
@@ -168,6 +181,18 @@ function collect(file: ShNode, bytes: Uint8Array, depth: number, out: Sink): voi
     }
     return true;
   });
+}
+
+/** The commands of a backquoted body, unescaped (see `collect`), parsed in turn. */
+function backquoted(body: string, depth: number, out: Sink): void {
+  if (depth >= MAX_NESTING) {
+    out.opaque.push(`backquotes are nested more than ${MAX_NESTING} deep`);
+    return;
+  }
+  const inner = parseAt(body, depth + 1);
+  if (!inner.parsed) out.opaque.push(`a backquoted command ${inner.opaque[0] ?? 'does not parse'}`);
+  out.opaque.push(...(inner.parsed ? inner.opaque : []));
+  out.commands.push(...inner.commands);
 }
 
 /** A decoded word: its value as the shell would pass it, or its source when built at run time. */

@@ -33,6 +33,10 @@ describe('bash deny guard', () => {
     'ls | rm -rf build',
     'echo $(rm -rf build)',
     'echo `rm -rf build`',
+    // Backquotes nested two and three deep, bash's escaping (the third level is one mvdan-sh 0.10.1 misreads).
+    'echo `echo \\`rm -rf build\\``',
+    'echo `echo \\`echo \\\\\\`rm -rf build\\\\\\`\\``',
+    'echo "`echo \\"x\\"; rm -rf build`"',
     '(rm -rf build)',
     '{ rm -rf build; }',
     'ls\nrm -rf build',

@@ -93,6 +93,7 @@ const embed = (cmd: fc.Arbitrary<string>) =>
 const guard = bashDenyGuard({ patterns: ['^rm\\s'] });
 const view = (command: string) => ({ callId: 'c', toolName: 'bash', args: { command }, rawInput: {}, index: 0, executionMode: 'exclusive' as const, idempotent: false });
 
+// DSH_PROPERTY_RUNS=5000 runs each property longer (a search for counterexamples, not for CI).
 describe('property: a denied command anywhere in a compound is denied', () => {
   // The bound only catches a hang (the parse is a few µs per character, on a shared machine).
   it('every generated compound holding `rm …` is denied by ^rm\\s, on a complete parse', { timeout: 300_000 }, () => {
@@ -103,7 +104,7 @@ describe('property: a denied command anywhere in a compound is denied', () => {
         expect(parse.opaque, line).toEqual([]);
         expect(guard(view(line)), line).toMatch(/deny pattern/);
       }),
-      { numRuns: 300 },
+      { numRuns: Number(process.env.DSH_PROPERTY_RUNS ?? 300) },
     );
   });
 
@@ -113,7 +114,7 @@ describe('property: a denied command anywhere in a compound is denied', () => {
         expect(parseShellCommand(line).parsed, line).toBe(true);
         expect(guard(view(line)), line).toBeUndefined();
       }),
-      { numRuns: 150 },
+      { numRuns: Number(process.env.DSH_PROPERTY_RUNS ?? 150) },
     );
   });
 });
