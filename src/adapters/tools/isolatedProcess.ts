@@ -78,6 +78,8 @@ export interface ProcessRunOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Every chunk of output as it arrives (before the `maxOutputBytes` cut), e.g. to report progress. */
   readonly onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /** Written to the command's stdin, which is then closed (default: no stdin at all). */
+  readonly stdin?: string;
 }
 
 /**
@@ -100,13 +102,20 @@ export function runIsolated(command: string, options: ProcessRunOptions): Promis
         : iso.kind === 'pid-namespace'
           ? [...iso.prefix, ...initArgv(command, grace)]
           : ['/bin/bash', '-c', command];
+    const input = options.stdin !== undefined ? 'pipe' : 'ignore';
     const child = spawn(file!, args, {
       cwd: options.cwd,
       env: options.env ?? process.env,
       detached: true, // setsid(): the child leads a new process group we can signal as one
-      stdio: (iso.kind === 'sandboxed' ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe']) as ['ignore', 'pipe', 'pipe'],
+      stdio: (iso.kind === 'sandboxed' ? [input, 'pipe', 'pipe', 'pipe'] : [input, 'pipe', 'pipe']) as ['ignore', 'pipe', 'pipe'],
     });
     const pid = child.pid;
+    if (options.stdin !== undefined) {
+      const sink = (child as unknown as { stdin: NodeJS.WritableStream | null }).stdin;
+      // A command that exits without reading its stdin closes the pipe: EPIPE is no failure.
+      sink?.on('error', () => {});
+      sink?.end(options.stdin);
+    }
     // The sandbox's init leads a session of its own: its host pid comes on the info fd.
     let initPid: number | undefined;
     if (iso.kind === 'sandboxed') {

@@ -76,7 +76,8 @@ export function parseConfig(text: string, shownAs: string): DshConfig {
  * `project` over `user`: a setting in the project file wins; `timeouts`, `callOptions` and `mcpServers` merge by
  * key (a project server replaces the user's of the same name); permission rules are the
  * project's, then the user's (the first match decides, so the project's come first); bash deny
- * patterns are both files' (a project file cannot drop a user's deny pattern).
+ * patterns are both files' (a project file cannot drop a user's deny pattern); so are the hooks of
+ * each stage (the project's, then the user's).
  */
 export function mergeConfigs(user: DshConfig, project: DshConfig): DshConfig {
   const out: DshConfig = { ...user, ...project };
@@ -84,11 +85,22 @@ export function mergeConfigs(user: DshConfig, project: DshConfig): DshConfig {
   if (user.callOptions || project.callOptions) out.callOptions = { ...user.callOptions, ...project.callOptions };
   if (user.mcpServers || project.mcpServers) out.mcpServers = { ...user.mcpServers, ...project.mcpServers };
   if (user.permissions || project.permissions) out.permissions = [...(project.permissions ?? []), ...(user.permissions ?? [])];
+  if (user.hooks || project.hooks) out.hooks = mergeHooks(user.hooks ?? {}, project.hooks ?? {});
   if (user.sandbox || project.sandbox) out.sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});
   if (user.bash || project.bash) {
     out.bash = { deny: [...new Set([...(user.bash?.deny ?? []), ...(project.bash?.deny ?? [])])] };
     const allow = [...new Set([...(user.bash?.allow ?? []), ...(project.bash?.allow ?? [])])];
     if (allow.length > 0) out.bash.allow = allow;
+  }
+  return out;
+}
+
+/** Both files' hooks, stage by stage: the project's first, then the user's (a project cannot drop a user's hook). */
+function mergeHooks(user: NonNullable<DshConfig['hooks']>, project: NonNullable<DshConfig['hooks']>): NonNullable<DshConfig['hooks']> {
+  const out: NonNullable<DshConfig['hooks']> = {};
+  for (const stage of ['preExecute', 'guard', 'postExecute', 'result'] as const) {
+    const list = [...(project[stage] ?? []), ...(user[stage] ?? [])];
+    if (list.length > 0) out[stage] = list;
   }
   return out;
 }

@@ -48,6 +48,38 @@ export const TimeoutsSchema = z.strictObject({
   bashMs: positiveInt(86_400_000).optional(),
 });
 
+/** A call an example of a hook names: the tool and its arguments. */
+const HookExampleSchema = z.strictObject({ tool: z.string().min(1), args: z.record(z.string(), z.json()) });
+
+const hookEntryFields = {
+  /** The argv, program first: a program with a `/` is taken from the workspace root (put scripts under `.dsh/hooks/`). */
+  command: z.array(z.string().min(1).regex(/^[^\0]*$/, 'no NUL bytes')).min(1).max(256),
+  /** Glob over tool names (default every tool). */
+  tools: GlobSchema.optional(),
+  /** Glob over the `path` argument, relative to the workspace root. */
+  paths: GlobSchema.optional(),
+  /** How long the hook may take (default 10 s, capped to `timeouts.hookMs`). */
+  timeoutMs: positiveInt(600_000).optional(),
+};
+
+/** A preExecute or guard hook: it decides, so it may carry examples checked at load. */
+export const DecidingHookSchema = z.strictObject({
+  ...hookEntryFields,
+  /** `allow`: calls the hook must not deny; `deny`: calls it must deny. A failing example refuses the config. */
+  examples: z.strictObject({ allow: z.array(HookExampleSchema).optional(), deny: z.array(HookExampleSchema).optional() }).optional(),
+});
+
+/** A postExecute or result hook. */
+export const ObservingHookSchema = z.strictObject(hookEntryFields);
+
+/** Command hooks, one list per stage (docs/hooks.md). */
+export const HooksSchema = z.strictObject({
+  preExecute: z.array(DecidingHookSchema).optional(),
+  guard: z.array(DecidingHookSchema).optional(),
+  postExecute: z.array(ObservingHookSchema).optional(),
+  result: z.array(ObservingHookSchema).optional(),
+});
+
 /** The model request settings a config may set (no headers: a config file is no place for secrets). */
 export const CallOptionsSchema = z.strictObject({
   maxOutputTokens: z.number().int().min(1).max(10_000_000).optional(),
@@ -85,6 +117,8 @@ export const DshConfigSchema = z.strictObject({
       allow: z.array(BashPatternSchema).optional(),
     })
     .optional(),
+  /** Command hooks per stage: programs that get the call as JSON on stdin and answer JSON (docs/hooks.md). */
+  hooks: HooksSchema.optional(),
   /** Most concurrency-safe calls of one step running at once. */
   concurrency: positiveInt(256).optional(),
   /** Results larger than this many UTF-8 bytes are spilled. */
@@ -121,3 +155,4 @@ export const DshConfigSchema = z.strictObject({
 
 export type DshConfig = z.infer<typeof DshConfigSchema>;
 export type PermissionRuleConfig = z.infer<typeof PermissionRuleSchema>;
+export type HooksConfig = z.infer<typeof HooksSchema>;

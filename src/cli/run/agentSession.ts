@@ -23,6 +23,8 @@ import { applyConfig, runtimeOptionsFromConfig } from '../../runtime/policies/ap
 import { modelSummarizer } from '../../runtime/context/summarizer.js';
 import { metrics } from '../../runtime/wrappers/metrics.js';
 import type { DshConfig } from '../config/schema.js';
+import { createHookRunner } from '../../adapters/hooks/hookRunner.js';
+import type { HookRunner } from '../../runtime/policies/commandHooks.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import type { TurnHandle } from '../../runtime/turns.js';
 
@@ -49,6 +51,10 @@ export interface RunSetup {
    */
   installPolicies?: (runtime: Runtime, setup: RunSetup) => void;
   bashIsolation?: BashIsolation;
+  /** Runs the config's command hooks (default: in the sandbox of the session's `bash`). */
+  hookRunner?: HookRunner;
+  /** The session's id, given to command hooks. */
+  sessionId?: string;
   system?: string;
   maxSteps?: number;
 }
@@ -63,9 +69,14 @@ export function defaultPolicies(runtime: Runtime, setup: Pick<RunSetup, 'allow'>
 }
 
 /** The default policy, then the config's (`applyConfig` orders plan mode and the rules before it). */
-export function configuredPolicies(runtime: Runtime, setup: Pick<RunSetup, 'allow' | 'config' | 'plan' | 'cwd'>): void {
+export function configuredPolicies(runtime: Runtime, setup: Pick<RunSetup, 'allow' | 'config' | 'plan' | 'cwd' | 'hookRunner' | 'sessionId'>): void {
   defaultPolicies(runtime, setup);
-  applyConfig(runtime, setup.config ?? {}, { plan: setup.plan === true, root: setup.cwd });
+  applyConfig(runtime, setup.config ?? {}, {
+    plan: setup.plan === true,
+    root: setup.cwd,
+    ...(setup.hookRunner ? { hookRunner: setup.hookRunner } : {}),
+    ...(setup.sessionId !== undefined ? { sessionId: setup.sessionId } : {}),
+  });
 }
 
 /** `--allow TOOL`: every question about TOOL is answered yes without asking. */
@@ -106,7 +117,9 @@ export function createAgentSession(setup: RunSetup): AgentSession {
   // Stage marks: every result carries its per-stage durations (`metadata.durationsMs`), so a
   // recorded session shows each call's stages with their timings (dsh inspect).
   runtime.hooks.on('tools/execute', 'stage-timings', metrics());
-  (setup.installPolicies ?? configuredPolicies)(runtime, setup);
+  // Command hooks run in the sandbox the session's `bash` runs in.
+  const hookRunner = setup.hookRunner ?? createHookRunner({ root: setup.cwd, sandbox: tools.sandbox, ...(setup.bashIsolation ? { isolation: setup.bashIsolation } : {}) });
+  (setup.installPolicies ?? configuredPolicies)(runtime, { ...setup, hookRunner });
   const turnOptions = (options: { inspect?: (e: InspectionEvent) => void; signal?: AbortSignal }) => ({
     model: setup.model(),
     system: setup.system ?? DEFAULT_SYSTEM,

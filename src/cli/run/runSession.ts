@@ -211,6 +211,7 @@ async function runHeld(o: RunSessionOptions, held: HeldSessionLease): Promise<nu
   o.inspector?.attach(log);
   const session = createAgentSession({
     cwd: o.cwd,
+    sessionId: o.id,
     log,
     model: o.models,
     approval,

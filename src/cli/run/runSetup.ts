@@ -22,6 +22,7 @@ import { scriptedModel, type ScriptedResponse } from '../../adapters/model/scrip
 import { SessionModelEvent } from '../../protocol/events.js';
 import { UsageError, type Command } from '../command.js';
 import { loadConfig } from '../config/load.js';
+import { checkConfigHooks, shownConfigFile } from '../config/hookChecks.js';
 import type { DshConfig } from '../config/schema.js';
 import { onFile } from '../describeError.js';
 import { embeddedModel } from './embeddedModel.js';
@@ -127,6 +128,8 @@ export async function prepareRun(o: {
 }): Promise<RunSetupResult> {
   const { config, files } = await loadConfig({ cwd: o.cwd, env: o.env });
   checkAllow(o.flags.allow, config, o.command);
+  // Command hooks: programs out of the agent's reach, examples that hold (else one ConfigError line).
+  if (config.hooks) await checkConfigHooks({ config, cwd: o.cwd, env: o.env, shownAs: shownConfigFile(o.cwd, files) });
   const chosen = chooseModel(o.flags, config, o.recorded, o.demo === true);
   if (!chosen) throw new UsageError(NO_MODEL_MESSAGE, o.command, { usage: false });
   const make = await modelFactory(chosen.model, { cwd: o.cwd, env: o.env });

@@ -7,6 +7,7 @@ import type { PipelineLimits } from '../../../machines/callStages.js';
 import type { Runtime, RuntimeOptions } from '../createRuntime.js';
 import { bashDenyGuard, compileBashPattern } from './bashDenyGuard.js';
 import { bashCommandRules } from './commandRules.js';
+import { installCommandHooks, type CommandHooksConfig, type HookRunner } from './commandHooks.js';
 import { permissionRules, type PermissionRule } from './permissionRules.js';
 import { planMode } from './planMode.js';
 
@@ -26,6 +27,8 @@ export interface PolicyConfig {
   /** Most UTF-8 bytes of one prompt, follow-up or steer (see messageLimits.ts). */
   readonly maxMessageBytes?: number;
   readonly timeouts?: { readonly hookMs?: number; readonly approvalMs?: number; readonly abortGraceMs?: number };
+  /** Command hooks per stage (commandHooks.ts); installed only with `ApplyConfigOptions.hookRunner`. */
+  readonly hooks?: CommandHooksConfig;
   /** The context window (its summariser, when `summarize: 'model'`, is the caller's to attach). */
   readonly context?: { readonly maxChars: number; readonly summarize?: 'model' | 'digest' };
 }
@@ -35,6 +38,10 @@ export interface ApplyConfigOptions {
   readonly plan?: boolean;
   /** The workspace root (absolute): absolute path arguments under it match relative globs. */
   readonly root?: string;
+  /** Runs the config's command hooks (`createHookRunner` in `dsh/node`); required when the config has any. */
+  readonly hookRunner?: HookRunner;
+  /** Given to command hooks as `sessionId`. */
+  readonly sessionId?: string;
 }
 
 /** The names the policies are registered under. */
@@ -76,6 +83,22 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
   if (config.permissions && config.permissions.length > 0) {
     removers.push(rt.hooks.on('tools/pre-execute', POLICY_NAMES.permissions, permissionRules({ rules: config.permissions, root: options.root })));
     first.push(POLICY_NAMES.permissions);
+  }
+  const hooks = config.hooks ?? {};
+  if (Object.values(hooks).some((list) => (list?.length ?? 0) > 0)) {
+    if (!options.hookRunner) throw new TypeError('applyConfig: the config has command hooks but no hookRunner was given to run them');
+    const installed = installCommandHooks(rt, hooks, {
+      runner: options.hookRunner,
+      ...(options.root !== undefined ? { root: options.root } : {}),
+      ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
+      // (30 s: `defaultLimits.hookTimeoutMs` of createRuntime.ts, not imported: this entry stays small.)
+      stageTimeoutMs: config.timeouts?.hookMs ?? 30_000,
+    });
+    removers.push(() => installed.remove());
+    // Guard hooks (and the result hooks' capture) before everything: no allow may skip them; the
+    // pre-execute hooks after the built-in policies, before any listener the caller registered.
+    first.unshift(...installed.front);
+    first.push(...installed.preExecute);
   }
   if (first.length > 0) rt.hooks.order('tools/pre-execute', first);
   if (deny.length > 0) rt.tools.guard(bashDenyGuard({ patterns: deny }), POLICY_NAMES.bashDeny);
