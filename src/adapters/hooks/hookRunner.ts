@@ -44,7 +44,7 @@ function shellQuote(s: string): string {
 
 /**
  * Why a hook's command is unsafe to run, or undefined. What governs the agent must be out of its
- * reach (SPEC §10.3): a program (or a script argument) that is a file inside the workspace but
+ * reach (SPEC §10.3): a program (or an argument naming a file) that is inside the workspace but
  * outside its protected paths (`.dsh/`, …) could be rewritten by the agent's own `write` or
  * `bash`. Put hook scripts under `.dsh/hooks/`.
  */
@@ -57,7 +57,9 @@ export function hookCommandProblem(root: string, command: readonly string[], use
   }
   const list = protectedPaths({ root: realRoot, ...(userConfigDir ? { userConfigDir } : {}) });
   for (const [i, arg] of command.entries()) {
-    if (!arg.includes('/') || arg.startsWith('-')) continue;
+    // The program is a path only with a `/` (else PATH finds it); an argument naming a file is a
+    // path either way (`node check.js` runs the workspace's check.js).
+    if ((i === 0 && !arg.includes('/')) || arg.startsWith('-') || arg === '') continue;
     const abs = resolve(realRoot, arg);
     if (!existsSync(abs)) {
       if (i === 0) return `the program ${JSON.stringify(arg)} does not exist (a path is taken from the workspace root)`;

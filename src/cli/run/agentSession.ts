@@ -94,6 +94,11 @@ export interface AgentSession {
   readonly tools: BuiltinTools;
   /** Starts a turn. */
   startTurn(input: string, options?: { inspect?: (e: InspectionEvent) => void; signal?: AbortSignal }): TurnHandle;
+  /**
+   * Resolves once no command hook is running (a result observer runs after its call has settled):
+   * wait for it before the log and the sandbox are closed, so every hook runs and is recorded.
+   */
+  settleHooks(): Promise<void>;
   /** Continues the session's suspended turn (its pending approvals are asked first). */
   resumeTurn(options?: { inspect?: (e: InspectionEvent) => void; signal?: AbortSignal }): TurnHandle;
 }
@@ -118,7 +123,17 @@ export function createAgentSession(setup: RunSetup): AgentSession {
   // recorded session shows each call's stages with their timings (dsh inspect).
   runtime.hooks.on('tools/execute', 'stage-timings', metrics());
   // Command hooks run in the sandbox the session's `bash` runs in.
-  const hookRunner = setup.hookRunner ?? createHookRunner({ root: setup.cwd, sandbox: tools.sandbox, ...(setup.bashIsolation ? { isolation: setup.bashIsolation } : {}) });
+  const running = new Set<Promise<unknown>>();
+  const runHook = setup.hookRunner ?? createHookRunner({ root: setup.cwd, sandbox: tools.sandbox, ...(setup.bashIsolation ? { isolation: setup.bashIsolation } : {}) });
+  const hookRunner: HookRunner = (request) => {
+    const run = runHook(request);
+    running.add(run);
+    void run.then(
+      () => running.delete(run),
+      () => running.delete(run),
+    );
+    return run;
+  };
   (setup.installPolicies ?? configuredPolicies)(runtime, { ...setup, hookRunner });
   const turnOptions = (options: { inspect?: (e: InspectionEvent) => void; signal?: AbortSignal }) => ({
     model: setup.model(),
@@ -130,6 +145,13 @@ export function createAgentSession(setup: RunSetup): AgentSession {
   return {
     runtime,
     tools,
+    async settleHooks() {
+      while (running.size > 0) {
+        await Promise.allSettled([...running]);
+        // What the hook's answer leads to (its failure logged) happens in the turns after.
+        await new Promise((r) => setImmediate(r));
+      }
+    },
     startTurn(input, options = {}) {
       // A follow-up turn (a late steering message) gets a model of its own, as every turn does.
       return runtime.startTurn({ ...turnOptions(options), input, followUpOptions: () => ({ model: setup.model() }) });

@@ -222,6 +222,7 @@ async function runHeld(o: RunSessionOptions, held: HeldSessionLease): Promise<nu
     ...(o.installPolicies ? { installPolicies: o.installPolicies } : {}),
   });
   closeForExit = async () => {
+    await withinMs(EXIT_CLOSE_MS, session.settleHooks());
     await withinMs(EXIT_CLOSE_MS, session.runtime.close());
     await withinMs(EXIT_CLOSE_MS, onFile(o.file, () => sink.flush()));
   };
@@ -242,6 +243,8 @@ async function runHeld(o: RunSessionOptions, held: HeldSessionLease): Promise<nu
   } finally {
     process.off('SIGINT', interrupt);
     try {
+      // Result hooks still running see their calls through (each has its own deadline).
+      await session.settleHooks();
       await session.runtime.close();
     } finally {
       await session.tools.sandbox.dispose();

@@ -296,7 +296,8 @@ export function installCommandHooks(rt: Pick<Runtime, 'hooks' | 'tools'>, hooks:
         return next();
       }),
     );
-    front.push(capture);
+    // First of all: a call that an earlier listener decides (a guard hook's deny) is captured too.
+    front.unshift(capture);
     const lastHook = resultHooks[resultHooks.length - 1];
     for (const hook of resultHooks) {
       removers.push(
