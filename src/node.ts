@@ -9,3 +9,4 @@ export * from './adapters/mcp/index.js';
 export * from './policies.js';
 export * from './adapters/store/index.js';
 export * from './adapters/sandbox/index.js';
+export * from './adapters/hooks/index.js';
