@@ -12,7 +12,8 @@
  *   (`dsh:hook guard[i] <program>`, in the append-only guard registry) reads it: a deny ends the
  *   call `GUARD_DENIED`. A denied call passes the rest of pre-execute without a question (nobody
  *   is asked about a call the guard will refuse). A call that reaches the guard without a verdict
- *   (its pre-execute listeners were reordered around it) fails closed, `HOOK_FAILED`.
+ *   (a resumed approval, whose pre-execute is not run again, or listeners reordered around it) is
+ *   judged by the hook in the execute stage, before its body: a deny is `GUARD_DENIED` there.
  * - `postExecute`: accept (optionally replacing the display content) / block (feedback).
  * - `result`: observes the final result; its failures are logged and ignored (fail open).
  *
@@ -22,7 +23,8 @@
  * naming the hook (SPEC §5). The arguments are frozen (SPEC §2): no answer can change them.
  */
 import { ALLOW } from '../pipeline/listenerAnswers.js';
-import type { PreExecuteDecision, PostExecuteDecision, ToolResult } from '../../protocol/index.js';
+import { ErrorCode, type PreExecuteDecision, type PostExecuteDecision, type ToolResult } from '../../protocol/index.js';
+import { errorInfo } from '../toolError.js';
 import {
   GuardHookAnswerSchema,
   HOOK_MESSAGE_VERSION,
@@ -278,11 +280,28 @@ export function installCommandHooks(rt: Pick<Runtime, 'hooks' | 'tools'>, hooks:
       }),
     );
     front.push(hook.name);
+    // Calls that reached the guard stage without a verdict: a resumed approval (whose pre-execute
+    // decision is the logged `ask`, its listeners not run again), or listeners reordered around
+    // this one. The hook judges them in the execute stage, before the body.
+    const deferred = new WeakSet<CallView>();
     rt.tools.guard((call) => {
       const v = verdicts.get(call);
-      if (v === undefined) throw new CommandHookError('has no verdict for this call: its pre-execute evaluation did not run (the pre-execute listeners were reordered around it)');
-      return v.decision === 'deny' ? `${v.reason} (guard hook ${commandHookField('guard', i, entry)})` : undefined;
+      if (v === undefined) {
+        if (hook.matches(call.toolName, call.args)) deferred.add(call);
+        return undefined;
+      }
+      return v.decision === 'deny' ? guardReason(v.reason) : undefined;
     }, hook.name);
+    const guardReason = (reason: string) => `${reason} (guard hook ${commandHookField('guard', i, entry)})`;
+    removers.push(
+      rt.hooks.on('tools/execute', hook.name, async (call, _exec, next) => {
+        if (!deferred.has(call)) return next();
+        // A failure throws: the runtime fails the call closed (HOOK_FAILED naming this hook) and logs it.
+        const a = await askGuardHook(hook, runner, call.toolName, call.args, where(call), limit(entry));
+        if (a.decision === 'deny') return { ok: false, error: errorInfo(ErrorCode.GUARD_DENIED, `denied by guard "${hook.name}": ${guardReason(a.reason)}`) };
+        return next();
+      }),
+    );
   });
 
   // Result observers see only the result: the call's arguments and place are kept from its start.

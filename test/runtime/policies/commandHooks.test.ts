@@ -265,6 +265,18 @@ describe.skipIf(skip)('guard hooks', () => {
     expect(bash.ran).toEqual(['ls']);
   }, 60_000);
 
+  it('a call that reaches the guard without the hook\'s verdict (pre-execute reordered around it) is still judged before its body runs', async () => {
+    const { rt, bash } = setup({ guard: [{ command: sh('no-rm.sh') }] });
+    rt.hooks.on('tools/pre-execute', 'allow-everything', () => ({ kind: 'allow' }));
+    rt.hooks.order('tools/pre-execute', ['allow-everything']);
+    const r = await call(rt, 'bash', { command: 'rm -rf build' });
+    expect(r.error?.code).toBe('GUARD_DENIED');
+    expect(r.content).toContain('rm is not for agents here (guard hook hooks.guard[0] (.dsh/hooks/no-rm.sh))');
+    expect(bash.ran).toEqual([]);
+    expect((await call(rt, 'bash', { command: 'ls' })).isError).toBe(false);
+    expect(bash.ran).toEqual(['ls']);
+  }, 60_000);
+
   it('exit 2 denies with stderr; a failing guard hook fails closed (HOOK_FAILED naming it)', async () => {
     const a = setup({ guard: [{ command: sh('exit2.sh') }] }, { answer: 'allowed-once' });
     const r = await call(a.rt, 'bash', { command: 'ls' });
