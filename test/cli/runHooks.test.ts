@@ -40,6 +40,9 @@ const ECHO_OK_JS = [
 
 const RECORD_SH = `#!/bin/sh\ncat >> results.jsonl\necho >> results.jsonl\n`;
 
+// Denies everything once .dsh/hooks/lockdown exists (a policy that changes while a question waits).
+const LOCKDOWN_SH = `#!/bin/sh\ncat >/dev/null\nif [ -e .dsh/hooks/lockdown ]; then echo 'locked down since you asked' >&2; exit 2; fi\necho '{"version":1,"decision":"next"}'\n`;
+
 /** A workspace outside /tmp with the hooks under .dsh/hooks/ and `config` as dsh.config.json. */
 function workspace(config: unknown): { dir: string; env: NodeJS.ProcessEnv; xdg: string } {
   const dir = mkdtempSync(join('/var/tmp', 'dsh-runhooks-'));
@@ -48,7 +51,7 @@ function workspace(config: unknown): { dir: string; env: NodeJS.ProcessEnv; xdg:
   mkdirSync(join(dir, '.dsh', 'hooks'), { recursive: true });
   mkdirSync(join(dir, 'victim'));
   writeFileSync(join(dir, 'victim', 'precious.txt'), 'keep me\n');
-  for (const [name, text] of [['guard.sh', GUARD_SH], ['echo-ok.js', ECHO_OK_JS], ['record.sh', RECORD_SH]] as const) {
+  for (const [name, text] of [['guard.sh', GUARD_SH], ['echo-ok.js', ECHO_OK_JS], ['record.sh', RECORD_SH], ['lockdown.sh', LOCKDOWN_SH]] as const) {
     writeFileSync(join(dir, '.dsh', 'hooks', name), text);
     chmodSync(join(dir, '.dsh', 'hooks', name), 0o755);
   }
@@ -93,6 +96,22 @@ describe.skipIf(skip)('dsh run with command hooks', () => {
     expect(seen[0]!.sessionId).toBe(log!.replace(/\.jsonl$/, ''));
     expect(seen[0]!.turnId).toMatch(/^turn-/);
     expect(readFileSync(join(dir, 'results.jsonl'), 'utf8')).not.toContain('sk-never-seen-by-hooks');
+  }, 120_000);
+
+  it('a suspended approval resumed in another process is judged by the guard hook again before it runs', async () => {
+    const { dir, xdg, env } = workspace({ hooks: { guard: [{ command: ['.dsh/hooks/lockdown.sh'] }] } });
+    const run = await dsh(dir, ['run', 'go', '--suspend', '--model', `scripted:${script(xdg, ['touch made.txt'])}`], env);
+    expect(run.code, run.err).toBe(3);
+    writeFileSync(join(dir, '.dsh', 'hooks', 'lockdown'), '');
+    const [id] = readdirSync(join(dir, '.dsh', 'sessions')).filter((n) => n.endsWith('.jsonl')).map((n) => n.slice(0, -6));
+    writeFileSync(join(xdg, 'script.json'), JSON.stringify([{ text: 'ok' }]));
+    const resumed = await dsh(dir, ['resume', id!, '--allow', 'bash', '--model', `scripted:${join(xdg, 'script.json')}`], env);
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(existsSync(join(dir, 'made.txt'))).toBe(false);
+    const { events } = await readJsonlLog(join(dir, '.dsh', 'sessions', `${id}.jsonl`));
+    const result = events.find((e) => e.type === 'tool/result');
+    expect(result).toMatchObject({ result: { isError: true, error: { code: 'GUARD_DENIED' } } });
+    expect((result as { result: { content: string } }).result.content).toContain('locked down since you asked (guard hook hooks.guard[0] (.dsh/hooks/lockdown.sh))');
   }, 120_000);
 
   it('a hook whose example fails is refused at load: one line naming the hook and the example, no session made', async () => {
