@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readJsonlLog } from '../../src/adapters/log/jsonlLog.js';
 import { probeBwrap } from '../../src/adapters/sandbox/bwrapProbe.js';
-import { parseConfig } from '../../src/cli/config/load.js';
+import { mergeConfigs, parseConfig } from '../../src/cli/config/load.js';
 import { dsh, testEnv } from './spawnDsh.js';
 
 const probe = await probeBwrap();
@@ -142,5 +142,15 @@ describe('the "hooks" config', () => {
     expect(() => parseConfig('{"hooks":{"preExecute":[{"command":["x"],"tools":""}]}}', 'dsh.config.json')).toThrow(/hooks\.preExecute\[0\]\.tools/);
     expect(() => parseConfig('{"hooks":{"preExecute":[{"command":["x"],"timeoutMs":0}]}}', 'dsh.config.json')).toThrow(/hooks\.preExecute\[0\]\.timeoutMs/);
     expect(parseConfig('{"hooks":{"postExecute":[{"command":["jq","."],"tools":"bash","timeoutMs":500}]}}', 'x').hooks).toEqual({ postExecute: [{ command: ['jq', '.'], tools: 'bash', timeoutMs: 500 }] });
+  });
+
+  it("merges stage by stage: the project's hooks first, then the user's (a project cannot drop them)", () => {
+    const user = { hooks: { guard: [{ command: ['/u/guard'] }], result: [{ command: ['/u/audit'] }] } };
+    const project = { hooks: { guard: [{ command: ['.dsh/hooks/guard'] }], preExecute: [{ command: ['.dsh/hooks/pre'] }] } };
+    expect(mergeConfigs(user, project).hooks).toEqual({
+      preExecute: [{ command: ['.dsh/hooks/pre'] }],
+      guard: [{ command: ['.dsh/hooks/guard'] }, { command: ['/u/guard'] }],
+      result: [{ command: ['/u/audit'] }],
+    });
   });
 });

@@ -58,7 +58,7 @@ const hookEntryFields = {
   tools: GlobSchema.optional(),
   /** Glob over the `path` argument, relative to the workspace root. */
   paths: GlobSchema.optional(),
-  /** How long the hook may take (default 10 s, capped to `timeouts.hookMs`). */
+  /** How long the hook may take (default 30 s; never more than `timeouts.hookMs`). */
   timeoutMs: positiveInt(600_000).optional(),
 };
 

@@ -7,7 +7,7 @@ import type { PipelineLimits } from '../../../machines/callStages.js';
 import type { Runtime, RuntimeOptions } from '../createRuntime.js';
 import { bashDenyGuard, compileBashPattern } from './bashDenyGuard.js';
 import { bashCommandRules } from './commandRules.js';
-import { installCommandHooks, type CommandHooksConfig, type HookRunner } from './commandHooks.js';
+import { DEFAULT_COMMAND_HOOK_TIMEOUT_MS, installCommandHooks, type CommandHooksConfig, type HookRunner } from './commandHooks.js';
 import { permissionRules, type PermissionRule } from './permissionRules.js';
 import { planMode } from './planMode.js';
 
@@ -91,8 +91,8 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
       runner: options.hookRunner,
       ...(options.root !== undefined ? { root: options.root } : {}),
       ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
-      // (30 s: `defaultLimits.hookTimeoutMs` of createRuntime.ts, not imported: this entry stays small.)
-      stageTimeoutMs: config.timeouts?.hookMs ?? 30_000,
+      // (The default: `defaultLimits.hookTimeoutMs` of createRuntime.ts, not imported: this entry stays small.)
+      stageTimeoutMs: config.timeouts?.hookMs ?? DEFAULT_COMMAND_HOOK_TIMEOUT_MS,
     });
     removers.push(() => installed.remove());
     // Guard hooks (and the result hooks' capture) before everything: no allow may skip them; the

@@ -88,7 +88,8 @@ export type HookRunOutcome =
  */
 export type HookRunner = (request: HookRunRequest) => Promise<HookRunOutcome>;
 
-export const DEFAULT_COMMAND_HOOK_TIMEOUT_MS = 10_000;
+/** A hook's deadline when its entry gives none (the default `timeouts.hookMs` too). */
+export const DEFAULT_COMMAND_HOOK_TIMEOUT_MS = 30_000;
 
 /** The listener (and guard) name of a hook: `dsh:hook preExecute[0] .dsh/hooks/check.sh`. */
 export function commandHookName(stage: HookStage, index: number, entry: Pick<CommandHookEntry, 'command'>): string {
