@@ -54,7 +54,8 @@ export const POLICY_NAMES = { planMode: 'dsh:plan-mode', permissions: 'dsh:permi
  * ask about a line they cannot fully see before any `allow` can pass it, and let a later `deny`
  * win); the bash deny patterns as a guard.
  * This sets the pre-execute order (`rt.hooks.order`): call it before ordering your own listeners.
- * Returns a function that removes the listeners it installed; the bash deny guard stays, because
+ * Returns a function that removes the listeners it installed; the bash deny guard and the guard
+ * hooks stay, because
  * guards are append-only (nothing later may undo a guard's deny, SPEC §2.2).
  */
 export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: PolicyConfig, options: ApplyConfigOptions = {}): () => void {

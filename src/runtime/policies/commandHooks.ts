@@ -240,7 +240,7 @@ export interface InstalledCommandHooks {
   readonly front: readonly string[];
   /** The pre-execute hooks, in config order (after the config's built-in policies). */
   readonly preExecute: readonly string[];
-  /** Removes the listeners and observers (guards stay: the registry is append-only, SPEC §2.2). */
+  /** Removes the pre-execute and post-execute hooks and the result observers; guard hooks stay (guards are append-only, SPEC §2.2). */
   remove(): void;
 }
 
@@ -267,8 +267,8 @@ export function installCommandHooks(rt: Pick<Runtime, 'hooks' | 'tools'>, hooks:
     const hook = compileHook('guard', i, entry, root);
     // The verdict of this hook for each call (a call's view is one frozen object from start to end).
     const verdicts = new WeakMap<CallView, GuardHookAnswer>();
-    removers.push(
-      rt.hooks.on('tools/pre-execute', hook.name, (call, next) => {
+    // Not removable, like every guard (SPEC §2.2): its pre-execute and execute parts stay with it.
+    rt.hooks.on('tools/pre-execute', hook.name, (call, next) => {
         if (!hook.matches(call.toolName, call.args)) {
           verdicts.set(call, NO_VERDICT);
           return next();
@@ -278,8 +278,7 @@ export function installCommandHooks(rt: Pick<Runtime, 'hooks' | 'tools'>, hooks:
           // A call the guard will deny is asked about by nobody: straight on to the guard.
           return answer.decision === 'deny' ? ALLOW : undefined;
         });
-      }),
-    );
+      });
     front.push(hook.name);
     // Calls that reached the guard stage without a verdict: a resumed approval (whose pre-execute
     // decision is the logged `ask`, its listeners not run again), or listeners reordered around
@@ -294,15 +293,13 @@ export function installCommandHooks(rt: Pick<Runtime, 'hooks' | 'tools'>, hooks:
       return v.decision === 'deny' ? guardReason(v.reason) : undefined;
     }, hook.name);
     const guardReason = (reason: string) => `${reason} (guard hook ${commandHookField('guard', i, entry)})`;
-    removers.push(
-      rt.hooks.on('tools/execute', hook.name, async (call, _exec, next) => {
-        if (!deferred.has(call)) return next();
-        // A failure throws: the runtime fails the call closed (HOOK_FAILED naming this hook) and logs it.
-        const a = await askGuardHook(hook, runner, call.toolName, call.args, where(call), limit(entry));
-        if (a.decision === 'deny') return { ok: false, error: errorInfo(ErrorCode.GUARD_DENIED, `denied by guard "${hook.name}": ${guardReason(a.reason)}`) };
-        return next();
-      }),
-    );
+    rt.hooks.on('tools/execute', hook.name, async (call, _exec, next) => {
+      if (!deferred.has(call)) return next();
+      // A failure throws: the runtime fails the call closed (HOOK_FAILED naming this hook) and logs it.
+      const a = await askGuardHook(hook, runner, call.toolName, call.args, where(call), limit(entry));
+      if (a.decision === 'deny') return { ok: false, error: errorInfo(ErrorCode.GUARD_DENIED, `denied by guard "${hook.name}": ${guardReason(a.reason)}`) };
+      return next();
+    });
   });
 
   // Result observers see only the result: the call's arguments and place are kept from its start.
@@ -318,6 +315,16 @@ export function installCommandHooks(rt: Pick<Runtime, 'hooks' | 'tools'>, hooks:
     );
     // First of all: a call that an earlier listener decides (a guard hook's deny) is captured too.
     front.unshift(capture);
+    // And at the guard stage, for a call whose pre-execute is not run again (a resumed approval).
+    let removed = false;
+    rt.tools.guard((call) => {
+      if (!removed) calls.set(call.callId, call);
+      return undefined;
+    }, capture);
+    removers.push(() => {
+      removed = true;
+      calls.clear();
+    });
     const lastHook = resultHooks[resultHooks.length - 1];
     for (const hook of resultHooks) {
       removers.push(

@@ -110,6 +110,10 @@ const node = (name: string) => [NODE, `.dsh/hooks/${name}`];
 
 /** A runtime with a fake bash and a `write`-like tool, the CLI's ask-before-changes policy, and `hooks` from the config. */
 function setup(hooks: CommandHooksConfig, o: { answer?: ApprovalAnswer; config?: PolicyConfig; env?: Record<string, string | undefined> } = {}) {
+  return setupWithRemover(hooks, o);
+}
+
+function setupWithRemover(hooks: CommandHooksConfig, o: { answer?: ApprovalAnswer; config?: PolicyConfig; env?: Record<string, string | undefined> } = {}) {
   const root = workspace();
   const bash = fakeBash();
   const write = pathTool('write');
@@ -117,8 +121,8 @@ function setup(hooks: CommandHooksConfig, o: { answer?: ApprovalAnswer; config?:
   const rt = createRuntime({ tools: [bash.tool, write.tool], approval: approval.service });
   rt.hooks.on('tools/pre-execute', 'ask-before-changes', () => ({ kind: 'ask', reason: 'the default policy asks' }));
   const sandbox = createSandbox({ root, env: o.env ?? process.env });
-  applyConfig(rt, { ...o.config, hooks }, { root, hookRunner: createHookRunner({ root, sandbox }), sessionId: 'session-abc' });
-  return { rt, root, bash, write, asked: approval.asked, sandbox };
+  const remove = applyConfig(rt, { ...o.config, hooks }, { root, hookRunner: createHookRunner({ root, sandbox }), sessionId: 'session-abc' });
+  return { rt, root, bash, write, asked: approval.asked, sandbox, remove };
 }
 
 const failures = (rt: ReturnType<typeof createRuntime>) => rt.log.events().filter((e) => e.type === 'hook/failed') as Array<{ listener: string; message: string; failed: string; hook: string }>;
@@ -288,6 +292,15 @@ describe.skipIf(skip)('guard hooks', () => {
     expect(f.error?.message).toContain('dsh:hook guard[0] .dsh/hooks/garbage.sh');
     expect(a.bash.ran).toEqual([]);
     expect(b.bash.ran).toEqual([]);
+  }, 60_000);
+
+  it("applyConfig's remover takes the pre-execute hooks away; the guard hooks stay (guards are append-only)", async () => {
+    const { rt, bash, remove } = setupWithRemover({ guard: [{ command: sh('no-rm.sh') }], preExecute: [{ command: node('deny.js'), tools: 'write' }] }, { answer: 'allowed-once' });
+    expect((await call(rt, 'write', { path: 'a', text: 'x' })).error?.code).toBe('POLICY_DENIED');
+    remove();
+    expect((await call(rt, 'write', { path: 'a', text: 'x' })).isError).toBe(false);
+    expect((await call(rt, 'bash', { command: 'rm -rf build' })).error?.code).toBe('GUARD_DENIED');
+    expect(bash.ran).toEqual([]);
   }, 60_000);
 
   it('a guard hook cannot allow: an "allow" answer is invalid and fails closed', async () => {
