@@ -9,6 +9,7 @@ import type {
   ApprovalDenial,
   ApprovalPreview,
   ContentPart,
+  DecisionProvenance,
   ExecutionMode,
   NewLogEvent,
   PreExecuteDecision,
@@ -80,9 +81,11 @@ export interface StageFailure extends ListenerFailure {
   readonly hook: 'tools/pre-execute' | 'tools/guard' | 'tools/post-execute';
 }
 
+/** A deny or ask with the listener that gave it (`by`, its registered name), for the result's `decision`. */
+type Decided<K extends 'deny' | 'ask'> = Extract<PreExecuteDecision, { kind: K }> & { readonly by?: string };
 /** An `ask` carries the preview its approval shows (made by the port, SPEC §10.5). */
-export type PreExecuteOutcome = PreExecuteDecision | (Extract<PreExecuteDecision, { kind: 'ask' }> & { readonly preview?: ApprovalPreview }) | StageFailure;
-export type GuardOutcome = undefined | { readonly kind: 'deny'; readonly reason: string; readonly listener: string } | StageFailure;
+export type PreExecuteOutcome = Extract<PreExecuteDecision, { kind: 'allow' }> | Decided<'deny'> | (Decided<'ask'> & { readonly preview?: ApprovalPreview }) | StageFailure;
+export type GuardOutcome = undefined | { readonly kind: 'deny'; readonly reason: string; readonly listener: string; readonly rule?: string } | StageFailure;
 export type PostExecuteOutcome =
   | { readonly kind: 'accepted'; readonly draft: ResultDraft }
   | { readonly kind: 'blocked'; readonly feedback: string; readonly listener: string }
@@ -90,9 +93,13 @@ export type PostExecuteOutcome =
   | StageFailure;
 
 /** How a call ends before `finalizing` builds its result. */
-export type Settlement =
+export type Settlement = (
   | { readonly ok: true; readonly draft: ResultDraft }
-  | { readonly ok: false; readonly error: ToolErrorInfo; readonly content?: string; readonly metadata?: Readonly<Record<string, unknown>> };
+  | { readonly ok: false; readonly error: ToolErrorInfo; readonly content?: string; readonly metadata?: Readonly<Record<string, unknown>> }
+) & {
+  /** The policy that denied, asked about, blocked or failed the call (the result's `decision`). */
+  readonly decision?: DecisionProvenance;
+};
 
 export interface PipelineLimits {
   /**

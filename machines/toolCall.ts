@@ -8,7 +8,7 @@
  * actor never throws to its parent; its output is the `ToolResult`.
  */
 import { assign, enqueueActions, setup, type AnyActorRef } from 'xstate';
-import { describeThrown, ErrorCode, errorNameFor, type ApprovalAnswer, type ApprovalPreview, type ToolCallRequest, type ToolErrorInfo, type ToolResult } from '../src/protocol/index.js';
+import { describeThrown, ErrorCode, errorNameFor, type ApprovalAnswer, type ApprovalPreview, type DecisionProvenance, type ToolCallRequest, type ToolErrorInfo, type ToolResult } from '../src/protocol/index.js';
 import type {
   CallStages,
   CallWhere,
@@ -20,6 +20,7 @@ import type {
   PreparedCall,
   ResultDraft,
   Settlement,
+  StageFailure,
   StageMarks,
   SyncOrAsync,
 } from './callStages.js';
@@ -110,8 +111,14 @@ export interface Verdict {
   readonly failure?: ListenerFailure;
 }
 
-const failedClosed = (f: ListenerFailure): Verdict => ({
-  settlement: fail(ErrorCode.HOOK_FAILED, `${f.hook} listener "${f.listener}" failed: ${f.message}`),
+/** The result's `decision` of a policy stage's outcome. */
+const decidedBy = (stage: DecisionProvenance['stage'], outcome: DecisionProvenance['outcome'], by: string, rule?: string): { decision: DecisionProvenance } => ({
+  decision: rule === undefined ? { stage, outcome, by } : { stage, outcome, by, rule },
+});
+const STAGE_OF_HOOK = { 'tools/pre-execute': 'pre-execute', 'tools/guard': 'guard', 'tools/post-execute': 'post-execute' } as const;
+
+const failedClosed = (f: StageFailure): Verdict => ({
+  settlement: { ...fail(ErrorCode.HOOK_FAILED, `${f.hook} listener "${f.listener}" failed: ${f.message}`), ...decidedBy(STAGE_OF_HOOK[f.hook], 'failed', f.listener) },
   failure: f,
 });
 
@@ -126,7 +133,9 @@ function preVerdict(o: PreExecuteOutcome): Verdict | undefined {
     case 'failed':
       return failedClosed(o);
     case 'deny':
-      return { settlement: fail(ErrorCode.POLICY_DENIED, `denied by policy: ${o.reason}`) };
+      return {
+        settlement: { ...fail(ErrorCode.POLICY_DENIED, `denied by policy: ${o.reason}`), ...(o.by === undefined ? {} : decidedBy('pre-execute', 'deny', o.by, o.rule)) },
+      };
     default:
       return undefined;
   }
@@ -136,7 +145,7 @@ function preVerdict(o: PreExecuteOutcome): Verdict | undefined {
 function guardVerdict(o: GuardOutcome): Verdict | undefined {
   if (o === undefined) return undefined;
   if (o.kind === 'failed') return failedClosed(o);
-  return { settlement: fail(ErrorCode.GUARD_DENIED, `denied by guard "${o.listener}": ${o.reason}`) };
+  return { settlement: { ...fail(ErrorCode.GUARD_DENIED, `denied by guard "${o.listener}": ${o.reason}`), ...decidedBy('guard', 'deny', o.listener, o.rule) } };
 }
 
 /** Every post-execute outcome ends the call, accepted or not. */
@@ -145,7 +154,9 @@ function postVerdict(o: PostExecuteOutcome): Verdict {
     case 'failed':
       return failedClosed(o);
     case 'blocked':
-      return { settlement: fail(ErrorCode.POST_EXECUTE_BLOCKED, `blocked by post-execute listener "${o.listener}": ${o.feedback}`, o.feedback) };
+      return {
+        settlement: { ...fail(ErrorCode.POST_EXECUTE_BLOCKED, `blocked by post-execute listener "${o.listener}": ${o.feedback}`, o.feedback), ...decidedBy('post-execute', 'block', o.listener) },
+      };
     case 'invalid-output':
       return { settlement: fail(ErrorCode.INVALID_OUTPUT, o.message) };
     case 'accepted':
@@ -494,8 +505,11 @@ export const toolCallMachine = setup({
           const marks = marked(context, 'finalizing');
           // A transition that settled the call set `settlement`; a body's outcome arrives as the
           // EXECUTED event that entered this state.
-          const settlement =
+          const settled =
             context.settlement ?? (event.type === 'EXECUTED' ? event.settlement : fail(ErrorCode.TOOL_FAILED, 'the call ended without a settlement'));
+          // A call that was asked about names the listener that asked, however it then ended.
+          const ask = context.pre?.kind === 'ask' && context.pre.by !== undefined ? context.pre : undefined;
+          const settlement = ask && !settled.decision ? { ...settled, ...decidedBy('pre-execute', 'ask', ask.by!, ask.rule) } : settled;
           const prepared = context.prepareOutcome.ok ? context.prepareOutcome.prepared : undefined;
           return { settlement, marks, result: context.pipeline.finalize(context.request, prepared, settlement, marks) };
         }),

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { DecisionProvenanceSchema } from './decisions.js';
 import { ErrorCodeSchema, errorNameFor, type ErrorCode } from './errorCodes.js';
 
 /** An error result's `error`: its class name, stable code and message (SPEC §5). */
@@ -42,6 +43,8 @@ const resultFields = {
    */
   value: z.unknown().optional(),
   metadata: z.record(z.string(), z.unknown()),
+  /** The policy that denied, asked about, blocked or failed the call closed (absent when none did). */
+  decision: DecisionProvenanceSchema.optional(),
 };
 
 /**

@@ -21,8 +21,17 @@ export type PostExecuteListener = (draft: ResultDraft, call: CallView) => SyncOr
 /** An observer of frozen, final results: it can look, nothing else. */
 export type ResultObserver = (result: ToolResult) => void;
 
-/** The monotonic guard: a string denies with that reason; `undefined` changes nothing. There is no allow. */
-export type Guard = (call: CallView) => string | undefined;
+/**
+ * The monotonic guard: a string denies with that reason (or `{ reason, rule }`, naming the rule
+ * that denied for the result's `decision`); `undefined` changes nothing. There is no allow.
+ */
+export type Guard = (call: CallView) => string | GuardDenial | undefined;
+
+/** A guard's denial that names its rule (`bash.deny[0] /^rm\s/`); the model sees only `reason`. */
+export interface GuardDenial {
+  readonly reason: string;
+  readonly rule?: string;
+}
 
 /** The hooks of the pipeline and the listener type each takes. */
 export interface HookMap {

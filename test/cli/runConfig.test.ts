@@ -86,6 +86,22 @@ describe('dsh run with dsh.config.json', () => {
     expect(readFileSync(file, 'utf8')).toBe(before);
   }, HANG);
 
+  it('a denied call names who decided, in the output, in the log and in dsh log (issue 26: provenance)', async () => {
+    const { dir, env } = workspace({ permissions: [{ tool: 'edit', decision: 'deny' }], bash: { deny: ['^git ', '^ls\\s'] } });
+    const r = await dsh(dir, ['run', '--model', 'embedded', 'go', '--allow', 'bash'], env);
+    expect(r.code, r.err).toBe(0);
+    const events = await eventsOf(dir);
+    const decisions = events.flatMap((e) => (e.type === 'tool/result' && e.result.decision ? [[e.toolName, e.result.decision]] : []));
+    expect(decisions).toEqual([
+      ['edit', { stage: 'pre-execute', outcome: 'deny', by: 'dsh:permissions', rule: 'permissions[0] (tool "edit")' }],
+      ['bash', { stage: 'guard', outcome: 'deny', by: 'dsh:bash-deny', rule: 'bash.deny[1] /^ls\\s/' }],
+    ]);
+    expect(r.out).toContain('· pre-execute deny by dsh:permissions (permissions[0] (tool "edit"))');
+    const [name] = sessionFiles(dir);
+    const log = await dsh(dir, ['log', join(dir, '.dsh', 'sessions', name!)], env);
+    expect(log.out).toContain('· guard deny by dsh:bash-deny (bash.deny[1] /^ls\\s/)');
+  }, HANG);
+
   it('--plan: read, grep and glob run; edit and bash are POLICY_DENIED with the plan-mode reason, even with --allow, and nothing is asked', async () => {
     const { dir, env } = workspace();
     const r = await dsh(dir, ['run', '--model', 'embedded', 'go', '--plan', '--allow', 'edit,bash'], env);

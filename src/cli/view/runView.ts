@@ -8,6 +8,7 @@
  * lines are redrawn (the running step's text and one row per tool call: stage, spinner, elapsed
  * time). Every line is wrapped to the width, so the renderer can count them.
  */
+import { describeProvenance } from '../../protocol/describeProvenance.js';
 import type { InspectionEvent } from 'xstate';
 import type { ApprovalPreview, LogEvent } from '../../protocol/index.js';
 import { stateValuePath } from '../../runtime/inspection/stateValuePath.js';
@@ -23,6 +24,8 @@ export interface CallRow {
   startedAt: number;
   endedAt?: number;
   error?: { code: string; message: string };
+  /** Who denied, asked about or blocked it (the result's `decision`, as one line). */
+  decidedBy?: string;
   /** The result's first line, when it succeeded. */
   summary?: string;
   /** The latest progress the call reported (`tool/progress`), shown under its row while it runs. */
@@ -250,6 +253,7 @@ function onEvent(state: RunViewState, e: LogEvent, now: number, width: number): 
         stage: 'done',
         endedAt: now,
         ...(r.isError ? { error: { code: r.error?.code ?? 'ERROR', message: r.error?.message ?? r.content } } : { summary: firstLineOf(r.content) }),
+        ...(r.decision ? { decidedBy: describeProvenance(r.decision) } : {}),
       };
       return { ...state, calls: known ? state.calls.map((c) => (c.callId === e.callId ? row : c)) : [...state.calls, row] };
     }
@@ -321,6 +325,7 @@ export function callLines(c: CallRow, now: number, width: number, frame: number)
   // The latest progress, one line under the row, while the call runs.
   if (c.endedAt === undefined && c.progress) lines.push(`    ${oneLine(`⋯ ${c.progress}`, Math.max(10, width - 4))}`);
   if (c.error) lines.push(...wrap(`    ${c.error.code}: ${c.error.message}`, width));
+  if (c.error && c.decidedBy) lines.push(...wrap(`    decided: ${c.decidedBy}`, width));
   return lines;
 }
 

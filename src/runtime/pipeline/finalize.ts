@@ -27,6 +27,7 @@ function durations(marks: StageMarks, end: number): Record<string, number> {
 /** The result of a settlement: finalizeContent applied to a success (its failure fails the call closed). */
 function materialise(deps: Pick<StageDeps, 'log'>, request: ToolCallRequest, p: PreparedCall | undefined, settlement: Settlement): ToolResult {
   const toolName = p?.view.toolName ?? request.toolName;
+  const decision = settlement.decision ? { decision: { ...settlement.decision } } : {};
   if (!settlement.ok) {
     return {
       callId: request.callId,
@@ -35,6 +36,7 @@ function materialise(deps: Pick<StageDeps, 'log'>, request: ToolCallRequest, p: 
       error: settlement.error,
       content: settlement.content ?? `${settlement.error.code}: ${settlement.error.message}`,
       metadata: { ...settlement.metadata },
+      ...decision,
     };
   }
   let content = settlement.draft.content;
@@ -55,10 +57,11 @@ function materialise(deps: Pick<StageDeps, 'log'>, request: ToolCallRequest, p: 
         error: errorInfo(ErrorCode.HOOK_FAILED, `finalizeContent of "${toolName}" failed: ${message}`),
         content: `HOOK_FAILED: finalizeContent of "${toolName}" failed`,
         metadata: { ...settlement.draft.metadata },
+        ...decision,
       };
     }
   }
-  const result: ToolResult = { callId: request.callId, toolName, isError: false, content, value: settlement.draft.value, metadata: { ...settlement.draft.metadata } };
+  const result: ToolResult = { callId: request.callId, toolName, isError: false, content, value: settlement.draft.value, metadata: { ...settlement.draft.metadata }, ...decision };
   if (settlement.draft.parts?.length) result.parts = [...settlement.draft.parts];
   return result;
 }

@@ -4,7 +4,7 @@
  */
 import type { GuardOutcome, PreparedCall } from '../../../machines/callStages.js';
 import { describeThrown } from '../../protocol/index.js';
-import { isPromise } from './listenerAnswers.js';
+import { isPromise, MAX_RULE_LENGTH } from './listenerAnswers.js';
 import { guardsOf } from './prepare.js';
 import type { StageDeps } from './stageDeps.js';
 
@@ -20,9 +20,28 @@ export function runGuards(deps: Pick<StageDeps, 'guards'>, p: PreparedCall): Gua
       return { kind: 'failed', hook: 'tools/guard', listener: g.name, message: describeThrown(e) };
     }
     if (typeof r === 'string') return { kind: 'deny', reason: r, listener: g.name };
+    const named = readNamedDenial(r);
+    if (named) return { kind: 'deny', reason: named.reason, listener: g.name, ...(named.rule === undefined ? {} : { rule: named.rule }) };
     if (r !== undefined) {
-      return { kind: 'failed', hook: 'tools/guard', listener: g.name, message: `returned ${isPromise(r) ? 'a promise' : typeof r}; a guard returns a string (deny) or undefined` };
+      return {
+        kind: 'failed',
+        hook: 'tools/guard',
+        listener: g.name,
+        message: `returned ${isPromise(r) ? 'a promise' : typeof r}; a guard returns a string or { reason, rule } (deny) or undefined`,
+      };
     }
   }
   return undefined;
+}
+
+/** A guard's `{ reason, rule }` denial, read once field by field (user data); undefined when it is none. */
+function readNamedDenial(r: unknown): { reason: string; rule?: string } | undefined {
+  if (r === null || typeof r !== 'object' || isPromise(r)) return undefined;
+  try {
+    const { reason, rule } = r as { reason?: unknown; rule?: unknown };
+    if (typeof reason !== 'string' || (rule !== undefined && typeof rule !== 'string')) return undefined;
+    return rule === undefined ? { reason } : { reason, rule: rule.slice(0, MAX_RULE_LENGTH) };
+  } catch {
+    return undefined;
+  }
 }

@@ -7,6 +7,9 @@ import type { PostExecuteDecision, PreExecuteDecision } from '../../protocol/ind
 
 export const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' });
 
+/** A decision's `rule` is cut to this many characters (it is a name, not a document). */
+export const MAX_RULE_LENGTH = 500;
+
 /** Whether an answer is a thenable; one whose `then` cannot even be read is not (it is then invalid). */
 export function isPromise(v: unknown): v is Promise<unknown> {
   if (v === null || typeof v !== 'object') return false;
@@ -33,11 +36,13 @@ export function describeDecision(d: unknown): string {
 export function readPreDecision(d: unknown): PreExecuteDecision | undefined {
   if (!d || typeof d !== 'object') return undefined;
   try {
-    const { kind, reason } = d as { kind?: unknown; reason?: unknown };
+    const { kind, reason, rule } = d as { kind?: unknown; reason?: unknown; rule?: unknown };
     if (kind === 'allow') return ALLOW;
-    if (kind === 'deny' && typeof reason === 'string') return { kind, reason };
-    if (kind === 'ask' && reason === undefined) return { kind };
-    if (kind === 'ask' && typeof reason === 'string') return { kind, reason };
+    if (rule !== undefined && typeof rule !== 'string') return undefined;
+    const named = rule === undefined ? {} : { rule: rule.slice(0, MAX_RULE_LENGTH) };
+    if (kind === 'deny' && typeof reason === 'string') return { kind, reason, ...named };
+    if (kind === 'ask' && reason === undefined) return { kind, ...named };
+    if (kind === 'ask' && typeof reason === 'string') return { kind, reason, ...named };
   } catch {
     // unreadable: invalid
   }

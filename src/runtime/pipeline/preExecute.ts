@@ -37,6 +37,13 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
     failure ??= { listener, message: describeThrown(e) };
     return e;
   };
+  // Who gave each decision (read afresh by readPreDecision, so each answer is its own object).
+  const deciders = new Map<PreExecuteDecision, string>();
+  const withDecider = (d: PreExecuteDecision): PreExecuteOutcome => {
+    if (d.kind === 'allow') return d;
+    const by = deciders.get(d);
+    return by === undefined ? d : { ...d, by };
+  };
   const pending: boolean[] = [];
   const answered = (i: number) => {
     pending[i] = false;
@@ -66,6 +73,8 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
       if (answer === undefined) return nextCalled ? nextResult! : next();
       const d = readPreDecision(answer);
       if (!d) throw noteFailure(l.name, new TypeError(`returned an invalid decision ${describeDecision(answer)}`));
+      // A listener passing on what its next() answered did not decide: the one that answered did.
+      deciders.set(d, deciders.get(answer) ?? l.name);
       return d;
     };
     let r: SyncOrAsync<PreExecuteDecision | void>;
@@ -97,7 +106,7 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
   } catch {
     return failed();
   }
-  if (!isPromise(result) && started.length === 0) return failure ? failed() : result;
+  if (!isPromise(result) && started.length === 0) return failure ? failed() : withDecider(result);
   const allSettled = async (): Promise<void> => {
     // A listener may start another one late (after an await): wait until none is left.
     for (let seen = 0; seen < started.length; ) {
@@ -114,7 +123,7 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
       return failed();
     }
     await allSettled();
-    return failure ? failed() : d;
+    return failure ? failed() : withDecider(d);
   })();
   const ms = deps.limits.hookTimeoutMs;
   return new Promise<PreExecuteOutcome>((resolve) => {

@@ -44,26 +44,30 @@ export function compileBashPattern(pattern: string): RE2JS {
 /** A guard denying every `bash` call whose command matches one of `patterns`. */
 export function bashDenyGuard(options: BashDenyGuardOptions): Guard {
   const tool = options.tool ?? 'bash';
-  const compiled = options.patterns.map((p) => ({ source: p, re: compileBashPattern(p) }));
+  const compiled = options.patterns.map((p, index) => ({ source: p, index, re: compileBashPattern(p) }));
   return (call) => {
     if (call.toolName !== tool || compiled.length === 0) return undefined;
     const command = (call.args as { command?: unknown } | null)?.command;
     if (typeof command !== 'string') return undefined;
     const parse = parseShellCommand(command);
     if (!parse.parsed) {
-      return (
-        `the command cannot be checked against the deny patterns of the user's configuration: ${parse.opaque[0] ?? 'it does not parse'}. ` +
-        'Rewrite it as plain bash the rules can read (fix the syntax, split it into shorter commands, use $(…) instead of backquotes).'
-      );
+      return {
+        reason:
+          `the command cannot be checked against the deny patterns of the user's configuration: ${parse.opaque[0] ?? 'it does not parse'}. ` +
+          'Rewrite it as plain bash the rules can read (fix the syntax, split it into shorter commands, use $(…) instead of backquotes).',
+        rule: 'bash.deny: a command that does not parse',
+      };
     }
     const spellings = commandSpellings(command, parse);
-    for (const { source, re } of compiled) {
+    for (const { source, index, re } of compiled) {
       const hit = spellings.find((s) => re.matcher(s).find());
       if (hit !== undefined) {
-        return (
-          `the command matches the deny pattern /${source}/ of the user's configuration (in "${hit.slice(0, 200)}"). ` +
-          'Do not rerun it in another spelling; find another way that does not need it, or ask the user.'
-        );
+        return {
+          reason:
+            `the command matches the deny pattern /${source}/ of the user's configuration (in "${hit.slice(0, 200)}"). ` +
+            'Do not rerun it in another spelling; find another way that does not need it, or ask the user.',
+          rule: `bash.deny[${index}] /${source}/`,
+        };
       }
     }
     return undefined;

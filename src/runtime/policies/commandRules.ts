@@ -107,11 +107,15 @@ export function bashCommandRules(options: BashCommandRulesOptions): PreExecuteLi
         mine = {
           kind: 'ask',
           reason: `the command rules cannot see everything this command runs (${parse.opaque.slice(0, 3).join('; ')}), so no rule allows it`,
+          rule: 'bash: a command the parse cannot see',
         };
       }
     } else if (options.allow.length > 0) {
       if (allowedByPatterns(parse, options.allow)) mine = { kind: 'allow' };
-      else mine = { kind: 'ask', reason: `not covered by the bash allow patterns: ${uncovered(parse, options.allow).slice(0, 3).map((c) => JSON.stringify(c.slice(0, 120))).join(', ')}` };
+      else {
+        const missed = uncovered(parse, options.allow).slice(0, 3).map((c) => JSON.stringify(c.slice(0, 120))).join(', ');
+        mine = { kind: 'ask', reason: `not covered by the bash allow patterns: ${missed}`, rule: `bash.allow: no pattern covers ${missed}` };
+      }
     }
     if (!mine) return next();
     const later = await next();

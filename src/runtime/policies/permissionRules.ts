@@ -73,9 +73,11 @@ function decide(
   if (rule.decision === 'allow') return { kind: 'allow' };
   const target = where === undefined ? '' : where.inside ? ` on "${where.rel}"` : ' on a path outside the workspace';
   const what = `permission rule ${index} (tool "${rule.tool}"${rule.path === undefined ? '' : `, path "${rule.path}"`})`;
-  if (rule.decision === 'ask') return { kind: 'ask', reason: rule.reason ?? `${what} asks before ${toolName}${target}` };
+  const named = `permissions[${index}] (tool "${rule.tool}"${rule.path === undefined ? '' : `, path "${rule.path}"`})`;
+  if (rule.decision === 'ask') return { kind: 'ask', reason: rule.reason ?? `${what} asks before ${toolName}${target}`, rule: named };
   return {
     kind: 'deny',
+    rule: named,
     reason: rule.reason ?? `${what} denies ${toolName}${target}; this is the user's configuration, so do not retry it another way: use another path or tool, or ask the user`,
   };
 }

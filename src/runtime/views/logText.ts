@@ -1,4 +1,5 @@
 /** The session log as readable text, one line per event: a pure projection for terminals and docs. */
+import { describeProvenance } from '../../protocol/describeProvenance.js';
 import type { LogEvent } from '../../protocol/index.js';
 
 /** Options of `formatLog`. */
@@ -38,7 +39,8 @@ export function describeEvent(e: LogEvent, options: LogTextOptions = {}): string
     case 'tool/result': {
       const r = e.result;
       const status = r.isError ? `✗ ${r.error?.code}` : '✓';
-      return `    tool/result ${e.callId} ${status} ${quoted(r.content, 80)} ← #${e.sourceEventSeqs.join(',')}`;
+      const decided = r.decision ? ` · ${describeProvenance(r.decision)}` : '';
+      return `    tool/result ${e.callId} ${status} ${quoted(r.content, 80)} ← #${e.sourceEventSeqs.join(',')}${decided}`;
     }
     case 'step/end':
       return `  step/end #${e.stepIndex} (${e.finishReason}, ${e.toolCalls} tool call${e.toolCalls === 1 ? '' : 's'})`;

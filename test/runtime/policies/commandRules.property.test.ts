@@ -90,7 +90,13 @@ const context = fc.integer({ min: 0, max: contexts.length - 1 });
 const embed = (cmd: fc.Arbitrary<string>) =>
   fc.tuple(cmd, fc.array(fc.tuple(context, filler), { minLength: 1, maxLength: 4 })).map(([c, layers]) => layers.reduce((acc, [k, o]) => contexts[k]!(acc, o), c));
 
-const guard = bashDenyGuard({ patterns: ['^rm\\s'] });
+const denyGuard = bashDenyGuard({ patterns: ['^rm\\s'] });
+/** The denial's reason (the guard names its rule beside it: `bash.deny[0] /^rm\\s/`). */
+const guard = (call: Parameters<typeof denyGuard>[0]) => {
+  const r = denyGuard(call);
+  if (typeof r === 'object') expect(r.rule).toBe('bash.deny[0] /^rm\\s/');
+  return typeof r === 'object' ? r.reason : r;
+};
 const view = (command: string) => ({ callId: 'c', toolName: 'bash', args: { command }, rawInput: {}, index: 0, executionMode: 'exclusive' as const, idempotent: false });
 
 // DSH_PROPERTY_RUNS=5000 runs each property longer (a search for counterexamples, not for CI).

@@ -76,7 +76,13 @@ describe('the 13 spellings, through the real bash tool', () => {
 const view = (command: string) => ({ callId: 'c', toolName: 'bash', args: { command }, rawInput: {}, index: 0, executionMode: 'exclusive' as const, idempotent: false });
 
 describe('every simple command that would run is matched', () => {
-  const guard = bashDenyGuard({ patterns: ['^rm\\s'] });
+  const denyGuard = bashDenyGuard({ patterns: ['^rm\\s'] });
+  /** The denial's reason (the guard names its rule beside it: `bash.deny[0] /^rm\\s/`). */
+  const guard = (call: Parameters<typeof denyGuard>[0]) => {
+    const r = denyGuard(call);
+    if (typeof r === 'object') expect(r.rule).toBe('bash.deny[0] /^rm\\s/');
+    return typeof r === 'object' ? r.reason : r;
+  };
   it.each([
     // separators and compounds
     'ls && rm -r v', 'ls || rm -r v', 'ls; rm -r v', 'ls | rm -r v', 'rm -r v & wait', 'ls\nrm -r v',

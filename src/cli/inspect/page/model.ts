@@ -5,6 +5,7 @@
  * `metadata.durationsMs`. Live actor states (from XState inspection on the server) refine the
  * log's coarse view while the page follows the end of a running session.
  */
+import { describeProvenance } from '../../../protocol/describeProvenance.js';
 import type { ApprovalPreview, LogEvent } from '../../../protocol/index.js';
 import type { ActorKind, ActorState } from '../actorStates.js';
 
@@ -24,6 +25,8 @@ export interface CallView {
   state: string;
   ok?: boolean;
   error?: { code: string; message: string };
+  /** Who denied, asked about or blocked it (the result's `decision`, as one line). */
+  decidedBy?: string;
   /** The result's first line. */
   summary?: string;
   /** The whole result as the model got it (its content), failed or not. */
@@ -187,6 +190,7 @@ export function sessionAt(events: readonly LogEvent[], at: number): SessionView 
         c.state = 'settled';
         c.ok = !r.isError;
         if (r.isError) c.error = { code: r.error?.code ?? 'ERROR', message: r.error?.message ?? r.content };
+        if (r.decision) c.decidedBy = describeProvenance(r.decision);
         else c.summary = oneLine(r.content.split('\n').find((l) => l.trim()) ?? '', 120);
         c.content = r.content;
         const exit = (r.metadata as Record<string, unknown> | undefined)?.exitCode;

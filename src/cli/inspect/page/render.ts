@@ -302,6 +302,7 @@ export function renderDetail(input: RenderInput, handlers: Handlers, diagram: HT
       c.approval?.preview ? field('preview', previewBlock(c.approval.preview)) : undefined,
       pending ? field('answer', answerButtons(c.callId, handlers)) : undefined,
       c.error ? field('error', h('span', { class: 'error', 'data-testid': 'call-error' }, `${c.error.code}: ${c.error.message}`)) : undefined,
+      c.decidedBy ? field('decided', h('span', { 'data-testid': 'call-decided' }, c.decidedBy)) : undefined,
       c.exitCode !== undefined ? field('exit code', h('code', { 'data-testid': 'call-exit-code' }, c.exitCode === null ? 'none (ended by a signal)' : String(c.exitCode))) : undefined,
       c.content !== undefined ? field('result', h('pre', { class: 'result', 'data-testid': 'call-result' }, c.content)) : undefined,
       stagesTable(c, input.atEnd ? input.liveHistory.get(actorId('call', c.callId)) : undefined),

@@ -1,0 +1,108 @@
+/**
+ * Issue 26 item 4: every result of a denied, asked, blocked or failed-closed call names who
+ * decided (`result.decision`: the stage, the outcome, the listener, guard or hook by its
+ * registered name, and the rule inside it), in the `tool/result` the log stores.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ToolResult } from '../../../src/protocol/index.js';
+import { createRuntime } from '../../../src/runtime/createRuntime.js';
+import { applyConfig } from '../../../src/runtime/policies/applyConfig.js';
+import { call, fakeBash, pathTool, recordingApproval } from '../policies/fixtures.js';
+
+function logged(rt: ReturnType<typeof createRuntime>, callId: string): ToolResult | undefined {
+  for (const e of rt.log.events()) if (e.type === 'tool/result' && e.callId === callId) return e.result;
+  return undefined;
+}
+
+describe('decision provenance', () => {
+  it('a permission rule that denies: pre-execute, deny, dsh:permissions, its index and globs (in the logged result too)', async () => {
+    const write = pathTool('write');
+    const rt = createRuntime({ tools: [write.tool] });
+    applyConfig(rt, { permissions: [{ tool: 'read', decision: 'allow' }, { tool: 'write', path: '.env*', decision: 'deny' }] });
+    const r = await call(rt, 'write', { path: '.env', text: 'x' });
+    expect(r.isError && r.error.code).toBe('POLICY_DENIED');
+    expect(r.decision).toEqual({ stage: 'pre-execute', outcome: 'deny', by: 'dsh:permissions', rule: 'permissions[1] (tool "write", path ".env*")' });
+    expect(logged(rt, r.callId)?.decision).toEqual(r.decision);
+    expect(r.content).not.toContain('permissions[1]'); // the rule is for people: the model sees the reason
+    expect(write.ran).toEqual([]);
+  });
+
+  it('a bash deny pattern: guard, deny, dsh:bash-deny, bash.deny[index] /pattern/', async () => {
+    const bash = fakeBash();
+    const rt = createRuntime({ tools: [bash.tool] });
+    applyConfig(rt, { bash: { deny: ['^git push', '^rm\\s'] } });
+    const r = await call(rt, 'bash', { command: 'ls && rm -r build' });
+    expect(r.isError && r.error.code).toBe('GUARD_DENIED');
+    expect(r.decision).toEqual({ stage: 'guard', outcome: 'deny', by: 'dsh:bash-deny', rule: 'bash.deny[1] /^rm\\s/' });
+    expect(bash.ran).toEqual([]);
+  });
+
+  it('an asked call names the listener that asked, whether the person then allowed or denied it', async () => {
+    for (const answer of ['allowed-once', 'denied'] as const) {
+      const write = pathTool('write');
+      const approval = recordingApproval(answer);
+      const rt = createRuntime({ tools: [write.tool], approval: approval.service });
+      applyConfig(rt, { permissions: [{ tool: 'write', decision: 'ask' }] });
+      const r = await call(rt, 'write', { path: 'a.txt', text: 'x' });
+      expect(r.isError, answer).toBe(answer === 'denied');
+      expect(r.decision, answer).toEqual({ stage: 'pre-execute', outcome: 'ask', by: 'dsh:permissions', rule: 'permissions[0] (tool "write")' });
+    }
+  });
+
+  it('a listener that passes on what its next() answered did not decide: the one that answered did', async () => {
+    const write = pathTool('write');
+    const rt = createRuntime({ tools: [write.tool] });
+    rt.hooks.on('tools/pre-execute', 'outer', async (_c, next) => next());
+    rt.hooks.on('tools/pre-execute', 'inner', () => ({ kind: 'deny', reason: 'no', rule: 'inner rule 3' }));
+    const r = await call(rt, 'write', { path: 'a.txt' });
+    expect(r.decision).toEqual({ stage: 'pre-execute', outcome: 'deny', by: 'inner', rule: 'inner rule 3' });
+    // An outer listener that overrides with an answer of its own is the one that decided.
+    const rt2 = createRuntime({ tools: [pathTool('write').tool] });
+    rt2.hooks.on('tools/pre-execute', 'outer', async (_c, next) => ((await next()).kind === 'allow' ? { kind: 'deny', reason: 'outer says no' } : next()));
+    rt2.hooks.on('tools/pre-execute', 'inner', () => ({ kind: 'allow' }));
+    expect((await call(rt2, 'write', { path: 'a.txt' })).decision).toEqual({ stage: 'pre-execute', outcome: 'deny', by: 'outer' });
+  });
+
+  it('a post-execute block and a listener that fails closed are named too; an allowed call has no decision', async () => {
+    const write = pathTool('write');
+    const rt = createRuntime({ tools: [write.tool] });
+    rt.hooks.on('tools/post-execute', 'dlp', (_d, c) => ((c.args as { path?: string }).path === 'secret' ? { kind: 'block', feedback: 'held back' } : undefined));
+    rt.hooks.on('tools/pre-execute', 'flaky', (c, next) => {
+      if ((c.args as { path?: string }).path === 'boom') throw new Error('kaput');
+      return next();
+    });
+    const blocked = await call(rt, 'write', { path: 'secret' });
+    expect(blocked.isError && blocked.error.code).toBe('POST_EXECUTE_BLOCKED');
+    expect(blocked.decision).toEqual({ stage: 'post-execute', outcome: 'block', by: 'dlp' });
+    const failed = await call(rt, 'write', { path: 'boom' });
+    expect(failed.isError && failed.error.code).toBe('HOOK_FAILED');
+    expect(failed.decision).toEqual({ stage: 'pre-execute', outcome: 'failed', by: 'flaky' });
+    const fine = await call(rt, 'write', { path: 'ok' });
+    expect(fine.isError).toBe(false);
+    expect(fine.decision).toBeUndefined();
+  });
+
+  it('a hostile rule is no rule: a non-string rule fails the call closed; a huge one is cut', async () => {
+    const rt = createRuntime({ tools: [pathTool('write').tool] });
+    rt.hooks.on('tools/pre-execute', 'odd', (c) => ((c.args as { path?: string }).path === 'obj' ? ({ kind: 'deny', reason: 'x', rule: { toString: () => 'y' } } as never) : { kind: 'deny', reason: 'x', rule: 'r'.repeat(100_000) }));
+    const odd = await call(rt, 'write', { path: 'obj' });
+    expect(odd.isError && odd.error.code).toBe('HOOK_FAILED');
+    const long = await call(rt, 'write', { path: 'long' });
+    expect(long.decision?.rule?.length).toBe(500);
+    rt.tools.guard(() => ({ reason: 'r', rule: 7 }) as never, 'bad-guard');
+    const guarded = await call(rt, 'write', { path: 'long2' });
+    expect(guarded.isError && guarded.error.code).toBe('POLICY_DENIED'); // pre-execute denies first
+  });
+
+  it('a guard answering { reason, rule } denies with both; a malformed one fails closed', async () => {
+    const rt = createRuntime({ tools: [pathTool('write').tool] });
+    rt.tools.guard((c) => ((c.args as { path?: string }).path === 'x' ? { reason: 'not x', rule: 'no-x' } : (c.args as { path?: string }).path === 'y' ? ({ reason: 5 } as never) : undefined), 'g');
+    const x = await call(rt, 'write', { path: 'x' });
+    expect(x.isError && x.error.code).toBe('GUARD_DENIED');
+    expect(x.content).toContain('not x');
+    expect(x.decision).toEqual({ stage: 'guard', outcome: 'deny', by: 'g', rule: 'no-x' });
+    const y = await call(rt, 'write', { path: 'y' });
+    expect(y.isError && y.error.code).toBe('HOOK_FAILED');
+    expect(y.decision).toEqual({ stage: 'guard', outcome: 'failed', by: 'g' });
+  });
+});
