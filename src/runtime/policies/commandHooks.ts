@@ -290,7 +290,7 @@ export function installCommandHooks(rt: Pick<Runtime, 'hooks' | 'tools'>, hooks:
         if (hook.matches(call.toolName, call.args)) deferred.add(call);
         return undefined;
       }
-      return v.decision === 'deny' ? guardReason(v.reason) : undefined;
+      return v.decision === 'deny' ? { reason: guardReason(v.reason), rule: commandHookField('guard', i, entry) } : undefined;
     }, hook.name);
     const guardReason = (reason: string) => `${reason} (guard hook ${commandHookField('guard', i, entry)})`;
     rt.hooks.on('tools/execute', hook.name, async (call, _exec, next) => {
@@ -351,6 +351,7 @@ export function installCommandHooks(rt: Pick<Runtime, 'hooks' | 'tools'>, hooks:
 
   (hooks.preExecute ?? []).forEach((entry, i) => {
     const hook = compileHook('preExecute', i, entry, root);
+    const field = commandHookField('preExecute', i, entry);
     removers.push(
       rt.hooks.on('tools/pre-execute', hook.name, (call) => {
         if (!hook.matches(call.toolName, call.args)) return undefined;
@@ -359,9 +360,9 @@ export function installCommandHooks(rt: Pick<Runtime, 'hooks' | 'tools'>, hooks:
             case 'allow':
               return ALLOW;
             case 'deny':
-              return { kind: 'deny', reason: `${a.reason} (hook ${commandHookField('preExecute', i, entry)})` };
+              return { kind: 'deny', reason: `${a.reason} (hook ${field})`, rule: field };
             case 'ask':
-              return a.reason !== undefined ? { kind: 'ask', reason: a.reason } : { kind: 'ask', reason: `hook ${commandHookField('preExecute', i, entry)} asks` };
+              return { kind: 'ask', reason: a.reason ?? `hook ${field} asks`, rule: field };
             case 'next':
               return undefined;
           }

@@ -142,6 +142,7 @@ describe.skipIf(skip)('preExecute hooks', () => {
     expect(r.error?.code).toBe('POLICY_DENIED');
     expect(r.content).toContain('node says no to bash {"command":"ls -la"}');
     expect(r.content).toContain('hooks.preExecute[0]');
+    expect(r.decision).toEqual({ stage: 'pre-execute', outcome: 'deny', by: `dsh:hook preExecute[0] ${NODE}`, rule: `hooks.preExecute[0] (${NODE})` });
     expect(bash.ran).toEqual([]);
   }, 60_000);
 
@@ -175,6 +176,7 @@ describe.skipIf(skip)('preExecute hooks', () => {
     expect(`${r.content} ${r.error?.message}`).toContain('dsh:hook preExecute[0] .dsh/hooks/exit1.sh');
     expect(r.error?.message).toContain('exited with code 1: something broke');
     expect(failures(rt)).toEqual([expect.objectContaining({ hook: 'tools/pre-execute', listener: 'dsh:hook preExecute[0] .dsh/hooks/exit1.sh', failed: 'closed' })]);
+    expect(r.decision).toEqual({ stage: 'pre-execute', outcome: 'failed', by: 'dsh:hook preExecute[0] .dsh/hooks/exit1.sh' });
     expect(bash.ran).toEqual([]);
   }, 60_000);
 
@@ -253,6 +255,7 @@ describe.skipIf(skip)('guard hooks', () => {
     expect(r.error?.code).toBe('GUARD_DENIED');
     expect(r.content).toContain('rm is not for agents here');
     expect(r.content).toContain('hooks.guard[0] (.dsh/hooks/no-rm.sh)');
+    expect(r.decision).toEqual({ stage: 'guard', outcome: 'deny', by: 'dsh:hook guard[0] .dsh/hooks/no-rm.sh', rule: 'hooks.guard[0] (.dsh/hooks/no-rm.sh)' });
     expect(asked).toEqual([]);
     expect(bash.ran).toEqual([]);
     expect((await call(rt, 'bash', { command: 'ls' })).isError).toBe(false);
@@ -319,6 +322,7 @@ describe.skipIf(skip)('postExecute and result hooks', () => {
     expect(bash.ran).toEqual(['ls']);
     expect(r.error?.code).toBe('POST_EXECUTE_BLOCKED');
     expect(r.content).toContain('that output leaks a token');
+    expect(r.decision).toEqual({ stage: 'post-execute', outcome: 'block', by: 'dsh:hook postExecute[0] .dsh/hooks/block.sh' });
   }, 60_000);
 
   it('exit 2 blocks with stderr as the feedback', async () => {
