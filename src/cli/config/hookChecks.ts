@@ -11,7 +11,7 @@ import { createHookRunner, hookCommandProblem } from '../../adapters/hooks/hookR
 import { createSandbox } from '../../adapters/sandbox/sandbox.js';
 import { userConfigDir } from '../../adapters/sandbox/protectedPaths.js';
 import { commandHookField } from '../../runtime/policies/commandHooks.js';
-import { checkHookExamples, describeExampleFailure } from '../../runtime/policies/hookExamples.js';
+import { checkHookExamples, describeExampleFailure, type ExampleFailure } from '../../runtime/policies/hookExamples.js';
 import { ConfigError } from './load.js';
 import type { DshConfig } from './schema.js';
 
@@ -43,16 +43,27 @@ export async function checkConfigHooks(o: {
       if (problem) throw new ConfigError(o.shownAs, `hooks.${stage}[${i}].command`, `${o.shownAs}: ${commandHookField(stage, i, entry)}: ${problem}`);
     }
   }
-  const hasExamples = [...(hooks.preExecute ?? []), ...(hooks.guard ?? [])].some((e) => (e.examples?.allow?.length ?? 0) + (e.examples?.deny?.length ?? 0) > 0);
-  if (!hasExamples) return;
+  const failures = await runHookExamples(o);
+  const [first] = failures;
+  if (first) {
+    const more = failures.length > 1 ? ` (and ${failures.length - 1} more)` : '';
+    throw new ConfigError(o.shownAs, first.rule.slice(0, first.rule.indexOf(' ')), `${o.shownAs}: ${describeExampleFailure(first)}${more}`.replace(/\r?\n/g, '\\n'));
+  }
+}
+
+/**
+ * Runs every example of the config's deciding hooks, each hook in the sandbox the session's `bash`
+ * would use (the config's `sandbox` over `cwd`), and resolves with the failures (`dsh policy test`
+ * lists them; `dsh run` refuses the config on the first).
+ */
+export async function runHookExamples(o: { config: DshConfig; cwd: string; env: Readonly<Record<string, string | undefined>> }): Promise<ExampleFailure[]> {
+  const hooks = o.config.hooks;
+  const hasExamples = [...(hooks?.preExecute ?? []), ...(hooks?.guard ?? [])].some((e) => (e.examples?.allow?.length ?? 0) + (e.examples?.deny?.length ?? 0) > 0);
+  if (!hasExamples) return [];
+  const userDir = userConfigDir(o.env, o.env.HOME || homedir());
   const sandbox = createSandbox({ ...(o.config.sandbox ?? {}), root: o.cwd, env: o.env, userConfigDir: userDir });
   try {
-    const failures = await checkHookExamples(o.config, createHookRunner({ root: o.cwd, sandbox }), o.cwd);
-    const [first] = failures;
-    if (first) {
-      const more = failures.length > 1 ? ` (and ${failures.length - 1} more)` : '';
-      throw new ConfigError(o.shownAs, first.rule.slice(0, first.rule.indexOf(' ')), `${o.shownAs}: ${describeExampleFailure(first)}${more}`.replace(/\r?\n/g, '\\n'));
-    }
+    return await checkHookExamples(o.config, createHookRunner({ root: o.cwd, sandbox }), o.cwd);
   } finally {
     await sandbox.dispose();
   }
