@@ -90,10 +90,10 @@ describe('dsh policy replay', () => {
     // Session 1's bash ran (asked, yes); now the guard denies it.
     // Both sessions' bash ran (--allow bash: not asked); now the guard denies it.
     for (const s of sessions) {
-      expect(lines).toContain(`✗ ${s} call-3-0 bash {"command":"ls -1 | head -n 20"}: allowed then, would be denied now by guard deny by dsh:bash-deny (bash.deny[0] /^ls\\s/)`);
+      expect(lines).toContain(`✗ ${s} call-3-0 bash {"command":"ls -1 | head -n 20"}: then allowed, now denied: guard deny by dsh:bash-deny (bash.deny[0] /^ls\\s/)`);
     }
     // Session 2's edit was denied by the old rule; now the new rule lets it run without a question.
-    expect(lines.find((l) => l.startsWith(`✗ ${sessions[1]} call-2-0 edit `))).toMatch(/: denied then, would run now by pre-execute allow by dsh:permissions \(permissions\[0\] \(tool "edit"\)\)$/);
+    expect(lines.find((l) => l.startsWith(`✗ ${sessions[1]} call-2-0 edit `))).toMatch(/: then denied, now would run: pre-execute allow by dsh:permissions \(permissions\[0\] \(tool "edit"\)\)$/);
     expect(r.out).toMatch(/^allow → deny +2$/m);
     expect(r.out).toMatch(/^deny → allow +1$/m);
     expect(r.out).toMatch(/^unchanged +7$/m);

@@ -131,9 +131,9 @@ async function policyReplay(
   const word = { allow: 'allowed', ask: 'asked', deny: 'denied', invalid: 'invalid' } as const;
   for (const c of report.changes) {
     const then = c.then === 'ask' ? (c.ran ? 'asked (yes)' : 'asked (no)') : word[c.then];
-    const now = c.now === 'ask' ? 'would ask' : c.now === 'deny' ? 'would be denied' : 'would run';
-    const by = c.nowDecision ? ` by ${describeProvenance(c.nowDecision)}` : c.now === 'allow' ? ' (no rule decides)' : '';
-    io.out(`${replay.failsOn(c, options.failOn) ? '✗' : '·'} ${c.session} ${c.callId} ${c.toolName} ${args(c.input)}: ${then} then, ${now} now${by}`);
+    const now = c.now === 'ask' ? 'would ask' : c.now === 'deny' ? 'denied' : 'would run';
+    const by = c.nowDecision ? `: ${describeProvenance(c.nowDecision)}` : c.now === 'allow' ? ' (no rule decides)' : '';
+    io.out(`${replay.failsOn(c, options.failOn) ? '✗' : '·'} ${c.session} ${c.callId} ${c.toolName} ${args(c.input)}: then ${then}, now ${now}${by}`);
   }
   const rows = [['THEN → NOW', 'CALLS'], ...Object.entries(report.transitions).map(([t, n]) => [t, String(n)]), ['unchanged', String(report.unchanged)], ['not compared', String(report.skipped)]];
   const w = Math.max(...rows.map((r) => r[0]!.length));
