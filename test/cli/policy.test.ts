@@ -2,7 +2,7 @@
 // in temp workspaces (embedded model, no key, no network, no terminal). The sessions replayed are
 // real `dsh run` sessions; the replay runs no tool body (checked by the edit it replays: the file
 // it would change stays as it was).
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -115,5 +115,34 @@ describe('dsh policy replay', () => {
     const same = await dsh(dir, ['policy', 'replay', sessions[1]!, '--allow', 'bash'], env);
     expect(same.code, same.out).toBe(0);
     expect(same.out).toMatch(/^unchanged +\d+$/m);
+  }, HANG);
+
+  it('a session where rm ran, replayed under a new deny pattern, is reported (exit 1); a write it replays writes nothing', async () => {
+    const { dir, env, setConfig } = workspace();
+    mkdirSync(join(dir, 'build'));
+    writeFileSync(join(dir, 'build', 'out.js'), 'x\n');
+    const script = join(dir, '..', `${dir.split('/').pop()}-script.json`);
+    dirs.push(script);
+    writeFileSync(
+      script,
+      JSON.stringify([
+        { toolCalls: [{ toolName: 'bash', input: { command: 'rm -r build' } }] },
+        { toolCalls: [{ toolName: 'write', input: { path: 'made-by-the-model.txt', content: 'hello\n' } }] },
+        { text: 'done' },
+      ]),
+    );
+    const run = await dsh(dir, ['run', 'clean up', '--model', `scripted:${script}`, '--allow', 'bash,write'], env);
+    expect(run.code, run.err).toBe(0);
+    expect(existsSync(join(dir, 'build'))).toBe(false); // rm ran
+    rmSync(join(dir, 'made-by-the-model.txt')); // the write ran; remove what it made
+    setConfig({ bash: { deny: ['^rm\\s'] } });
+    const r = await dsh(dir, ['policy', 'replay', '--allow', 'bash,write'], env);
+    expect(r.code, r.out + r.err).toBe(1);
+    expect(r.out).toMatch(/^✗ \S+ call-1-0 bash \{"command":"rm -r build"\}: then allowed, now denied: guard deny by dsh:bash-deny \(bash\.deny\[0\] \/\^rm\\s\/\)$/m);
+    expect(r.out).toMatch(/^allow → deny +1$/m);
+    expect(r.out).toMatch(/^unchanged +1$/m);
+    // Neither body ran again: no file was written, nothing else was removed.
+    expect(existsSync(join(dir, 'made-by-the-model.txt'))).toBe(false);
+    expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe('# app\n\nTODO: write docs\n');
   }, HANG);
 });
