@@ -82,9 +82,9 @@ export interface StageFailure extends ListenerFailure {
 }
 
 /** A deny or ask with the listener that gave it (`by`, its registered name), for the result's `decision`. */
-type Decided<K extends 'deny' | 'ask'> = Extract<PreExecuteDecision, { kind: K }> & { readonly by?: string };
+type Decided<K extends PreExecuteDecision['kind']> = Extract<PreExecuteDecision, { kind: K }> & { readonly by?: string };
 /** An `ask` carries the preview its approval shows (made by the port, SPEC §10.5). */
-export type PreExecuteOutcome = Extract<PreExecuteDecision, { kind: 'allow' }> | Decided<'deny'> | (Decided<'ask'> & { readonly preview?: ApprovalPreview }) | StageFailure;
+export type PreExecuteOutcome = Decided<'allow'> | Decided<'deny'> | (Decided<'ask'> & { readonly preview?: ApprovalPreview }) | StageFailure;
 export type GuardOutcome = undefined | { readonly kind: 'deny'; readonly reason: string; readonly listener: string; readonly rule?: string } | StageFailure;
 export type PostExecuteOutcome =
   | { readonly kind: 'accepted'; readonly draft: ResultDraft }

@@ -222,7 +222,8 @@ const preDecided = [
   { guard: 'preRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ event }: { event: ToolCallMachineEvent }) => (event.type === 'PRE.DECIDED' ? preVerdict(event.outcome) : undefined) } },
   { guard: 'preAskRemembered', target: 'guard', actions: ['keepPreOutcome', { type: 'recordApproval', params: 'remembered' }] },
   { guard: 'preAsk', target: 'awaitingApproval', actions: 'keepPreOutcome' },
-  ...toGuardOrExecuting,
+  { guard: 'hasGuards', target: 'guard', actions: 'keepPreOutcome' },
+  { guard: 'noGuards', target: 'executing', actions: 'keepPreOutcome' },
 ] as const;
 
 /** Every post-execute outcome ends the call: its verdict says how. */
@@ -507,9 +508,10 @@ export const toolCallMachine = setup({
           // EXECUTED event that entered this state.
           const settled =
             context.settlement ?? (event.type === 'EXECUTED' ? event.settlement : fail(ErrorCode.TOOL_FAILED, 'the call ended without a settlement'));
-          // A call that was asked about names the listener that asked, however it then ended.
-          const ask = context.pre?.kind === 'ask' && context.pre.by !== undefined ? context.pre : undefined;
-          const settlement = ask && !settled.decision ? { ...settled, ...decidedBy('pre-execute', 'ask', ask.by!, ask.rule) } : settled;
+          // A call a listener allowed or asked about names it, however the call then ended (unless a
+          // later stage decided).
+          const pre = context.pre?.kind === 'ask' || context.pre?.kind === 'allow' ? context.pre : undefined;
+          const settlement = pre?.by !== undefined && !settled.decision ? { ...settled, ...decidedBy('pre-execute', pre.kind, pre.by, pre.rule) } : settled;
           const prepared = context.prepareOutcome.ok ? context.prepareOutcome.prepared : undefined;
           return { settlement, marks, result: context.pipeline.finalize(context.request, prepared, settlement, marks) };
         }),

@@ -3,6 +3,7 @@
  *   dsh run [PROMPT]          an agent in the current directory (commands/run.ts)
  *   dsh sessions | resume | log | repair   sessions on disk (commands/*.ts)
  *   dsh mcp list              the configured MCP servers and their tools (commands/mcp.ts)
+ *   dsh policy test | replay  the config's examples; the policies replayed over sessions (commands/policy.ts)
  *   dsh inspect [SESSION]     a session in the browser: a local page (commands/inspect.ts, inspect/)
  *   dsh [tour] [--log FILE]   the pipeline tour (commands/tour.ts)
  *   dsh -h | --help | --version | help [COMMAND] | COMMAND --help
@@ -16,6 +17,7 @@ import { commandUsage, parseCommandArgs, UsageError, type CliIo, type Command } 
 import { inspectCommand } from './commands/inspect.js';
 import { logCommand } from './commands/log.js';
 import { mcpCommand } from './commands/mcp.js';
+import { policyCommand } from './commands/policy.js';
 import { repairCommand } from './commands/repair.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
@@ -32,7 +34,7 @@ const mcpListCommand = mcpCommand(async () => {
   return config.mcpServers ?? {};
 });
 
-export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, mcpListCommand, tourCommand, inspectCommand, workerCommand, submitCommand];
+export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, mcpListCommand, policyCommand, tourCommand, inspectCommand, workerCommand, submitCommand];
 
 export const USAGE = `usage:
 ${COMMANDS.map((c) => `  ${c.synopsis}\n      ${c.summary}`).join('\n')}

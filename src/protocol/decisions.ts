@@ -2,25 +2,26 @@ import * as z from 'zod';
 
 /** What one `tools/pre-execute` listener decides (SPEC §2.1). `next()` is the fourth option. */
 export const PreExecuteDecisionSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('allow') }),
+  z.object({ kind: z.literal('allow'), rule: z.string().optional() }),
   z.object({ kind: z.literal('deny'), reason: z.string(), rule: z.string().optional() }),
   z.object({ kind: z.literal('ask'), reason: z.string().optional(), rule: z.string().optional() }),
 ]);
 /**
  * What a `tools/pre-execute` listener returns: allow, deny with a reason, or ask the user (SPEC §2.1).
- * A deny or ask may name the `rule` inside the listener that decided (`permissions[2] …`): it is
+ * A decision may name the `rule` inside the listener that decided (`permissions[2] …`): it is
  * recorded in the result's `decision`, never shown to the model.
  */
 export type PreExecuteDecision = z.infer<typeof PreExecuteDecisionSchema>;
 
 /**
- * Who decided a call that was denied, asked about, blocked or failed closed by a policy: the stage,
+ * Who decided a call that a policy allowed outright, denied, asked about, blocked or failed closed
+ * (absent when every listener handed over): the stage,
  * what it decided, the listener, guard or hook by its registered name, and the rule inside it when
  * it named one. A `tool/result` carries it as `result.decision` (issue 26: provenance in the log).
  */
 export const DecisionProvenanceSchema = z.object({
   stage: z.enum(['pre-execute', 'guard', 'post-execute']),
-  outcome: z.enum(['deny', 'ask', 'block', 'failed']),
+  outcome: z.enum(['allow', 'deny', 'ask', 'block', 'failed']),
   /** The listener's, guard's or hook's registered name (`dsh:permissions`, `dsh:hook preExecute[0] ./check.sh`). */
   by: z.string(),
   /** The rule inside it, when it named one (`permissions[2] (tool "write", path ".env")`, `bash.deny[0] /^rm\\s/`). */

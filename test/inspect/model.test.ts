@@ -45,6 +45,29 @@ describe('sessionAt', () => {
     expect(end.steps.get('t1/0')).toMatchObject({ state: 'done', callIds: ['c0'] });
   });
 
+  it("a call's decision (who denied it, and by which rule) is on the page's model as one line", () => {
+    const log = createMemoryLog();
+    log.append({ type: 'tool/call', turnId: 't1', stepIndex: 0, callId: 'c1', toolName: 'write', input: { path: '.env' }, index: 0, executionMode: 'exclusive' });
+    log.append({
+      type: 'tool/result',
+      turnId: 't1',
+      stepIndex: 0,
+      callId: 'c1',
+      toolName: 'write',
+      sourceEventSeqs: [1],
+      result: {
+        callId: 'c1',
+        toolName: 'write',
+        isError: true,
+        error: { name: 'PolicyDeniedError', code: 'POLICY_DENIED', message: 'denied by policy: no' },
+        content: 'POLICY_DENIED: no',
+        metadata: {},
+        decision: { stage: 'pre-execute', outcome: 'deny', by: 'dsh:permissions', rule: 'permissions[0] (tool "write", path ".env")' },
+      },
+    });
+    expect(sessionAt(log.events(), 99).callById.get('c1')?.decidedBy).toBe('pre-execute deny by dsh:permissions (permissions[0] (tool "write", path ".env"))');
+  });
+
   it('log rows name their actor and what to read first (code, outcome, answer)', () => {
     const rows = session().map(logRow);
     expect(rows[2]).toMatchObject({ seq: 3, type: 'tool/call', callId: 'c0', actor: { kind: 'call', key: 'c0' }, text: 'bash make' });

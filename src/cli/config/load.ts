@@ -14,7 +14,10 @@
 import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { DshConfigSchema, type DshConfig } from './schema.js';
+import { patternOf } from '../../runtime/policies/applyConfig.js';
+import { DshConfigSchema, type BashPatternConfig, type DshConfig } from './schema.js';
+import { describeFailure } from '../../runtime/policies/ruleExamples.js';
+import { checkConfigExamples } from './examples.js';
 import { formatIssue } from './formatIssue.js';
 
 export const PROJECT_CONFIG_FILE = 'dsh.config.json';
@@ -44,6 +47,8 @@ export interface LoadConfigOptions {
   file?: string;
   /** Read the user-level file (default true). */
   user?: boolean;
+  /** Check the examples the rules carry, refusing the config when one fails (default true; `dsh policy test` reports them all itself). */
+  checkExamples?: boolean;
 }
 
 export interface LoadedConfig {
@@ -88,8 +93,8 @@ export function mergeConfigs(user: DshConfig, project: DshConfig): DshConfig {
   if (user.hooks || project.hooks) out.hooks = mergeHooks(user.hooks ?? {}, project.hooks ?? {});
   if (user.sandbox || project.sandbox) out.sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});
   if (user.bash || project.bash) {
-    out.bash = { deny: [...new Set([...(user.bash?.deny ?? []), ...(project.bash?.deny ?? [])])] };
-    const allow = [...new Set([...(user.bash?.allow ?? []), ...(project.bash?.allow ?? [])])];
+    out.bash = { deny: uniquePatterns([...(user.bash?.deny ?? []), ...(project.bash?.deny ?? [])]) };
+    const allow = uniquePatterns([...(user.bash?.allow ?? []), ...(project.bash?.allow ?? [])]);
     if (allow.length > 0) out.bash.allow = allow;
   }
   return out;
@@ -103,6 +108,17 @@ function mergeHooks(user: NonNullable<DshConfig['hooks']>, project: NonNullable<
     if (list.length > 0) out[stage] = list;
   }
   return out;
+}
+
+/** Each pattern once (the first entry of it kept, with its examples). */
+function uniquePatterns(entries: readonly BashPatternConfig[]): BashPatternConfig[] {
+  const seen = new Set<string>();
+  return entries.filter((e) => {
+    const p = patternOf(e);
+    if (seen.has(p)) return false;
+    seen.add(p);
+    return true;
+  });
 }
 
 const SANDBOX_STRICTNESS = ['read-only', 'workspace-write', 'full-access'] as const;
@@ -177,13 +193,27 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   const projectPath = options.file !== undefined ? resolve(cwd, options.file) : await findProjectConfig(cwd);
   let project: DshConfig = {};
   if (projectPath) {
-    const rel = relative(cwd, projectPath);
-    const shownAs = rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : projectPath;
-    const c = await readConfigFile(projectPath, shownAs, true);
+    const c = await readConfigFile(projectPath, relativeOrAbsolute(cwd, projectPath), true);
     if (c) {
       project = c;
       files.push(projectPath);
     }
   }
-  return { config: mergeConfigs(user, project), root: projectPath && options.file === undefined ? dirname(projectPath) : cwd, files };
+  const config = mergeConfigs(user, project);
+  const root = projectPath && options.file === undefined ? dirname(projectPath) : cwd;
+  if (options.checkExamples !== false) {
+    const { failures } = await checkConfigExamples(config, root);
+    if (failures.length > 0) {
+      // Indices are the merged config's (project rules first) when both files have rules.
+      const shownAs = files.length === 1 ? (files[0] === projectPath ? relativeOrAbsolute(cwd, projectPath!) : files[0]!) : 'config (user and project files merged)';
+      const more = failures.length > 1 ? ` (and ${failures.length - 1} more: dsh policy test lists them)` : '';
+      throw new ConfigError(shownAs, failures[0]!.rule, `${shownAs}: ${describeFailure(failures[0]!)}${more}`.replace(/\r?\n/g, '\\n'));
+    }
+  }
+  return { config, root, files };
+}
+
+function relativeOrAbsolute(cwd: string, path: string): string {
+  const rel = relative(cwd, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
 }

@@ -19,6 +19,26 @@ const GlobSchema = z.string().min(1).superRefine((g, ctx) => {
   }
 });
 
+/** An example call: the tool and its arguments. */
+export const ExampleCallSchema = z.strictObject({
+  tool: z.string().min(1),
+  args: z.record(z.string(), z.json()),
+});
+
+/**
+ * Example calls a rule documents and the config must decide as listed: `allow` (runs without a
+ * question), `ask`, `deny`. Checked against the config's rules (plan mode, command rules,
+ * permission rules, bash deny patterns) when the config loads, and by `dsh policy test`.
+ */
+const examplesOf = <T extends z.ZodType>(call: T) =>
+  z
+    .strictObject({
+      allow: z.array(call).max(100).optional(),
+      ask: z.array(call).max(100).optional(),
+      deny: z.array(call).max(100).optional(),
+    })
+    .optional();
+
 export const PermissionRuleSchema = z.strictObject({
   /** Glob over tool names (`write`, `*`, `github__*` for an MCP server named github). */
   tool: GlobSchema,
@@ -27,15 +47,23 @@ export const PermissionRuleSchema = z.strictObject({
   decision: z.enum(['allow', 'deny', 'ask']),
   /** Shown to the model (deny) or the approver (ask). */
   reason: z.string().min(1).optional(),
+  /** Calls this rule is for, and what the config must decide about each. */
+  examples: examplesOf(ExampleCallSchema),
 });
 
-const BashPatternSchema = z.string().min(1).superRefine((p, ctx) => {
+const BashPatternSourceSchema = z.string().min(1).superRefine((p, ctx) => {
   try {
     compileBashPattern(p);
   } catch (e) {
     ctx.addIssue({ code: 'custom', message: (e as Error).message });
   }
 });
+
+/** A pattern, or a pattern with example commands (`"rm -rf build"`) the config must decide as listed. */
+const BashPatternSchema = z.union([
+  BashPatternSourceSchema,
+  z.strictObject({ pattern: BashPatternSourceSchema, examples: examplesOf(z.string().min(1).max(8192)) }),
+]);
 
 export const TimeoutsSchema = z.strictObject({
   /** A pre/post-execute listener that has not answered by then fails the call (HOOK_FAILED). */
@@ -47,9 +75,6 @@ export const TimeoutsSchema = z.strictObject({
   /** `bash` deadline when a call gives none. */
   bashMs: positiveInt(86_400_000).optional(),
 });
-
-/** A call an example of a hook names: the tool and its arguments. */
-const HookExampleSchema = z.strictObject({ tool: z.string().min(1), args: z.record(z.string(), z.json()) });
 
 const hookEntryFields = {
   /** The argv, program first: a program with a `/` is taken from the workspace root (put scripts under `.dsh/hooks/`). */
@@ -66,7 +91,7 @@ const hookEntryFields = {
 export const DecidingHookSchema = z.strictObject({
   ...hookEntryFields,
   /** `allow`: calls the hook must not deny; `deny`: calls it must deny. A failing example refuses the config. */
-  examples: z.strictObject({ allow: z.array(HookExampleSchema).optional(), deny: z.array(HookExampleSchema).optional() }).optional(),
+  examples: z.strictObject({ allow: z.array(ExampleCallSchema).optional(), deny: z.array(ExampleCallSchema).optional() }).optional(),
 });
 
 /** A postExecute or result hook. */
@@ -156,3 +181,5 @@ export const DshConfigSchema = z.strictObject({
 export type DshConfig = z.infer<typeof DshConfigSchema>;
 export type PermissionRuleConfig = z.infer<typeof PermissionRuleSchema>;
 export type HooksConfig = z.infer<typeof HooksSchema>;
+export type BashPatternConfig = z.infer<typeof BashPatternSchema>;
+export type ExampleCallConfig = z.infer<typeof ExampleCallSchema>;

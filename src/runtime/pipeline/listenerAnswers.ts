@@ -37,9 +37,10 @@ export function readPreDecision(d: unknown): PreExecuteDecision | undefined {
   if (!d || typeof d !== 'object') return undefined;
   try {
     const { kind, reason, rule } = d as { kind?: unknown; reason?: unknown; rule?: unknown };
-    if (kind === 'allow') return ALLOW;
     if (rule !== undefined && typeof rule !== 'string') return undefined;
     const named = rule === undefined ? {} : { rule: rule.slice(0, MAX_RULE_LENGTH) };
+    // A fresh object, never ALLOW: ALLOW is the chain's own answer when every listener handed over.
+    if (kind === 'allow') return { kind, ...named };
     if (kind === 'deny' && typeof reason === 'string') return { kind, reason, ...named };
     if (kind === 'ask' && reason === undefined) return { kind, ...named };
     if (kind === 'ask' && typeof reason === 'string') return { kind, reason, ...named };

@@ -38,9 +38,8 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
     return e;
   };
   // Who gave each decision (read afresh by readPreDecision, so each answer is its own object).
-  const deciders = new Map<PreExecuteDecision, string>();
+  const deciders = new Map<PreExecuteDecision, string | undefined>();
   const withDecider = (d: PreExecuteDecision): PreExecuteOutcome => {
-    if (d.kind === 'allow') return d;
     const by = deciders.get(d);
     return by === undefined ? d : { ...d, by };
   };
@@ -73,8 +72,9 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
       if (answer === undefined) return nextCalled ? nextResult! : next();
       const d = readPreDecision(answer);
       if (!d) throw noteFailure(l.name, new TypeError(`returned an invalid decision ${describeDecision(answer)}`));
-      // A listener passing on what its next() answered did not decide: the one that answered did.
-      deciders.set(d, deciders.get(answer) ?? l.name);
+      // A listener passing on what its next() answered did not decide: the one that answered did
+      // (nobody, when that was the chain's own ALLOW).
+      deciders.set(d, answer === ALLOW ? undefined : deciders.has(answer) ? deciders.get(answer) : l.name);
       return d;
     };
     let r: SyncOrAsync<PreExecuteDecision | void>;

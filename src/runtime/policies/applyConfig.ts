@@ -10,6 +10,7 @@ import { bashCommandRules } from './commandRules.js';
 import { DEFAULT_COMMAND_HOOK_TIMEOUT_MS, installCommandHooks, type CommandHooksConfig, type HookRunner } from './commandHooks.js';
 import { permissionRules, type PermissionRule } from './permissionRules.js';
 import { planMode } from './planMode.js';
+import type { RuleExamples } from './ruleExamples.js';
 
 /** The part of a config that `applyConfig` and `runtimeOptionsFromConfig` read. */
 export interface PolicyConfig {
@@ -21,7 +22,7 @@ export interface PolicyConfig {
    * `deny` is a guard; `allow` lets a line whose every command matches run without a question,
    * and asks about any other line.
    */
-  readonly bash?: { readonly deny?: readonly string[]; readonly allow?: readonly string[] };
+  readonly bash?: { readonly deny?: readonly BashPatternEntry[]; readonly allow?: readonly BashPatternEntry[] };
   readonly concurrency?: number;
   readonly maxInlineBytes?: number;
   /** Most UTF-8 bytes of one prompt, follow-up or steer (see messageLimits.ts). */
@@ -32,6 +33,12 @@ export interface PolicyConfig {
   /** The context window (its summariser, when `summarize: 'model'`, is the caller's to attach). */
   readonly context?: { readonly maxChars: number; readonly summarize?: 'model' | 'digest' };
 }
+
+/** A bash pattern as a config writes it: the RE2 source, or the source with examples beside it. */
+export type BashPatternEntry = string | { readonly pattern: string; readonly examples?: RuleExamples<string> };
+
+/** The RE2 source of a pattern entry. */
+export const patternOf = (entry: BashPatternEntry): string => (typeof entry === 'string' ? entry : entry.pattern);
 
 export interface ApplyConfigOptions {
   /** Plan mode on whatever the config says (`dsh run --plan`). `false` does not turn a config's plan mode off. */
@@ -71,8 +78,8 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
     );
     first.push(POLICY_NAMES.planMode);
   }
-  const deny = config.bash?.deny ?? [];
-  const allow = config.bash?.allow ?? [];
+  const deny = (config.bash?.deny ?? []).map(patternOf);
+  const allow = (config.bash?.allow ?? []).map(patternOf);
   if (deny.length > 0 || allow.length > 0) {
     const matchers = allow.map((p) => {
       const re = compileBashPattern(p);

@@ -111,7 +111,7 @@ export function bashCommandRules(options: BashCommandRulesOptions): PreExecuteLi
         };
       }
     } else if (options.allow.length > 0) {
-      if (allowedByPatterns(parse, options.allow)) mine = { kind: 'allow' };
+      if (allowedByPatterns(parse, options.allow)) mine = { kind: 'allow', rule: 'bash.allow: every command matches' };
       else {
         const missed = uncovered(parse, options.allow).slice(0, 3).map((c) => JSON.stringify(c.slice(0, 120))).join(', ');
         mine = { kind: 'ask', reason: `not covered by the bash allow patterns: ${missed}`, rule: `bash.allow: no pattern covers ${missed}` };

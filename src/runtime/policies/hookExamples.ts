@@ -74,6 +74,11 @@ export async function checkHookExamples(config: { readonly hooks?: CommandHooksC
   return failures;
 }
 
+/** How many examples the config's deciding hooks carry. */
+export function countHookExamples(config: { readonly hooks?: CommandHooksConfig }): number {
+  return [...(config.hooks?.preExecute ?? []), ...(config.hooks?.guard ?? [])].reduce((n, e) => n + (e.examples?.allow?.length ?? 0) + (e.examples?.deny?.length ?? 0), 0);
+}
+
 /** One line for a failure: `hooks.guard[0] (x): example {…} must be denied, got allow`. */
 export function describeExampleFailure(f: ExampleFailure): string {
   return `${f.rule}: the example ${f.example} must be ${f.expected === 'deny' ? 'denied' : 'let through (not denied)'}, but the hook gave ${f.got}`;

@@ -19,6 +19,7 @@
 import type { PreExecuteDecision } from '../../protocol/index.js';
 import type { PreExecuteListener } from '../hooks.js';
 import { compileGlob } from './pathGlob.js';
+import type { ExampleCall, RuleExamples } from './ruleExamples.js';
 import { normaliseToolPath } from './toolPath.js';
 
 export type PermissionDecision = 'allow' | 'deny' | 'ask';
@@ -31,6 +32,8 @@ export interface PermissionRule {
   readonly decision: PermissionDecision;
   /** Shown to the model (deny) or the approver (ask). */
   readonly reason?: string;
+  /** Calls the rule is for, and what the policies must decide about each (ruleExamples.ts). */
+  readonly examples?: RuleExamples<ExampleCall>;
 }
 
 export interface PermissionRulesOptions {
@@ -70,10 +73,10 @@ function decide(
   toolName: string,
   where: ReturnType<typeof normaliseToolPath> | undefined,
 ): PreExecuteDecision {
-  if (rule.decision === 'allow') return { kind: 'allow' };
+  const named = `permissions[${index}] (tool "${rule.tool}"${rule.path === undefined ? '' : `, path "${rule.path}"`})`;
+  if (rule.decision === 'allow') return { kind: 'allow', rule: named };
   const target = where === undefined ? '' : where.inside ? ` on "${where.rel}"` : ' on a path outside the workspace';
   const what = `permission rule ${index} (tool "${rule.tool}"${rule.path === undefined ? '' : `, path "${rule.path}"`})`;
-  const named = `permissions[${index}] (tool "${rule.tool}"${rule.path === undefined ? '' : `, path "${rule.path}"`})`;
   if (rule.decision === 'ask') return { kind: 'ask', reason: rule.reason ?? `${what} asks before ${toolName}${target}`, rule: named };
   return {
     kind: 'deny',

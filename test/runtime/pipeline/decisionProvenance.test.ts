@@ -49,6 +49,17 @@ describe('decision provenance', () => {
     }
   });
 
+  it('a rule that allows outright is named too; a call every listener handed over has no decision', async () => {
+    const write = pathTool('write');
+    const rt = createRuntime({ tools: [write.tool] });
+    applyConfig(rt, { permissions: [{ tool: 'write', path: 'docs/**', decision: 'allow' }] });
+    rt.hooks.on('tools/pre-execute', 'passes', async (_c, next) => next());
+    expect((await call(rt, 'write', { path: 'docs/a.md' })).decision).toEqual({ stage: 'pre-execute', outcome: 'allow', by: 'dsh:permissions', rule: 'permissions[0] (tool "write", path "docs/**")' });
+    // No rule matched; `passes` returned what its next() answered, the chain's own allow: nobody decided.
+    expect((await call(rt, 'write', { path: 'src/a.ts' })).decision).toBeUndefined();
+    expect(write.ran).toEqual(['docs/a.md', 'src/a.ts']);
+  });
+
   it('a listener that passes on what its next() answered did not decide: the one that answered did', async () => {
     const write = pathTool('write');
     const rt = createRuntime({ tools: [write.tool] });
