@@ -134,6 +134,40 @@ describe.skipIf(skip)('dsh run with command hooks', () => {
   }, 120_000);
 });
 
+describe.skipIf(skip)('dsh policy with command hooks', () => {
+  it("dsh policy test lists a hook's failing example beside the rules'; dsh policy replay runs the guard hook on recorded calls (no body runs)", async () => {
+    const { dir, xdg, env } = workspace({});
+    // A session where rm ran, recorded before any hook.
+    const run = await dsh(dir, ['run', 'go', '--allow', 'bash', '--model', `scripted:${script(xdg, ['rm -r victim'])}`], env);
+    expect(run.code, run.err).toBe(0);
+    expect(existsSync(join(dir, 'victim'))).toBe(false);
+    mkdirSync(join(dir, 'victim'));
+    writeFileSync(join(dir, 'victim', 'precious.txt'), 'keep me\n');
+    writeFileSync(
+      join(dir, 'dsh.config.json'),
+      JSON.stringify({
+        permissions: [{ tool: 'bash', decision: 'ask', examples: { ask: [{ tool: 'bash', args: { command: 'ls' } }] } }],
+        hooks: {
+          guard: [{ command: ['.dsh/hooks/guard.sh'], examples: { deny: [{ tool: 'bash', args: { command: 'rm -r victim' } }, { tool: 'bash', args: { command: 'ls victim' } }] } }],
+          result: [{ command: ['.dsh/hooks/record.sh'] }],
+        },
+      }),
+    );
+    const test = await dsh(dir, ['policy', 'test'], env);
+    expect(test.code, test.err).toBe(1);
+    expect(test.out.trim().split('\n')).toEqual([
+      '✗ hooks.guard[0] (.dsh/hooks/guard.sh): the example {"tool":"bash","args":{"command":"ls victim"}} must be denied, but the hook gave next',
+      '2 of 3 examples hold; 1 fails',
+    ]);
+    const replay = await dsh(dir, ['policy', 'replay', '--allow', 'bash'], env);
+    expect(replay.code, replay.out + replay.err).toBe(1);
+    expect(replay.out).toMatch(/^✗ \S+ call-1-0 bash \{"command":"rm -r victim"\}: then allowed, now denied: guard deny by dsh:hook guard\[0\] \.dsh\/hooks\/guard\.sh \(hooks\.guard\[0\] \(\.dsh\/hooks\/guard\.sh\)\)$/m);
+    // No body ran, and the result hook saw none of the stand-in results.
+    expect(existsSync(join(dir, 'victim', 'precious.txt'))).toBe(true);
+    expect(existsSync(join(dir, 'results.jsonl'))).toBe(false);
+  }, 180_000);
+});
+
 describe('the "hooks" config', () => {
   it('is validated: unknown keys, an empty command, examples on an observing stage, a bad glob are errors naming the field', () => {
     expect(() => parseConfig('{"hooks":{"pre":[]}}', 'dsh.config.json')).toThrow(/^dsh\.config\.json: hooks\.pre: unknown key/);
