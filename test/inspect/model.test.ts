@@ -6,7 +6,7 @@ import type { InspectionEvent } from 'xstate';
 import { actorStateOf, diagramStateOf } from '../../src/cli/inspect/actorStates.js';
 import { liveFeed, type FeedMessage } from '../../src/cli/inspect/feed.js';
 import { highlightedStates, logRow, sessionAt } from '../../src/cli/inspect/page/model.js';
-import type { LogEvent } from '../../src/protocol/index.js';
+import { describeProvenance, type LogEvent } from '../../src/protocol/index.js';
 import { createMemoryLog } from '../../src/runtime/log/sessionLog.js';
 
 function session(): readonly LogEvent[] {
@@ -65,7 +65,9 @@ describe('sessionAt', () => {
         decision: { stage: 'pre-execute', outcome: 'deny', by: 'dsh:permissions', rule: 'permissions[0] (tool "write", path ".env")' },
       },
     });
+    const decision = { stage: 'pre-execute', outcome: 'deny', by: 'dsh:permissions', rule: 'permissions[0] (tool "write", path ".env")' } as const;
     expect(sessionAt(log.events(), 99).callById.get('c1')?.decidedBy).toBe('pre-execute deny by dsh:permissions (permissions[0] (tool "write", path ".env"))');
+    expect(sessionAt(log.events(), 99).callById.get('c1')?.decidedBy).toBe(describeProvenance(decision)); // the page's copy says the same
   });
 
   it('log rows name their actor and what to read first (code, outcome, answer)', () => {

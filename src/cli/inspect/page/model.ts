@@ -5,8 +5,7 @@
  * `metadata.durationsMs`. Live actor states (from XState inspection on the server) refine the
  * log's coarse view while the page follows the end of a running session.
  */
-import { describeProvenance } from '../../../protocol/describeProvenance.js';
-import type { ApprovalPreview, LogEvent } from '../../../protocol/index.js';
+import type { ApprovalPreview, DecisionProvenance, LogEvent } from '../../../protocol/index.js';
 import type { ActorKind, ActorState } from '../actorStates.js';
 
 /** The toolCall stages in pipeline order, as `result.metadata.durationsMs` names them. */
@@ -190,7 +189,7 @@ export function sessionAt(events: readonly LogEvent[], at: number): SessionView 
         c.state = 'settled';
         c.ok = !r.isError;
         if (r.isError) c.error = { code: r.error?.code ?? 'ERROR', message: r.error?.message ?? r.content };
-        if (r.decision) c.decidedBy = describeProvenance(r.decision);
+        if (r.decision) c.decidedBy = provenanceLine(r.decision);
         else c.summary = oneLine(r.content.split('\n').find((l) => l.trim()) ?? '', 120);
         c.content = r.content;
         const exit = (r.metadata as Record<string, unknown> | undefined)?.exitCode;
@@ -320,4 +319,12 @@ export function recordLive(history: LiveHistory, a: ActorState): boolean {
 export function highlightedStates(state: string): string[] {
   const parts = state.split('_');
   return parts.map((_, i) => parts.slice(0, i + 1).join('_'));
+}
+
+/**
+ * A result's `decision` as one line, as protocol/describeProvenance.ts writes it (the page is
+ * served as its own modules, page/*.js, so it cannot import that file).
+ */
+function provenanceLine(d: DecisionProvenance): string {
+  return `${d.stage} ${d.outcome} by ${d.by}${d.rule === undefined ? '' : ` (${d.rule})`}`;
 }
