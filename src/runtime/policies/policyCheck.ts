@@ -80,7 +80,11 @@ export async function createPolicyChecker(options: PolicyCheckerOptions): Promis
     asked.delete(callId);
     const d = r.decision;
     if (r.isError && d && (d.outcome === 'deny' || d.outcome === 'failed')) return { outcome: 'deny', decision: d, code: r.error.code, reason: r.error.message };
-    if (r.isError && !d) return { outcome: 'invalid', code: r.error.code, reason: r.error.message };
+    if (r.isError && !d) {
+      // A policy that refused without naming itself (a wrapper of the execute stage) still refused.
+      const refused = r.error.code === 'POLICY_DENIED' || r.error.code === 'GUARD_DENIED' || r.error.code === 'HOOK_FAILED';
+      return { outcome: refused ? 'deny' : 'invalid', code: r.error.code, reason: r.error.message };
+    }
     if (question) return { outcome: 'ask', ...(d ? { decision: d } : {}), ...(reason !== undefined ? { reason } : {}) };
     return { outcome: 'allow', ...(d ? { decision: d } : {}) };
   };
