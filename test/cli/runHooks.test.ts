@@ -162,6 +162,8 @@ describe.skipIf(skip)('dsh policy with command hooks', () => {
     const replay = await dsh(dir, ['policy', 'replay', '--allow', 'bash'], env);
     expect(replay.code, replay.out + replay.err).toBe(1);
     expect(replay.out).toMatch(/^✗ \S+ call-1-0 bash \{"command":"rm -r victim"\}: then allowed, now denied: guard deny by dsh:hook guard\[0\] \.dsh\/hooks\/guard\.sh \(hooks\.guard\[0\] \(\.dsh\/hooks\/guard\.sh\)\)$/m);
+    // With a note that the hooks ran.
+    expect(replay.out).toMatch(/replayed; no tool body ran, but 1 command hook \(preExecute, guard\) ran for each call, in the sandbox, as in dsh run;/);
     // No body ran, and the result hook saw none of the stand-in results.
     expect(existsSync(join(dir, 'victim', 'precious.txt'))).toBe(true);
     expect(existsSync(join(dir, 'results.jsonl'))).toBe(false);

@@ -152,6 +152,8 @@ async function policyReplay(
   const w = Math.max(...rows.map((r) => r[0]!.length));
   if (report.changes.length > 0) io.out('');
   for (const r of rows) io.out(`${r[0]!.padEnd(w)}  ${r[1]}`);
-  io.out(`${report.calls} call${report.calls === 1 ? '' : 's'} in ${report.sessions} session${report.sessions === 1 ? '' : 's'} replayed; no tool body ran; ${failing.length} change${failing.length === 1 ? '' : 's'} to fail on (--fail-on ${options.failOn.join(',')})`);
+  const hookCount = (hooks?.preExecute?.length ?? 0) + (hooks?.guard?.length ?? 0);
+  const ran = hookCount > 0 ? `no tool body ran, but ${hookCount} command hook${hookCount === 1 ? '' : 's'} (preExecute, guard) ran for each call, in the sandbox, as in dsh run` : 'no tool body ran';
+  io.out(`${report.calls} call${report.calls === 1 ? '' : 's'} in ${report.sessions} session${report.sessions === 1 ? '' : 's'} replayed; ${ran}; ${failing.length} change${failing.length === 1 ? '' : 's'} to fail on (--fail-on ${options.failOn.join(',')})`);
   return failing.length > 0 ? 1 : 0;
 }
