@@ -81,7 +81,11 @@ export interface StageFailure extends ListenerFailure {
 }
 
 /** An `ask` carries the preview its approval shows (made by the port, SPEC §10.5). */
-export type PreExecuteOutcome = PreExecuteDecision | (Extract<PreExecuteDecision, { kind: 'ask' }> & { readonly preview?: ApprovalPreview }) | StageFailure;
+export type PreExecuteOutcome =
+  | Exclude<PreExecuteDecision, { kind: 'deny' }>
+  /** `listener`: the pre-execute listener that answered deny. */
+  | (Extract<PreExecuteDecision, { kind: 'deny' }> & { readonly listener?: string })
+  | (Extract<PreExecuteDecision, { kind: 'ask' }> & { readonly preview?: ApprovalPreview }) | StageFailure;
 export type GuardOutcome = undefined | { readonly kind: 'deny'; readonly reason: string; readonly listener: string } | StageFailure;
 export type PostExecuteOutcome =
   | { readonly kind: 'accepted'; readonly draft: ResultDraft }

@@ -66,7 +66,8 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
       if (answer === undefined) return nextCalled ? nextResult! : next();
       const d = readPreDecision(answer);
       if (!d) throw noteFailure(l.name, new TypeError(`returned an invalid decision ${describeDecision(answer)}`));
-      return d;
+      // A deny names the listener that decided (the stage stream and telemetry report it).
+      return d.kind === 'deny' ? Object.assign({}, d, { listener: l.name }) : d;
     };
     let r: SyncOrAsync<PreExecuteDecision | void>;
     try {

@@ -1,0 +1,64 @@
+/**
+ * A model whose requests are told to telemetry: when each `doStream` request starts, its response
+ * id and model (the stream's `response-metadata` part), and when its stream ends. The log says what
+ * a step asked and got; only the request itself knows when it was sent and when its stream closed,
+ * and which model answered. Everything else is passed through untouched. Browser-safe.
+ */
+import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+
+/** One model request as it goes. */
+export interface ModelRequestWatch {
+  /** The provider's response id and model, when the stream reports them. */
+  metadata(id: string | undefined, modelId: string | undefined): void;
+  /** The stream ended (its last part was read), or failed. */
+  ended(): void;
+}
+
+/** Told when a request of the model starts; returns who hears the rest of it (or nothing). */
+export type ModelRequestListener = (model: { readonly provider: string; readonly modelId: string }) => ModelRequestWatch | undefined;
+
+const OBSERVED = Symbol('dsh.observedModel');
+
+/** `model`, with every `doStream` request told to `listener` (a model already observed by it is returned as is). */
+export function observeModel(model: LanguageModelV3, listener: ModelRequestListener): LanguageModelV3 {
+  if ((model as { [OBSERVED]?: ModelRequestListener })[OBSERVED] === listener) return model;
+  const observed: LanguageModelV3 & { [OBSERVED]: ModelRequestListener } = {
+    specificationVersion: model.specificationVersion,
+    provider: model.provider,
+    modelId: model.modelId,
+    get supportedUrls() {
+      return model.supportedUrls;
+    },
+    doGenerate: (options) => model.doGenerate(options),
+    doStream: async (options) => {
+      const watch = listener({ provider: model.provider, modelId: model.modelId });
+      if (!watch) return model.doStream(options);
+      let response;
+      try {
+        response = await model.doStream(options);
+      } catch (e) {
+        watch.ended();
+        throw e;
+      }
+      let done = false;
+      const end = () => {
+        if (done) return;
+        done = true;
+        watch.ended();
+      };
+      const stream = response.stream.pipeThrough(
+        new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
+          transform(part, controller) {
+            if (part.type === 'response-metadata') watch.metadata(part.id, part.modelId);
+            else if (part.type === 'finish' || part.type === 'error') end();
+            controller.enqueue(part);
+          },
+          flush: end,
+        }),
+      );
+      return { ...response, stream };
+    },
+    [OBSERVED]: listener,
+  };
+  return observed;
+}
