@@ -38,6 +38,13 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
     return e;
   };
   const pending: boolean[] = [];
+  // The listener that answered each deny decision (the stage stream and telemetry name it).
+  const deciders = new WeakMap<object, string>();
+  const named = (d: PreExecuteDecision): PreExecuteOutcome => {
+    if (d.kind !== 'deny') return d;
+    const listener = deciders.get(d);
+    return listener !== undefined ? { ...d, listener } : d;
+  };
   const answered = (i: number) => {
     pending[i] = false;
     const j = pending.lastIndexOf(true);
@@ -66,8 +73,9 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
       if (answer === undefined) return nextCalled ? nextResult! : next();
       const d = readPreDecision(answer);
       if (!d) throw noteFailure(l.name, new TypeError(`returned an invalid decision ${describeDecision(answer)}`));
-      // A deny names the listener that decided (the stage stream and telemetry report it).
-      return d.kind === 'deny' ? Object.assign({}, d, { listener: l.name }) : d;
+      // Who decided a deny: this listener, unless it passed on what its next() returned.
+      if (d.kind === 'deny') deciders.set(d, (typeof answer === 'object' && answer !== null && deciders.get(answer)) || l.name);
+      return d;
     };
     let r: SyncOrAsync<PreExecuteDecision | void>;
     try {
@@ -98,7 +106,7 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
   } catch {
     return failed();
   }
-  if (!isPromise(result) && started.length === 0) return failure ? failed() : result;
+  if (!isPromise(result) && started.length === 0) return failure ? failed() : named(result);
   const allSettled = async (): Promise<void> => {
     // A listener may start another one late (after an await): wait until none is left.
     for (let seen = 0; seen < started.length; ) {
@@ -115,7 +123,7 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
       return failed();
     }
     await allSettled();
-    return failure ? failed() : d;
+    return failure ? failed() : named(d);
   })();
   const ms = deps.limits.hookTimeoutMs;
   return new Promise<PreExecuteOutcome>((resolve) => {

@@ -248,3 +248,16 @@ describe('telemetry: suspension and resume (issue 27)', () => {
     expect(finished.attributes).not.toHaveProperty(['error.type']);
   });
 });
+
+describe('the deciding policy of a pre-execute deny (issue 27)', () => {
+  it('is the listener that answered deny, not one that passed on what its next() returned', async () => {
+    const s = sdk();
+    const rt = createRuntime({ tools: [remove], telemetry: s.telemetry });
+    rt.hooks.on('tools/pre-execute', 'outer', async (_c, next) => next());
+    rt.hooks.on('tools/pre-execute', 'inner', () => ({ kind: 'deny', reason: 'no' }));
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'remove', input: { path: 'a' }, toolCallId: 'c-1' }] }, { text: 'ok' }], { modelId: 'm' });
+    await rt.startTurn({ model, input: 'x' }).done;
+    const call = s.exporter.getFinishedSpans().find((x) => x.name === 'execute_tool remove')!;
+    expect(call.attributes).toMatchObject({ 'dsh.policy.listener': 'inner', 'error.type': ErrorCode.POLICY_DENIED });
+  });
+});
