@@ -2,4 +2,3 @@
 export { createTelemetryProjection, providerName, type TelemetryProjection } from './telemetryProjection.js';
 export { observeModel, type ModelRequestListener, type ModelRequestWatch } from './observeModel.js';
 export type { OtelApi, TelemetryOptions } from './telemetryOptions.js';
-export { Dsh, GenAi, Metric, Operation, SpanEvent } from './attributes.js';

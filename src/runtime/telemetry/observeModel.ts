@@ -1,15 +1,12 @@
 /**
- * A model whose requests are told to telemetry: when each `doStream` request starts, its response
- * id and model (the stream's `response-metadata` part), and when its stream ends. The log says what
- * a step asked and got; only the request itself knows when it was sent and when its stream closed,
- * and which model answered. Everything else is passed through untouched. Browser-safe.
+ * A model whose requests are told to telemetry: when each `doStream` request starts and when its
+ * stream ends. The log says what a step asked and got; only the request itself knows when it was
+ * sent and when its stream closed. Everything else is passed through untouched. Browser-safe.
  */
 import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 
 /** One model request as it goes. */
 export interface ModelRequestWatch {
-  /** The provider's response id and model, when the stream reports them. */
-  metadata(id: string | undefined, modelId: string | undefined): void;
   /** The stream ended (its last part was read), or failed. */
   ended(): void;
 }
@@ -49,8 +46,7 @@ export function observeModel(model: LanguageModelV3, listener: ModelRequestListe
       const stream = response.stream.pipeThrough(
         new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
           transform(part, controller) {
-            if (part.type === 'response-metadata') watch.metadata(part.id, part.modelId);
-            else if (part.type === 'finish' || part.type === 'error') end();
+            if (part.type === 'finish' || part.type === 'error') end();
             controller.enqueue(part);
           },
           flush: end,
