@@ -347,7 +347,10 @@ export function createTelemetryProjection(options: TelemetryOptions & { readonly
   return {
     onEvent,
     onStage(e) {
-      if (e.type === 'stage/exited') withCall({ ...e, time: e.enteredAt }, (c) => stageEvent(c, e));
+      if (e.type !== 'stage/exited') return;
+      const c = calls.get(keyOf(e));
+      if (c) stageEvent(c, e);
+      else withCall({ turnId: e.turnId, stepIndex: e.stepIndex, callId: e.callId, time: e.enteredAt }, (call) => stageEvent(call, e));
     },
     onRequest(model) {
       const t = running;
