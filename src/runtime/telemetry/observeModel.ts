@@ -43,15 +43,29 @@ export function observeModel(model: LanguageModelV3, listener: ModelRequestListe
         done = true;
         watch.ended();
       };
-      const stream = response.stream.pipeThrough(
-        new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
-          transform(part, controller) {
-            if (part.type === 'finish' || part.type === 'error') end();
-            controller.enqueue(part);
-          },
-          flush: end,
-        }),
-      );
+      // The reader's reads are watched (dsh's step reads the stream with getReader): a TransformStream
+      // in between would cost a write and a read per part, and a response has a part per call.
+      const stream = response.stream;
+      const getReader = stream.getReader.bind(stream) as () => ReadableStreamDefaultReader<LanguageModelV3StreamPart>;
+      Object.defineProperty(stream, 'getReader', {
+        configurable: true,
+        value: () => {
+          const reader = getReader();
+          const read = reader.read.bind(reader);
+          reader.read = () =>
+            read().then(
+              (r) => {
+                if (r.done || r.value.type === 'finish' || r.value.type === 'error') end();
+                return r;
+              },
+              (e: unknown) => {
+                end();
+                throw e;
+              },
+            );
+          return reader;
+        },
+      });
       return { ...response, stream };
     },
     [OBSERVED]: listener,
