@@ -19,6 +19,15 @@ describe('browser bundle of the `dsh` entry', () => {
     expect(r.gzipBytes).toBeLessThanOrEqual(BUNDLE_BUDGET_BYTES);
   }, HANG);
 
+  it('has the telemetry projection compiled in (issue 27), with no Node built-in and no @opentelemetry code', async () => {
+    const code = await buildBrowserChunk(root);
+    // The projection's span and metric names are in the chunk: it is measured by the budget above.
+    for (const name of ['invoke_agent', 'execute_tool', 'gen_ai.execute_tool.duration', 'gen_ai.client.operation.duration', 'gen_ai.tool.call.id']) expect(code).toContain(name);
+    // Only types come from @opentelemetry/api (an optional peer): none of its code, and nothing of Node.
+    expect(code).not.toMatch(/["'`]node:[a-z_/]+["'`]/);
+    expect(code).not.toMatch(/@opentelemetry\//);
+  }, HANG);
+
   it('the measure sees what it claims to: `dsh/policies` brings re2js, a second zod would count twice', async () => {
     const policies = await buildBrowserChunk(root, `import * as p from ${JSON.stringify(`${root}/src/policies.ts`)}; globalThis.p = p;`);
     expect(/RE2JS/.test(policies)).toBe(true);
