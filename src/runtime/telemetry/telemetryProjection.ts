@@ -185,9 +185,10 @@ export function createTelemetryProjection(options: TelemetryOptions & { readonly
   };
 
   const stageEvent = (c: Call, e: Extract<CallStageEvent, { type: 'stage/exited' }>) => {
+    if (e.stage === 'finalizing') c.finalizedAt = e.at;
+    if (!c.span.isRecording()) return;
     const o = e.outcome;
     c.span.addEvent(`dsh.stage.${e.stage}`, { 'dsh.stage.outcome': o.kind, 'dsh.stage.duration_ms': e.durationMs, 'dsh.stage.listener': o.listener }, e.enteredAt);
-    if (e.stage === 'finalizing') c.finalizedAt = e.at;
     if (DECISIONS.includes(o.kind)) {
       c.span.setAttributes({
         'dsh.policy.decision': o.kind,
@@ -207,7 +208,9 @@ export function createTelemetryProjection(options: TelemetryOptions & { readonly
     const pending = early.get(key) ?? [];
     early.delete(key);
     const startedAt = Math.min(e.time, ...pending.map((p) => p[0]));
-    const span = tracer.startSpan(
+    // A turn whose span records nothing (no provider, or sampled out) gets no child spans: its
+    // calls use the turn's own non-recording span, so only the metrics cost anything.
+    const span = t && !t.span.isRecording() ? t.span : tracer.startSpan(
       `execute_tool ${e.toolName}`,
       {
         kind: INTERNAL,
@@ -356,11 +359,12 @@ export function createTelemetryProjection(options: TelemetryOptions & { readonly
       const t = running;
       const attributes: Attributes = { 'gen_ai.provider.name': providerName(model.provider), 'gen_ai.request.model': model.modelId };
       const startedAt = clock.now();
-      const span = tracer.startSpan(
+      // The step's first request comes before its `step/start`: under the turn that is running.
+      const turn = t ?? [...turns.values()].at(-1);
+      const span = turn && !turn.span.isRecording() ? turn.span : tracer.startSpan(
         `chat ${model.modelId}`,
         { kind: CLIENT, startTime: startedAt, attributes: { 'gen_ai.operation.name': 'chat', ...attributes, 'gen_ai.conversation.id': conversation } },
-        // The step's first request comes before its `step/start`: under the turn that is running.
-        (t ?? [...turns.values()].at(-1))?.ctx ?? api.context.active(),
+        turn?.ctx ?? api.context.active(),
       );
       const r: Request = { span, startedAt, model: attributes };
       if (t?.step) attach(t, t.step, r);

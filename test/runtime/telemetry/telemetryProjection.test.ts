@@ -6,7 +6,7 @@
  */
 import * as otel from '@opentelemetry/api';
 import { AggregationTemporality, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { rateLimitError, scriptedModel } from '../../../src/adapters/model/index.js';
@@ -259,5 +259,25 @@ describe('the deciding policy of a pre-execute deny (issue 27)', () => {
     await rt.startTurn({ model, input: 'x' }).done;
     const call = s.exporter.getFinishedSpans().find((x) => x.name === 'execute_tool remove')!;
     expect(call.attributes).toMatchObject({ 'dsh.policy.listener': 'inner', 'error.type': ErrorCode.POLICY_DENIED });
+  });
+});
+
+describe('a turn whose span records nothing (issue 27)', () => {
+  it('gets no child spans (sampled out: the SDK never sees them), and its metrics are still recorded', async () => {
+    const s = sdk();
+    const tracerProvider = new BasicTracerProvider({ sampler: new AlwaysOffSampler(), spanProcessors: [new SimpleSpanProcessor(s.exporter)] });
+    const started: string[] = [];
+    const tracer = tracerProvider.getTracer('off');
+    const counting: otel.Tracer = {
+      startSpan: (name, o, c) => (started.push(name), tracer.startSpan(name, o, c)),
+      startActiveSpan: tracer.startActiveSpan.bind(tracer) as otel.Tracer['startActiveSpan'],
+    };
+    const rt = createRuntime({ tools: [lookup], telemetry: { ...s.telemetry, tracer: counting } });
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'lookup', input: { key: 'a' }, toolCallId: 'c-1' }] }, { text: 'ok' }], { modelId: 'm' });
+    expect((await rt.startTurn({ model, input: 'x' }).done).outcome).toBe('completed');
+    expect(started).toEqual(['invoke_agent dsh']);
+    expect(s.exporter.getFinishedSpans()).toEqual([]);
+    const tool = (await s.metrics()).scopeMetrics.flatMap((m) => m.metrics).find((m) => m.descriptor.name === 'gen_ai.execute_tool.duration');
+    expect(tool?.dataPoints.map((p) => p.attributes['gen_ai.tool.name'])).toEqual(['lookup']);
   });
 });
