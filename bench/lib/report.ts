@@ -106,7 +106,7 @@ export function renderTable(r: Results, notes: Notes): string {
         `×${f(nr, 2)}`,
         '—',
         '',
-        notes.w1?.noopTelemetryUs !== undefined ? `${f(notes.w1.noopTelemetryUs)} µs per call (the API's no-op spans; the projection still runs)` : '',
+        notes.w1?.noopTelemetryUs !== undefined ? `${f(notes.w1.noopTelemetryUs)} µs per call (the turn's span records nothing, so no child spans; the stage stream and the metrics still run)` : '',
       ]);
     }
     rows.push(['W1 N=256 vs 64', 'per call, N=256 ÷ N=64', `×${f(flat, 2)}`, '≤ 1 (noise ±5 %)', yes(flat <= FLAT_TOLERANCE), '']);
