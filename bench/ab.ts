@@ -10,7 +10,10 @@
  * Default: the W1 turn (bench/lib/fixtures.ts): µs per call = (turn(N) − turn(0)) / N per side and
  * repetition, B/A per repetition, medians; also the N=0 turn (one text-only step). `--machines`:
  * the scheduler and call actors alone, every stage stubbed (bench/lib/machinesAlone.ts), which
- * isolates what a change to machines/ does. On this shared machine, read B/A under ±5 % as noise.
+ * isolates what a change to machines/ does. `--telemetry` (issue 27): side B runs the same W1 turn
+ * with OpenTelemetry on (bench/lib/telemetry.ts: the SDK, spans and metrics), `--noop-telemetry`
+ * with the API's no-op tracer; give the same build twice. On this shared machine, read B/A under
+ * ±5 % as noise.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -25,21 +28,27 @@ interface Side {
 
 const args = process.argv.slice(2);
 const machines = args.includes('--machines');
+const telemetry = args.includes('--telemetry') ? 'sdk' : args.includes('--noop-telemetry') ? 'noop' : undefined;
 const [a, b, nArg, repsArg] = args.filter((x) => !x.startsWith('--'));
 if (!a || !b) throw new Error('usage: bench/ab.ts A_BUILD B_BUILD [N=64] [reps=25] [--machines]');
 const n = Number(nArg ?? 64);
 const reps = Number(repsArg ?? 25);
 
-async function load(build: string): Promise<Side> {
+async function load(build: string, withTelemetry = false): Promise<Side> {
   const url = (p: string) => pathToFileURL(resolve(build, p)).href;
   if (machines) {
     const m = (await import(url('bench/lib/machinesAlone.js'))) as { machineRequests(n: number): unknown[]; machinesAloneBatch(r: unknown[]): Promise<void> };
     const requests = m.machineRequests(n);
     return { withCalls: () => m.machinesAloneBatch(requests) };
   }
-  const f = (await import(url('bench/lib/fixtures.js'))) as { dshScript(n: number): unknown; dshTurn(s: unknown): Promise<void> };
+  const f = (await import(url('bench/lib/fixtures.js'))) as { dshScript(n: number): unknown; dshTurn(s: unknown, inspect?: unknown, telemetry?: unknown): Promise<void> };
   const withCalls = f.dshScript(n);
   const none = f.dshScript(0);
+  if (withTelemetry && telemetry) {
+    const t = (await import(url('bench/lib/telemetry.js'))) as { sdkTelemetry(): unknown; noopTelemetry(): unknown };
+    const options = () => (telemetry === 'sdk' ? t.sdkTelemetry() : t.noopTelemetry());
+    return { withCalls: () => f.dshTurn(withCalls, undefined, options()), empty: () => f.dshTurn(none, undefined, options()) };
+  }
   return { withCalls: () => f.dshTurn(withCalls), empty: () => f.dshTurn(none) };
 }
 
@@ -49,7 +58,7 @@ async function cpuPer(turn: Turn, k: number): Promise<number> {
   return ((cpuMs() - t0) * 1000) / k;
 }
 
-const sides = [await load(a), await load(b)];
+const sides = [await load(a), await load(b, true)];
 for (const s of sides) for (let i = 0; i < 30; i++) await (s.empty ?? s.withCalls)(), await s.withCalls();
 const kCalls = Math.max(3, Math.round(60_000 / (n * 200 + 500)));
 const perCall: number[][] = [[], []];

@@ -1,4 +1,4 @@
-/** dsh/node: everything in `dsh` and `dsh/policies`, plus the Node-only adapters (files, processes). */
+/** dsh/node: everything in `dsh`, `dsh/policies` and `dsh/telemetry`, plus the Node-only adapters (files, processes). */
 export * from './index.js';
 export * from './adapters/spill/fsSpillStore.js';
 export * from './adapters/tools/index.js';
@@ -10,3 +10,4 @@ export * from './policies.js';
 export * from './adapters/store/index.js';
 export * from './adapters/sandbox/index.js';
 export * from './adapters/hooks/index.js';
+export * from './telemetry.js';

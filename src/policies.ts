@@ -13,3 +13,5 @@ export * from './runtime/policies/applyConfig.js';
 export * from './runtime/policies/commandHooks.js';
 export * from './runtime/policies/hookExamples.js';
 export * from './protocol/hookMessages.js';
+export * from './runtime/policies/policyCheck.js';
+export * from './runtime/policies/ruleExamples.js';

@@ -2,6 +2,8 @@
  * The W1 workload on both sides: a 2-step turn in which the model asks for N no-op tool calls,
  * then answers. One pre-execute listener (a synchronous allow), default concurrency (8).
  */
+import type { TelemetryOptions } from '../../src/runtime/telemetry/telemetryOptions.js';
+import { otelTelemetry } from '../../src/telemetry.js';
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { scriptedModel, type ScriptedResponse } from '../../src/adapters/model/scriptedModel.js';
@@ -35,8 +37,8 @@ export function dshScript(n: number): ScriptedResponse[] {
 }
 
 /** One full dsh turn: a new runtime (tools, one hook, in-memory log), the turn, its end; `inspect` attaches an inspector to it. */
-export async function dshTurn(script: ScriptedResponse[], inspect?: (event: InspectionEvent) => void): Promise<void> {
-  const rt = createRuntime({ tools: [noopTool] });
+export async function dshTurn(script: ScriptedResponse[], inspect?: (event: InspectionEvent) => void, telemetry?: TelemetryOptions): Promise<void> {
+  const rt = createRuntime({ tools: [noopTool], ...(telemetry ? { telemetry: otelTelemetry(telemetry) } : {}) });
   rt.hooks.on('tools/pre-execute', 'policy', allowPolicy);
   const turn = rt.startTurn({ model: scriptedModel(script), input: 'go', maxSteps: 4, ...(inspect ? { inspect } : {}) });
   const out = await turn.done;

@@ -87,6 +87,28 @@ export function renderTable(r: Results, notes: Notes): string {
         notes.w1?.inspectedUs !== undefined ? `${f(notes.w1.inspectedUs)} µs per call inspected (an inspector that counts every event by type)` : '',
       ]);
     }
+    const tr = w.n64.telemetryRatio;
+    if (tr !== undefined) {
+      rows.push([
+        'W1 N=64 telemetry on',
+        'µs per call with OpenTelemetry on (the SDK: spans and metrics) ÷ off (`w1.n64.telemetryRatio`)',
+        `×${f(tr, 2)}`,
+        '≤ 1.15 (issue 27)',
+        yes(tr <= 1.15),
+        notes.w1?.telemetryUs !== undefined ? `${f(notes.w1.telemetryUs)} µs per call with telemetry (BatchSpanProcessor to an exporter that drops, metrics held); off: no \`telemetry\` option` : '',
+      ]);
+    }
+    const nr = w.n64.noopTelemetryRatio;
+    if (nr !== undefined) {
+      rows.push([
+        'W1 N=64 telemetry, no provider',
+        'the same with `@opentelemetry/api` and no tracer provider registered ÷ off (`w1.n64.noopTelemetryRatio`)',
+        `×${f(nr, 2)}`,
+        '—',
+        '',
+        notes.w1?.noopTelemetryUs !== undefined ? `${f(notes.w1.noopTelemetryUs)} µs per call (the turn's span records nothing, so no child spans; the stage stream and the metrics still run)` : '',
+      ]);
+    }
     rows.push(['W1 N=256 vs 64', 'per call, N=256 ÷ N=64', `×${f(flat, 2)}`, '≤ 1 (noise ±5 %)', yes(flat <= FLAT_TOLERANCE), '']);
   }
   if (r.w2) {

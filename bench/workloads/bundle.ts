@@ -15,6 +15,8 @@ import { join } from 'node:path';
 export const BUNDLE_BUDGET_BYTES = 100_000;
 /** The budget of the `dsh/react` entry without React itself (issue 22.4): gzipped bytes. */
 export const REACT_BUNDLE_BUDGET_BYTES = 10_000;
+/** What the `dsh/telemetry` entry (the OpenTelemetry projection) may add to `dsh` (issue 27): gzipped bytes. */
+export const TELEMETRY_BUDGET_BYTES = 6_000;
 
 export interface BundleResult {
   /** Gzipped (level 9) bytes of the minified chunk. */

@@ -8,6 +8,7 @@ import { countingInspector, dshScript, dshTurn, floorScript, floorTurn } from '.
 import { machineRequests, machinesAloneBatch } from '../lib/machinesAlone.js';
 import { skeletonTurn } from '../lib/skeleton.js';
 import { cpuMs, median, nowMs } from '../lib/stats.js';
+import { noopTelemetry, sdkTelemetry } from '../lib/telemetry.js';
 
 export const W1_NS = [1, 8, 64, 256] as const;
 
@@ -17,6 +18,10 @@ export interface W1Point {
   ratio: number;
   /** N=64 only: µs per call with an inspector attached to the turn ÷ µs per call without (same reps). */
   inspectedRatio?: number;
+  /** N=64 only: µs per call with telemetry on (the OpenTelemetry SDK, spans and metrics) ÷ without (issue 27). */
+  telemetryRatio?: number;
+  /** N=64 only: µs per call with telemetry given `@opentelemetry/api` and no provider registered ÷ without. */
+  noopTelemetryRatio?: number;
 }
 export type W1Result = Record<'n1' | 'n8' | 'n64' | 'n256', W1Point>;
 
@@ -35,6 +40,9 @@ export interface W1Detail {
   modelStreamUs: Record<number, number>;
   /** µs per call at N=64 with an inspector attached (`countingInspector`). */
   inspectedUs?: number;
+  /** µs per call at N=64 with telemetry on (SDK) and with the API's no-op tracer. */
+  telemetryUs?: number;
+  noopTelemetryUs?: number;
 }
 
 /** Runs `turn` k times; returns CPU ms per turn (see `cpuMs`). */
@@ -72,10 +80,10 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   const reps = opts.quick ? 5 : 15;
   const targetMs = opts.quick ? 30 : 100;
   const ns = [0, ...W1_NS];
-  type Side = 'dsh' | 'floor' | 'skeleton' | 'machines' | 'dshInspected';
+  type Side = 'dsh' | 'floor' | 'skeleton' | 'machines' | 'dshInspected' | 'dshTelemetry' | 'dshNoopTelemetry';
   const SIDES: readonly Side[] = ['dsh', 'floor', 'skeleton', 'machines'];
   // The inspected turn is sampled only where its ratio is taken (N=0 and N=64), in the same rotation.
-  const sidesAt = (n: number): readonly Side[] => (n === 0 || n === W1_INSPECTED_N ? [...SIDES, 'dshInspected'] : SIDES);
+  const sidesAt = (n: number): readonly Side[] => (n === 0 || n === W1_INSPECTED_N ? [...SIDES, 'dshInspected', 'dshTelemetry', 'dshNoopTelemetry'] : SIDES);
   const dshScripts = new Map(ns.map((n) => [n, dshScript(n)]));
   const floorScripts = new Map(ns.map((n) => [n, floorScript(n)]));
   const requests = new Map(ns.map((n) => [n, machineRequests(n)]));
@@ -85,6 +93,8 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
     skeleton: (n) => () => skeletonTurn(n),
     machines: (n) => () => machinesAloneBatch(requests.get(n)!),
     dshInspected: (n) => () => dshTurn(dshScripts.get(n)!, countingInspector()),
+    dshTelemetry: (n) => () => dshTurn(dshScripts.get(n)!, undefined, sdkTelemetry()),
+    dshNoopTelemetry: (n) => () => dshTurn(dshScripts.get(n)!, undefined, noopTelemetry()),
   };
   const k = new Map<string, number>();
   for (const n of ns) for (const side of sidesAt(n)) k.set(`${side}${n}`, await calibrate(run[side](n), targetMs));
@@ -92,7 +102,15 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   // times[side][n][rep] = ms per turn. Interleaved: every rep samples every N on every side, in a
   // rotating side order, with an untimed warm-up before each sample; per-call costs and the dsh/floor ratio
   // are taken within each rep (the machine's speed drifts between reps), then the median over reps.
-  const times: Record<Side, Map<number, number[]>> = { dsh: new Map(), floor: new Map(), skeleton: new Map(), machines: new Map(), dshInspected: new Map() };
+  const times: Record<Side, Map<number, number[]>> = {
+    dsh: new Map(),
+    floor: new Map(),
+    skeleton: new Map(),
+    machines: new Map(),
+    dshInspected: new Map(),
+    dshTelemetry: new Map(),
+    dshNoopTelemetry: new Map(),
+  };
   for (let rep = 0; rep < reps; rep++) {
     for (const n of ns) {
       const sides = sidesAt(n);
@@ -133,5 +151,12 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   const inspected = perCall('dshInspected', W1_INSPECTED_N);
   const plain = perCall('dsh', W1_INSPECTED_N);
   result[`n${W1_INSPECTED_N}`].inspectedRatio = median(inspected.map((x, rep) => x / plain[rep]!));
-  return { result, detail: { reps, skeletonUs, machinesUs, turnMs, modelStreamUs, inspectedUs: median(inspected) } };
+  const telemetry = perCall('dshTelemetry', W1_INSPECTED_N);
+  const noop = perCall('dshNoopTelemetry', W1_INSPECTED_N);
+  result[`n${W1_INSPECTED_N}`].telemetryRatio = median(telemetry.map((x, rep) => x / plain[rep]!));
+  result[`n${W1_INSPECTED_N}`].noopTelemetryRatio = median(noop.map((x, rep) => x / plain[rep]!));
+  return {
+    result,
+    detail: { reps, skeletonUs, machinesUs, turnMs, modelStreamUs, inspectedUs: median(inspected), telemetryUs: median(telemetry), noopTelemetryUs: median(noop) },
+  };
 }

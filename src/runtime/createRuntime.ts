@@ -29,6 +29,8 @@ import { pendingSuspensionOf, type PendingSuspension } from './resume/pendingSus
 import { createResumedStep } from './resume/resumedStep.js';
 import { createSuspensionRequests } from './resume/suspendTurn.js';
 import { checkMessageSize, DEFAULT_MESSAGE_LIMITS, steerLimiter, type MessageLimits } from './messageLimits.js';
+import { observeModel } from './telemetry/observeModel.js';
+import type { Telemetry } from './telemetry/telemetryOptions.js';
 
 export interface RuntimeOptions {
   tools?: readonly AnyTool[];
@@ -80,6 +82,12 @@ export interface RuntimeOptions {
   inspect?: InspectOption;
   /** Least spacing (ms, on the runtime's clock) of one call's `tool/progress` events (default 250). */
   progressIntervalMs?: number;
+  /**
+   * OpenTelemetry traces and metrics in the GenAI semantic conventions (docs/telemetry.md): the
+   * `@opentelemetry/api` module, a tracer, a meter, injected. Absent (the default), nothing is
+   * observed and `@opentelemetry/api` is never loaded.
+   */
+  telemetry?: Telemetry;
 }
 
 /** Where a lone call runs, and who watches it. */
@@ -164,6 +172,20 @@ export function createRuntime(options: RuntimeOptions = {}) {
     ...(options.progressIntervalMs !== undefined ? { progressIntervalMs: options.progressIntervalMs } : {}),
   }), log)));
   const pipeline = stages.pipeline;
+
+  // Telemetry (issue 27): spans and metrics projected from the log and the stage stream, and the
+  // model requests' own start and end. Nothing is subscribed without it.
+  const telemetry = options.telemetry?.({ clock });
+  const stopTelemetry = telemetry ? [log.subscribe(telemetry.onEvent), stages.on(telemetry.onStage)] : [];
+  const observed = <O extends { model?: TurnOptions['model']; followUpOptions?: TurnOptions['followUpOptions'] }>(o: O): O => {
+    if (!telemetry) return o;
+    const followUpOptions = o.followUpOptions;
+    return {
+      ...o,
+      ...(o.model ? { model: observeModel(o.model, telemetry.onRequest) } : {}),
+      ...(followUpOptions ? { followUpOptions: () => observed(followUpOptions()) } : {}),
+    };
+  };
 
   /** Runs one call outside any turn: `tool/call` is appended before it runs, `tool/result` after. */
   function runCall(request: ToolCallRequest, at: RunCallOptions = {}): CallHandle {
@@ -267,7 +289,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     if (!pending) throw new Error('resumeTurn: the session has no suspended turn');
     const step = createResumedStep(pending, routedLog, pipeline);
     const off = suspensions.onPark((turnId, callId) => turnId === pending.turnId && step.parkedAgain(callId));
-    const handle = startTurn({ ...turnOptions, input: pending.turnStart?.input ?? '' }, { pending, step });
+    const handle = startTurn(observed({ ...turnOptions, input: pending.turnStart?.input ?? '' }), { pending, step });
     void handle.done.then(off, off);
     return withSteerLimits(handle);
   }
@@ -287,7 +309,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     startTurn: (turnOptions: TurnOptions): TurnHandle => {
       checkMessageSize(turnOptions?.input, 'prompt', messageLimits);
       if (pendingSuspension()) throw new Error('the session has a suspended turn waiting for approval: resume it first (resumeTurn)');
-      return withSteerLimits(startTurn(turnOptions));
+      return withSteerLimits(startTurn(observed(turnOptions)));
     },
     /**
      * Queues a message as a new turn after the current one ends (`turn/start` with
@@ -295,7 +317,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
      */
     followUp: (message: string, followUpOptions?: Parameters<typeof startTurn.followUp>[1]): TurnHandle => {
       checkMessageSize(message, 'follow-up', messageLimits);
-      return withSteerLimits(startTurn.followUp(message, followUpOptions));
+      return withSteerLimits(startTurn.followUp(message, followUpOptions && observed(followUpOptions)));
     },
     /** How big a prompt, follow-up or steer may be here. */
     messageLimits,
@@ -342,6 +364,9 @@ export function createRuntime(options: RuntimeOptions = {}) {
             log.append({ type: 'warning', code: 'CLOSE_FAILED', message: `a disposer failed while closing the runtime: ${String(e)}` });
           }
         }
+        // Spans still open (a run stopped mid-turn) end here, marked unfinished.
+        for (const stop of stopTelemetry.splice(0)) stop();
+        telemetry?.close();
       })()),
   };
 }

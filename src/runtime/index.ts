@@ -28,3 +28,4 @@ export * from './resume/pendingSuspension.js';
 export * from './log/sessionIndex.js';
 export * from './store/index.js';
 export * from './messageLimits.js';
+export type { OtelApi, Telemetry, TelemetryOptions, TelemetryProjection } from './telemetry/telemetryOptions.js';

@@ -1,10 +1,11 @@
 // The browser bundle budget of the `dsh` entry (issue 13.4): src/index.ts with every dependency it
 // pulls in, every export kept, built by Vite for the browser and gzipped, is at most 100 KB, with
 // zod in it once and re2js not at all (the RE2 policies are `dsh/policies`). The `dsh/react` entry
-// without React is at most 10 KB (issue 22.4). The same measures are the bench's `bundle` rows
+// without React is at most 10 KB (issue 22.4); `dsh/telemetry` adds at most 6 KB to `dsh` (issue 27). The same measures are the bench's `bundle` rows
 // (bench/workloads/bundle.ts).
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { BUNDLE_BUDGET_BYTES, REACT_BUNDLE_BUDGET_BYTES, buildBrowserChunk, runBundle, runReactBundle, zodCopiesIn } from '../../bench/workloads/bundle.js';
+import { BUNDLE_BUDGET_BYTES, REACT_BUNDLE_BUDGET_BYTES, TELEMETRY_BUDGET_BYTES, buildBrowserChunk, runBundle, runReactBundle, zodCopiesIn } from '../../bench/workloads/bundle.js';
 
 const root = process.cwd();
 // Builds are CPU-bound and the machine is shared: this bound only catches a hang.
@@ -17,6 +18,20 @@ describe('browser bundle of the `dsh` entry', () => {
     expect(r.re2js).toBe(false);
     expect(r.gzipBytes).toBeGreaterThan(20_000); // a real build of the runtime, not an empty chunk
     expect(r.gzipBytes).toBeLessThanOrEqual(BUNDLE_BUDGET_BYTES);
+  }, HANG);
+
+  it(`\`dsh/telemetry\` (issue 27) adds at most ${TELEMETRY_BUDGET_BYTES / 1000} KB gzipped to \`dsh\`, with no Node built-in and no @opentelemetry code`, async () => {
+    const names = ['invoke_agent', 'execute_tool', 'gen_ai.execute_tool.duration', 'gen_ai.client.operation.duration', 'gen_ai.tool.call.id'];
+    const plain = await buildBrowserChunk(root);
+    // `dsh` alone does not carry the projection: a page without telemetry does not ship it.
+    for (const name of names) expect(plain).not.toContain(name);
+    const both = await buildBrowserChunk(root, `import * as dsh from 'dsh'; import * as t from ${JSON.stringify(`${root}/src/telemetry.ts`)}; globalThis.dsh = { dsh, t };`);
+    for (const name of names) expect(both).toContain(name);
+    // Only types come from @opentelemetry/api (an optional peer): none of its code, and nothing of Node.
+    expect(both).not.toMatch(/["'`]node:[a-z_/]+["'`]/);
+    expect(both).not.toMatch(/@opentelemetry\//);
+    const gz = (code: string) => gzipSync(code, { level: 9 }).length;
+    expect(gz(both) - gz(plain)).toBeLessThanOrEqual(TELEMETRY_BUDGET_BYTES);
   }, HANG);
 
   it('the measure sees what it claims to: `dsh/policies` brings re2js, a second zod would count twice', async () => {

@@ -155,6 +155,14 @@ describe('loadConfig', () => {
     expect(mergeConfigs({ bash: { deny: ['a'] } }, { bash: { deny: [] } }).bash).toEqual({ deny: ['a'] });
   });
 
+  it('otel (issue 27): merges by key; only the user file turns recordContent on, a project file can turn it off', () => {
+    expect(mergeConfigs({ otel: { endpoint: 'http://127.0.0.1:4318' } }, { otel: { serviceName: 'svc', recordContent: true } }).otel).toEqual({ endpoint: 'http://127.0.0.1:4318', serviceName: 'svc' });
+    expect(mergeConfigs({ otel: { recordContent: true } }, { otel: { endpoint: 'http://127.0.0.1:4318' } }).otel).toEqual({ recordContent: true, endpoint: 'http://127.0.0.1:4318' });
+    expect(mergeConfigs({ otel: { recordContent: true } }, { otel: { recordContent: false } }).otel).toEqual({});
+    expect(() => parseConfig(JSON.stringify({ otel: { endpoint: 'file:///tmp/x' } }), 'dsh.config.json')).toThrow(/otel\.endpoint/);
+    expect(() => parseConfig(JSON.stringify({ otel: { headers: { a: 'b' } } }), 'dsh.config.json')).toThrow(/otel/);
+  });
+
   it('end to end: a loaded config denies by bash pattern (GUARD_DENIED) and asks by rule', async () => {
     const { repo, env } = await world();
     await writeFile(

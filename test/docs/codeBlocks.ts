@@ -41,6 +41,7 @@ const ENTRY_POINTS: Record<string, string> = {
   'dsh/node': 'src/node.ts',
   'dsh/machines': 'machines/index.ts',
   'dsh/policies': 'src/policies.ts',
+  'dsh/telemetry': 'src/telemetry.ts',
   'dsh/react': 'src/react/index.ts',
 };
 

@@ -91,7 +91,7 @@ describe('the packed tarball', () => {
     const diagrams = readdirSync(join(root, 'visualizations')).filter((f) => f.endsWith('.svg')).map((f) => `visualizations/${f}`);
     const docs = [...readdirSync(join(root, 'docs')).filter((f) => /\.(md|png)$/.test(f)), 'hooks.schema.json'].map((f) => `docs/${f}`);
     expect(files.filter((f) => !/^dist\/(src|machines)\/.+\.(js|d\.ts)$/.test(f)).sort()).toEqual(['README.md', ...docs, 'package.json', ...diagrams].sort());
-    for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/policies.js', 'dist/src/policies.d.ts', 'dist/src/react/index.js', 'dist/src/react/index.d.ts', 'dist/src/cli/bin.js']) {
+    for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/policies.js', 'dist/src/policies.d.ts', 'dist/src/telemetry.js', 'dist/src/telemetry.d.ts', 'dist/src/react/index.js', 'dist/src/react/index.d.ts', 'dist/src/cli/bin.js']) {
       expect(files).toContain(entry);
     }
     expect(files.some((f) => /(^|\/)test\/|\.test\.|^bench\/|^\.ci\/|tsx/.test(f))).toBe(false);
@@ -127,11 +127,17 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     // zod and xstate are required peers; the model provider packages are optional ones (resolveModel loads them on demand).
     const providers = ['@ai-sdk/anthropic', '@ai-sdk/openai', '@ai-sdk/openai-compatible'];
     // So are pg and graphile-worker (the Postgres session store and queue load them on demand), and
-    // react (only `dsh/react` imports it).
-    const optional = [...providers, 'graphile-worker', 'pg', 'react'].sort();
+    // react (only `dsh/react` imports it), and @opentelemetry/api (the runtime imports only its
+    // types; `--otel` loads it with the SDK).
+    const optional = [...providers, '@opentelemetry/api', 'graphile-worker', 'pg', 'react'].sort();
     expect(Object.keys(manifest.peerDependencies).sort()).toEqual([...optional, 'xstate', 'zod'].sort());
     expect(Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, m]) => m.optional).map(([k]) => k).sort()).toEqual(optional);
     expect(manifest.dependencies).not.toHaveProperty('zod');
+    // `dsh run --otel`'s SDK packages (issue 27): optional dependencies, pinned exactly, installed with dsh.
+    const otelSdk = (manifest as { optionalDependencies?: Record<string, string> }).optionalDependencies ?? {};
+    expect(Object.keys(otelSdk).sort()).toEqual(['@opentelemetry/exporter-metrics-otlp-http', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources', '@opentelemetry/sdk-metrics', '@opentelemetry/sdk-trace-base']);
+    for (const v of Object.values(otelSdk)) expect(v).toMatch(/^\d+\.\d+\.\d+$/);
+    for (const name of [...Object.keys(otelSdk), '@opentelemetry/api']) expect(existsSync(join(app, 'node_modules', ...name.split('/'), 'package.json')), name).toBe(true);
   });
 
   it('npx dsh: --help, --version, the tour, a usage error (2) and a file error (1, one line)', async () => {

@@ -7,7 +7,7 @@ import { describeSetup, RUN_CONFIG_HELP, RUN_EXIT_HELP, RUN_FLAGS_HELP, RUN_OPTI
 export const resumeCommand: Command = {
   name: 'resume',
   summary: 'go on with a session (closing what it left open)',
-  synopsis: 'dsh resume ID|FILE [PROMPT] [--model SPEC] [--base-url URL] [--allow TOOL] [--plan] [--suspend] [--json]',
+  synopsis: 'dsh resume ID|FILE [PROMPT] [--model SPEC] [--base-url URL] [--allow TOOL] [--plan] [--suspend] [--json] [--otel]',
   details: `Reopens the session ID (.dsh/sessions/ID.jsonl of the current directory, or a log FILE) and runs
 PROMPT as its next turn, in the directory the session works in (<dir> of
 <dir>/.dsh/sessions/ID.jsonl); without PROMPT on a terminal, a REPL. A session that stopped mid-turn
@@ -68,6 +68,7 @@ ${RUN_EXIT_HELP}`,
       config: setup.config,
       plan: flags.plan,
       suspend: flags.suspend,
+      otel: flags.otel,
       json: flags.json,
       allow: flags.allow,
       color: colorWanted({ noColor: flags.noColor, env: process.env, isTTY: Boolean(process.stdout.isTTY) }),

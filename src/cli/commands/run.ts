@@ -10,6 +10,7 @@ export const RUN_OPTIONS = {
   plan: { type: 'boolean' },
   suspend: { type: 'boolean' },
   'no-color': { type: 'boolean' },
+  otel: { type: 'boolean' },
 } as const;
 
 export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MODEL, anthropic:MODEL (key from OPENAI_API_KEY /
@@ -33,6 +34,9 @@ export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MOD
   --suspend         an ask suspends the turn instead of being answered now: the question stays
                     in the session log, the process exits 3, and dsh resume ID asks it later
                     (in any process) and finishes the same turn
+  --otel            export OpenTelemetry traces and metrics (GenAI conventions) over OTLP/HTTP
+                    to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318), or the
+                    config's "otel" block; flushed on exit and on Ctrl-C (docs/telemetry.md)
   -h, --help        this text`;
 
 export const RUN_CONFIG_HELP = `Configuration: dsh.config.json in the working directory (or a parent up to the repository
@@ -69,7 +73,7 @@ failed or ran out of steps, or a file/model error, or the session is in use by a
 export const runCommand: Command = {
   name: 'run',
   summary: 'run an agent in the current directory (--demo: on a throwaway example project)',
-  synopsis: 'dsh run [PROMPT] [--model SPEC] [--base-url URL] [--allow TOOL] [--plan] [--suspend] [--json] [--demo] [--inspect]',
+  synopsis: 'dsh run [PROMPT] [--model SPEC] [--base-url URL] [--allow TOOL] [--plan] [--suspend] [--json] [--otel] [--demo] [--inspect]',
   details: `Runs PROMPT as one turn of a new session in the current directory, with the built-in tools
 (read, grep, glob, write, edit, bash) confined to it. Without PROMPT on a terminal: a REPL, one
 turn after another in the same session (/exit or Ctrl-D ends it). The session is logged to
@@ -136,6 +140,7 @@ ${RUN_EXIT_HELP}`,
       config: setup.config,
       plan: flags.plan,
       suspend: flags.suspend,
+      otel: flags.otel,
       color: colorWanted({ noColor: flags.noColor, env: process.env, isTTY: Boolean(process.stdout.isTTY) }),
       io,
       env: process.env,

@@ -11,7 +11,8 @@ import { createHookRunner, hookCommandProblem } from '../../adapters/hooks/hookR
 import { createSandbox } from '../../adapters/sandbox/sandbox.js';
 import { userConfigDir } from '../../adapters/sandbox/protectedPaths.js';
 import { commandHookField } from '../../runtime/policies/commandHooks.js';
-import { checkHookExamples, describeExampleFailure, type ExampleFailure } from '../../runtime/policies/hookExamples.js';
+import { checkHookExamples, describeExampleFailure } from '../../runtime/policies/hookExamples.js';
+import type { ExampleFailure } from '../../runtime/policies/ruleExamples.js';
 import { ConfigError } from './load.js';
 import type { DshConfig } from './schema.js';
 

@@ -82,7 +82,8 @@ export function parseConfig(text: string, shownAs: string): DshConfig {
  * key (a project server replaces the user's of the same name); permission rules are the
  * project's, then the user's (the first match decides, so the project's come first); bash deny
  * patterns are both files' (a project file cannot drop a user's deny pattern); so are the hooks of
- * each stage (the project's, then the user's).
+ * each stage (the project's, then the user's); `otel` merges by key, but only the user file can
+ * turn `recordContent` on.
  */
 export function mergeConfigs(user: DshConfig, project: DshConfig): DshConfig {
   const out: DshConfig = { ...user, ...project };
@@ -92,6 +93,14 @@ export function mergeConfigs(user: DshConfig, project: DshConfig): DshConfig {
   if (user.permissions || project.permissions) out.permissions = [...(project.permissions ?? []), ...(user.permissions ?? [])];
   if (user.hooks || project.hooks) out.hooks = mergeHooks(user.hooks ?? {}, project.hooks ?? {});
   if (user.sandbox || project.sandbox) out.sandbox = mergeSandbox(user.sandbox ?? {}, project.sandbox ?? {});
+  if (user.otel || project.otel) {
+    // Content (call arguments and results) goes to the collector only where the user's own file
+    // asks for it: a project file (a cloned repository's) can turn it off, never on.
+    const { recordContent: _projectContent, ...projectOtel } = project.otel ?? {};
+    out.otel = { ...user.otel, ...projectOtel };
+    if (user.otel?.recordContent === true && project.otel?.recordContent !== false) out.otel.recordContent = true;
+    else delete out.otel.recordContent;
+  }
   if (user.bash || project.bash) {
     out.bash = { deny: uniquePatterns([...(user.bash?.deny ?? []), ...(project.bash?.deny ?? [])]) };
     const allow = uniquePatterns([...(user.bash?.allow ?? []), ...(project.bash?.allow ?? [])]);

@@ -174,6 +174,21 @@ export const DshConfigSchema = z.strictObject({
       passEnv: z.array(z.string().min(1).regex(/^[^=\0]+$/, 'an environment variable name')).optional(),
     })
     .optional(),
+  /**
+   * OpenTelemetry traces and metrics over OTLP/HTTP (docs/telemetry.md), as `--otel` turns on:
+   * `enabled` (default true once the block is there), `endpoint` (the collector's base URL; the
+   * standard `OTEL_EXPORTER_OTLP_*` variables win), `serviceName` (default `dsh`; `OTEL_SERVICE_NAME`
+   * wins), `recordContent` (call arguments and results on the spans; default false). No headers:
+   * a config file is no place for secrets (`OTEL_EXPORTER_OTLP_HEADERS`).
+   */
+  otel: z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      endpoint: z.url({ protocol: /^https?$/ }).optional(),
+      serviceName: z.string().min(1).max(256).optional(),
+      recordContent: z.boolean().optional(),
+    })
+    .optional(),
   /** PostgreSQL URL of the session store and turn queue (`dsh worker`, `dsh submit`); env `DSH_DATABASE_URL` wins. */
   database: z.string().min(1).optional(),
 });

@@ -19,6 +19,7 @@ import type { BashIsolation } from '../../adapters/tools/bash.js';
 import { DEFAULT_MAX_READ_BYTES } from '../../adapters/tools/read.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { createRuntime, type Runtime } from '../../runtime/createRuntime.js';
+import type { Telemetry } from '../../runtime/telemetry/telemetryOptions.js';
 import { applyConfig, runtimeOptionsFromConfig } from '../../runtime/policies/applyConfig.js';
 import { modelSummarizer } from '../../runtime/context/summarizer.js';
 import { metrics } from '../../runtime/wrappers/metrics.js';
@@ -57,6 +58,8 @@ export interface RunSetup {
   sessionId?: string;
   system?: string;
   maxSteps?: number;
+  /** OpenTelemetry spans and metrics of the session's runtime (`--otel`: src/adapters/telemetry/otlpTelemetry.ts). */
+  telemetry?: Telemetry;
 }
 
 /** Asks before `write`, `edit` and `bash` (unless in `setup.allow`); everything else runs. */
@@ -108,7 +111,13 @@ export function createAgentSession(setup: RunSetup): AgentSession {
   const options = runtimeOptionsFromConfig(config);
   // `context.summarize: "model"`: folded turns are summarised by the session's model (a fresh one per fold).
   if (options.contextWindow && config.context?.summarize === 'model') options.contextWindow = { ...options.contextWindow, summarizer: (request) => modelSummarizer(setup.model())(request) };
-  const runtime = createRuntime({ log: setup.log, approval: preApproved(setup.approval, setup.allow), ...options, ...(config.callOptions ? { callOptions: config.callOptions } : {}) });
+  const runtime = createRuntime({
+    log: setup.log,
+    approval: preApproved(setup.approval, setup.allow),
+    ...options,
+    ...(config.callOptions ? { callOptions: config.callOptions } : {}),
+    ...(setup.telemetry ? { telemetry: setup.telemetry } : {}),
+  });
   const tools = createBuiltinTools({
     root: setup.cwd,
     spillStore: runtime.spillStore,

@@ -42,6 +42,7 @@ import type { CallStageEvent } from '../../runtime/inspection/index.js';
 import { INITIAL_INTERRUPT_STATE, onInterrupt, turnStarted, type InterruptSituation } from './interruptLadder.js';
 import { recordableBaseUrl, type SessionModel } from './runSetup.js';
 import { replCommand, REPL_HELP } from './replCommands.js';
+import type { OtlpTelemetry } from '../../adapters/telemetry/otlpTelemetry.js';
 
 export const EXIT_CANCELLED = 130;
 /** The turn is suspended on an approval (`--suspend`): `dsh resume ID` answers it. */
@@ -84,6 +85,8 @@ export interface RunSessionOptions {
   inspector?: RunInspectorHooks;
   /** The session lease's time to live, ms (default SESSION_LEASE_MS; see src/adapters/store/sessionLease.ts). */
   leaseMs?: number;
+  /** `--otel`: export traces and metrics over OTLP/HTTP (so does a config `otel` block not `enabled: false`). */
+  otel?: boolean;
 }
 
 /** What the inspector needs from a run: the log, the turns' inspection events, the questions. */
@@ -115,6 +118,8 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
   if (o.prompt !== undefined) checkMessageSize(o.prompt, 'prompt', { ...DEFAULT_MESSAGE_LIMITS, ...(o.config?.maxMessageBytes !== undefined ? { maxMessageBytes: o.config.maxMessageBytes } : {}) });
   // One process writes a session at a time: the lease is held from before the log is read (its
   // torn tail cut) until the log is closed; another process on it fails here (LEASE_HELD).
+  // Telemetry starts before anything is held or written: without its SDK packages the run stops here (one line).
+  const otel = await startTelemetry(o);
   const held = await holdSessionLease(o.file, {
     command: o.resume ? 'resume' : 'run',
     ...(o.leaseMs !== undefined ? { ttlMs: o.leaseMs } : {}),
@@ -126,10 +131,18 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
     },
   });
   try {
-    return await runHeld(o, held);
+    return await runHeld(o, held, otel);
   } finally {
     held.release();
   }
+}
+
+/** The OTLP exporters when `--otel` or the config's `otel` block asks for them (loaded only then). */
+async function startTelemetry(o: RunSessionOptions): Promise<OtlpTelemetry | undefined> {
+  const block = o.config?.otel;
+  if (!o.otel && (!block || block.enabled === false)) return undefined;
+  const [{ startOtlpTelemetry }, { packageVersion }] = await Promise.all([import('../../adapters/telemetry/otlpTelemetry.js'), import('../version.js')]);
+  return startOtlpTelemetry({ ...(block ? { config: block } : {}), env: o.env, conversationId: o.id, serviceVersion: packageVersion() });
 }
 
 /** Opens the log (closing what a crash left open, on resume); the log and its file sink. */
@@ -156,7 +169,7 @@ function recordModel(log: SessionLog, model: SessionModel | undefined, recorded:
   log.append({ type: 'session/model', model: m, ...(recorded ? { previous: recorded } : {}) });
 }
 
-async function runHeld(o: RunSessionOptions, held: HeldSessionLease): Promise<number> {
+async function runHeld(o: RunSessionOptions, held: HeldSessionLease, otel: OtlpTelemetry | undefined): Promise<number> {
   const stdin = o.stdin ?? process.stdin;
   const stdout = o.stdout ?? process.stdout;
   const interactive = !o.json && Boolean(stdin.isTTY && stdout.isTTY);
@@ -220,11 +233,13 @@ async function runHeld(o: RunSessionOptions, held: HeldSessionLease): Promise<nu
     ...(o.plan ? { plan: true } : {}),
     ...(o.system !== undefined ? { system: o.system } : {}),
     ...(o.installPolicies ? { installPolicies: o.installPolicies } : {}),
+    ...(otel ? { telemetry: otel.telemetry } : {}),
   });
   closeForExit = async () => {
     await withinMs(EXIT_CLOSE_MS, session.settleHooks());
     await withinMs(EXIT_CLOSE_MS, session.runtime.close());
-    await withinMs(EXIT_CLOSE_MS, onFile(o.file, () => sink.flush()));
+    // The open spans were ended by close(); the exporters get the rest of the deadline.
+    await Promise.all([withinMs(EXIT_CLOSE_MS, onFile(o.file, () => sink.flush())), otel?.shutdown(EXIT_CLOSE_MS)]);
   };
   // With --inspect the page also hears every stage each call enters (the stage stream): the
   // synchronous ones, which no snapshot shows, included.
@@ -249,7 +264,12 @@ async function runHeld(o: RunSessionOptions, held: HeldSessionLease): Promise<nu
     } finally {
       await session.tools.sandbox.dispose();
       unsubscribe();
-      await onFile(o.file, () => sink.close());
+      try {
+        await onFile(o.file, () => sink.close());
+      } finally {
+        // Spans and metrics are flushed within the close deadline, whatever the collector does.
+        await otel?.shutdown(EXIT_CLOSE_MS);
+      }
     }
   }
   if (o.json) o.io.out(JSON.stringify(resultRecord(o.id, last, exitCode)));

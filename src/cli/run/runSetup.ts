@@ -43,6 +43,8 @@ export interface RunFlags {
   readonly plan: boolean;
   readonly suspend: boolean;
   readonly noColor: boolean;
+  /** `--otel`: export traces and metrics over OTLP/HTTP (also the config's `otel` block). */
+  readonly otel: boolean;
 }
 
 /** Splits `--allow a,b --allow c`. */
@@ -64,6 +66,7 @@ export function readRunFlags(values: Record<string, string | boolean | string[] 
     plan: values.plan === true,
     suspend: values.suspend === true,
     noColor: values['no-color'] === true,
+    otel: values.otel === true,
   };
 }
 

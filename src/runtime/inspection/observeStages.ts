@@ -49,7 +49,7 @@ function preOutcome(o: PreExecuteOutcome): StageOutcome<'preExecute'> {
     case 'ask':
       return o.reason !== undefined ? { kind: 'ask', message: o.reason } : { kind: 'ask' };
     case 'deny':
-      return { kind: 'deny', code: ErrorCode.POLICY_DENIED, message: o.reason };
+      return { kind: 'deny', code: ErrorCode.POLICY_DENIED, message: o.reason, ...(o.by !== undefined ? { listener: o.by } : {}) };
     case 'failed':
       return { kind: 'failed', code: ErrorCode.HOOK_FAILED, message: o.message, listener: o.listener };
   }

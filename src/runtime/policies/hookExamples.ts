@@ -15,17 +15,11 @@ import {
   type HookExampleCall,
   type HookRunner,
 } from './commandHooks.js';
+import type { ExampleFailure } from './ruleExamples.js';
 
-/** An example a hook did not meet. */
-export interface ExampleFailure {
-  /** The hook: `hooks.preExecute[0] (.dsh/hooks/check.sh)`. */
-  readonly rule: string;
-  /** The call, as short JSON: `{"tool":"bash","args":{"command":"rm -rf /"}}`. */
-  readonly example: string;
-  readonly expected: 'allow' | 'deny';
-  /** What happened: `deny: <reason>`, `allow`, `ask`, `next`, `not consulted (…)` or `HOOK_FAILED: …`. */
-  readonly got: string;
-}
+// An example a hook did not meet is an ExampleFailure (ruleExamples.ts): `rule` names the hook
+// (`hooks.preExecute[0] (.dsh/hooks/check.sh)`), `example` the call as short JSON, `got` what
+// happened (`deny: <reason>`, `allow`, `ask`, `next`, `not consulted (…)` or `HOOK_FAILED: …`).
 
 function shortJson(call: HookExampleCall): string {
   const s = JSON.stringify({ tool: call.tool, args: call.args });

@@ -1,0 +1,6 @@
+/**
+ * dsh/telemetry: OpenTelemetry spans and metrics in the GenAI conventions (docs/telemetry.md),
+ * browser-safe: `createRuntime({ telemetry: otelTelemetry({ api, tracer, meter }) })`. Not in `dsh`
+ * so that a page without telemetry does not ship the projection; `dsh/node` re-exports it.
+ */
+export * from './runtime/telemetry/index.js';
