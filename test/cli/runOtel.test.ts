@@ -5,11 +5,10 @@
  * the turn's spans; a Ctrl-C during the turn still gets them out before the process exits.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLoopbackServer, type LoopbackServer } from '../model/wire/loopbackServer.js';
 import { startDsh, testEnv, waitFor } from './spawnDsh.js';
 
 interface OtlpValue {
@@ -43,27 +42,9 @@ const plain = (v: OtlpValue): unknown =>
   v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue ?? v.arrayValue?.values?.map(plain);
 const attrs = (list: OtlpAttribute[] | undefined): Record<string, unknown> => Object.fromEntries((list ?? []).map((a) => [a.key, plain(a.value)]));
 
-/** The loopback receiver: every POST body kept, decoded from OTLP JSON. */
-function receiver(): Promise<{ server: Server; url: string; received: Received[] }> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // not JSON: kept as text, and the test says so
-      }
-      received.push({ path: req.url ?? '', contentType: req.headers['content-type'], body });
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received })));
-}
+/** The loopback receiver (test/model/wire/loopbackServer.ts, answering `{}` to every POST): what arrived, decoded from OTLP JSON. */
+const receiver = () => startLoopbackServer({ fallback: { kind: 'json', status: 200, body: {} } });
+const receivedBy = (rx: LoopbackServer): Received[] => rx.requests.map((r) => ({ path: r.url, contentType: r.headers['content-type'], body: r.body }));
 
 function spansOf(received: readonly Received[]): Array<OtlpSpan & { resource: Record<string, unknown> }> {
   const out: Array<OtlpSpan & { resource: Record<string, unknown> }> = [];
@@ -88,8 +69,8 @@ const dirs: string[] = [];
 beforeAll(async () => {
   rx = await receiver();
 });
-afterAll(() => {
-  rx.server.close();
+afterAll(async () => {
+  await rx.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -109,15 +90,15 @@ const otelEnv = (extra: Record<string, string> = {}) => {
 
 describe('dsh run --otel (issue 27)', () => {
   it("exports the turn's spans and metrics to an OTLP/HTTP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT)", async () => {
-    rx.received.length = 0;
+    rx.requests.length = 0;
     const dir = workspace();
     const run = await startDsh(dir, ['run', '--otel', '--model', 'embedded', 'look around'], otelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: rx.url })).done;
     expect(run.err).not.toMatch(/--otel needs/);
     expect(run.code, run.err).toBe(0);
     const sessionId = /session (\S+): /.exec(run.out)?.[1];
     expect(sessionId).toBeDefined();
-    expect(rx.received.filter((r) => r.path === '/v1/traces').every((r) => r.contentType?.startsWith('application/json'))).toBe(true);
-    const spans = spansOf(rx.received);
+    expect(receivedBy(rx).filter((r) => r.path === '/v1/traces').every((r) => r.contentType?.startsWith('application/json'))).toBe(true);
+    const spans = spansOf(receivedBy(rx));
     const turn = spans.find((s) => s.name === 'invoke_agent dsh');
     expect(turn, `spans received: ${spans.map((s) => s.name).join(', ')}`).toBeDefined();
     expect(turn!.resource['service.name']).toBe('dsh');
@@ -141,22 +122,22 @@ describe('dsh run --otel (issue 27)', () => {
     expect(edit).toBeDefined();
     expect(attrs(edit!.attributes)['error.type']).toBe('APPROVAL_DENIED');
     expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
-    expect(metricNames(rx.received)).toEqual(expect.arrayContaining(['gen_ai.execute_tool.duration', 'gen_ai.client.operation.duration']));
+    expect(metricNames(receivedBy(rx))).toEqual(expect.arrayContaining(['gen_ai.execute_tool.duration', 'gen_ai.client.operation.duration']));
   });
 
   it('exports with a config "otel" block alone (its endpoint), no flag', async () => {
-    rx.received.length = 0;
+    rx.requests.length = 0;
     const dir = workspace({ 'dsh.config.json': JSON.stringify({ otel: { endpoint: rx.url, serviceName: 'dsh-under-test' } }) });
     const run = await startDsh(dir, ['run', '--model', 'embedded', 'look around'], otelEnv()).done;
     expect(run.code, run.err).toBe(0);
-    const spans = spansOf(rx.received);
+    const spans = spansOf(receivedBy(rx));
     const turn = spans.find((s) => s.name === 'invoke_agent dsh');
     expect(turn).toBeDefined();
     expect(turn!.resource['service.name']).toBe('dsh-under-test');
   });
 
   it('flushes the spans on Ctrl-C: the cancelled turn arrives before the process exits', async () => {
-    rx.received.length = 0;
+    rx.requests.length = 0;
     // A scripted model that streams slowly, so the turn is running when SIGINT comes.
     const dir = workspace({ 'slow.json': JSON.stringify([{ text: Array.from({ length: 200 }, (_, i) => `word${i} `), chunkDelayMs: 200 }]) });
     const started = startDsh(dir, ['run', '--otel', '--model', 'scripted:slow.json', 'talk'], otelEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: rx.url }));
@@ -164,7 +145,7 @@ describe('dsh run --otel (issue 27)', () => {
     started.child.kill('SIGINT');
     const run = await started.done;
     expect(run.code, run.err).toBe(130);
-    const turn = spansOf(rx.received).find((s) => s.name === 'invoke_agent dsh');
+    const turn = spansOf(receivedBy(rx)).find((s) => s.name === 'invoke_agent dsh');
     expect(turn).toBeDefined();
     expect(attrs(turn!.attributes)).toMatchObject({ 'dsh.turn.outcome': 'cancelled', 'error.type': 'cancelled' });
   });

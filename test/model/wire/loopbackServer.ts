@@ -33,7 +33,8 @@ export interface LoopbackServer {
   close(): Promise<void>;
 }
 
-export async function startLoopbackServer(): Promise<LoopbackServer> {
+/** `fallback`: the reply to a request beyond the script (default: a 500 saying so). */
+export async function startLoopbackServer(options: { fallback?: WireReply } = {}): Promise<LoopbackServer> {
   const queue: WireReply[] = [];
   const requests: RecordedRequest[] = [];
   const server = createServer((req, res) => {
@@ -48,7 +49,7 @@ export async function startLoopbackServer(): Promise<LoopbackServer> {
         /* keep the text */
       }
       requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      void answer(queue.shift(), res);
+      void answer(queue.shift() ?? options.fallback, res);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
