@@ -10,7 +10,7 @@ import { bashCommandRules } from './commandRules.js';
 import { DEFAULT_COMMAND_HOOK_TIMEOUT_MS, installCommandHooks, type CommandHooksConfig, type HookRunner } from './commandHooks.js';
 import { permissionRules, type PermissionRule } from './permissionRules.js';
 import { planMode } from './planMode.js';
-import type { RuleExamples } from './ruleExamples.js';
+import type { RuleExamples } from './exampleTypes.js';
 
 /** The part of a config that `applyConfig` and `runtimeOptionsFromConfig` read. */
 export interface PolicyConfig {

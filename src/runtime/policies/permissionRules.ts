@@ -19,7 +19,7 @@
 import type { PreExecuteDecision } from '../../protocol/index.js';
 import type { PreExecuteListener } from '../hooks.js';
 import { compileGlob } from './pathGlob.js';
-import type { ExampleCall, RuleExamples } from './ruleExamples.js';
+import type { ExampleCall, RuleExamples } from './exampleTypes.js';
 import { normaliseToolPath } from './toolPath.js';
 
 export type PermissionDecision = 'allow' | 'deny' | 'ask';

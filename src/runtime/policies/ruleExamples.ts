@@ -9,18 +9,7 @@ import { describeProvenance } from '../../protocol/describeProvenance.js';
 import type { PolicyConfig } from './applyConfig.js';
 import type { PolicyCall, PolicyChecker, PolicyOutcome } from './policyCheck.js';
 
-/** An example call: the tool and its arguments. */
-export interface ExampleCall {
-  readonly tool: string;
-  readonly args: Readonly<Record<string, unknown>>;
-}
-
-/** What the policies must decide about each example (a bash pattern's examples are commands). */
-export interface RuleExamples<C> {
-  readonly allow?: readonly C[];
-  readonly ask?: readonly C[];
-  readonly deny?: readonly C[];
-}
+export type { ExampleCall, RuleExamples } from './exampleTypes.js';
 
 export type ExpectedOutcome = Exclude<PolicyOutcome, 'invalid'>;
 
