@@ -57,6 +57,13 @@ describe('config validation', () => {
     expect(e.field).toBeUndefined();
   });
 
+  it('JSON nested too deeply to validate (an example\'s args 100,000 arrays deep) is a ConfigError in one line, not a stack overflow', () => {
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const e = errorOf(`{"permissions":[{"tool":"write","decision":"deny","examples":{"deny":[{"tool":"write","args":{"x":${deep}}}]}}]}`);
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.message).toBe('dsh.config.json: nested too deeply to validate');
+  });
+
   it('mcpServers entries are checked with the MCP adapter\'s schema: other agents\' keys are ignored, a bad entry names its field', () => {
     const c = parseConfig(JSON.stringify({ mcpServers: { files: { command: 'npx', args: ['x'], anything: { deep: 1 } } } }), 'f');
     expect(c.mcpServers).toEqual({ files: { command: 'npx', args: ['x'] } });

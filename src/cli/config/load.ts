@@ -68,7 +68,14 @@ export function parseConfig(text: string, shownAs: string): DshConfig {
   } catch (e) {
     throw new ConfigError(shownAs, undefined, `${shownAs}: not valid JSON: ${(e as Error).message.replace(/\r?\n/g, '\\n')}`);
   }
-  const r = DshConfigSchema.safeParse(json, { reportInput: true });
+  let r: ReturnType<typeof DshConfigSchema.safeParse>;
+  try {
+    r = DshConfigSchema.safeParse(json, { reportInput: true });
+  } catch (e) {
+    // JSON nested deep enough to exhaust the stack while it is validated (JSON.parse took it).
+    if (e instanceof RangeError) throw new ConfigError(shownAs, undefined, `${shownAs}: nested too deeply to validate`, { cause: e });
+    throw e;
+  }
   if (r.success) return r.data;
   const [first, ...more] = r.error.issues;
   // One line, whatever the messages echo (a pattern, JSON.parse's excerpt of the file).
