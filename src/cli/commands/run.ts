@@ -201,10 +201,11 @@ export async function readStdinPrompt(stdin: NodeJS.ReadableStream = process.std
   return text ? text : undefined;
 }
 
-/** One line each: the model (and where it came from), the instruction files read. */
+/** One line each: the model (and where it came from), the instruction files read, any cut or refused. */
 export function describeSetup(setup: import('../run/runSetup.js').RunSetupResult): string[] {
   const m = setup.model;
   const lines = [`model: ${m.model.spec}${m.model.baseUrl ? ` at ${m.model.baseUrl}` : ''} (${m.source === 'config' ? 'from dsh.config.json' : m.source === 'session log' ? "the session's" : m.source})`];
   if (setup.system.files.length > 0) lines.push(`instructions: ${setup.system.files.join(', ')}`);
+  for (const note of setup.system.notes) lines.push(`instructions: ${note}`);
   return lines;
 }

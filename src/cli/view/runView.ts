@@ -12,6 +12,7 @@ import { describeProvenance } from '../../protocol/describeProvenance.js';
 import type { InspectionEvent } from 'xstate';
 import type { ApprovalPreview, LogEvent } from '../../protocol/index.js';
 import { stateValuePath } from '../../runtime/inspection/stateValuePath.js';
+import { visible } from '../../protocol/visibleText.js';
 
 export interface CallRow {
   callId: string;
@@ -43,6 +44,8 @@ export interface PendingApproval {
   preview?: ApprovalPreview;
   /** The reason for a denial being typed (after `r`), when one is. */
   denyReason?: string;
+  /** Whether the arguments hold control characters (shown escaped; the question says so). */
+  controls?: boolean;
 }
 
 /** How a line is drawn: plain, or coloured by what it is (the renderer's `paint`). */
@@ -145,8 +148,9 @@ export function stageOf(value: unknown): string {
   return STAGES[full] ?? STAGES[path[0] ?? ''] ?? full;
 }
 
+/** One short line: control characters shown (never obeyed), runs of spaces, tabs and newlines made one space. */
 const oneLine = (s: string, max: number) => {
-  const t = s.replace(/\s+/g, ' ').trim();
+  const t = visible(s).replace(/[ \t\n]+/g, ' ').trim();
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 };
 
@@ -294,11 +298,15 @@ function elapsed(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
 }
 
-/** Splits a line to lines of at most `width` characters (code points), at a space when there is one in the second half. */
+/**
+ * Splits a line to lines of at most `width` characters (code points), at a space when there is one
+ * in the second half. Every line of the view passes through here, so here its control characters
+ * are made visible (SPEC §10.6): a model's `\x1b[2K` or `\r` is drawn as text, never obeyed.
+ */
 export function wrap(line: string, width: number): string[] {
   const w = Math.max(10, width);
   const out: string[] = [];
-  for (const raw of line.split('\n')) {
+  for (const raw of visible(line).split('\n')) {
     let cps = Array.from(raw);
     if (cps.length === 0) out.push('');
     while (cps.length > 0) {
@@ -342,6 +350,7 @@ function liveLines(state: RunViewState, now: number, width: number, frame: numbe
   if (state.approval) {
     const a = state.approval;
     lines.push(...wrap(`? allow ${a.toolName} ${a.args}${a.reason ? ` (${a.reason})` : ''}`, width));
+    if (a.controls) lines.push(...wrap('  ! the arguments hold control characters, shown as \\uXXXX: what runs is exactly what is shown', width));
     if (a.preview) lines.push(...previewLines(a.preview, width, Math.max(3, o.maxPreviewLines ?? 40), o.paint));
     if (a.denyReason !== undefined) lines.push(...wrap(`  deny, because› ${a.denyReason}`, width), ...wrap('  (Enter sends the denial with this reason to the model; Esc goes back)', width));
     else lines.push(...wrap('  [y] allow once  [a] allow always  [n] deny  [r] deny with a reason', width));
