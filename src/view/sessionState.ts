@@ -386,11 +386,34 @@ export class SessionState {
         pos = at;
         return calls === s.calls ? s : withChanges(s, { calls });
       });
-      // The turn's flat call list: the same call objects as the steps hold, in step order.
-      const flat = this.#own(next.calls);
-      flat.splice(callsBefore(next.steps, stepAt(next.steps, stepIndex)) + pos, 0, call);
+      const flat = this.#flatCalls(next, next.steps, (list) => list.splice(callsBefore(next.steps, stepAt(next.steps, stepIndex)) + pos, 0, call));
       return flat === next.calls ? next : withChanges(next, { calls: flat });
     });
+  }
+
+  /**
+   * The turn's flat call list once its steps are `steps`: the same call objects as the steps hold,
+   * in step order. While one step has calls (the usual turn), it is that step's own list; else the
+   * turn's list with `change` applied (made anew from the steps when it was still a step's).
+   */
+  #flatCalls(t: SessionTurn, steps: readonly SessionStep[], change: (flat: SessionCall[]) => void): readonly SessionCall[] {
+    let withCalls: SessionStep | undefined;
+    let several = false;
+    for (const s of steps) {
+      if (s.calls.length === 0) continue;
+      several = withCalls !== undefined;
+      if (several) break;
+      withCalls = s;
+    }
+    if (!several) return withCalls?.calls ?? EMPTY;
+    if (t.steps.some((s) => s.calls === t.calls)) {
+      const flat = steps.flatMap((s) => s.calls);
+      this.#fresh.add(flat);
+      return flat;
+    }
+    const flat = this.#own(t.calls);
+    change(flat);
+    return flat;
   }
 
   /** Replaces the call at `at` with `fn(call)`; false when the call is unknown. */
@@ -412,8 +435,7 @@ export class SessionState {
         list[si] = withChanges(s, { calls });
         steps = list;
       }
-      const flat = this.#own(t.calls);
-      flat[callsBefore(steps, si) + i] = next;
+      const flat = this.#flatCalls(t, steps, (list) => (list[callsBefore(steps, si) + i] = next));
       return steps === t.steps && flat === t.calls ? t : withChanges(t, { steps, calls: flat });
     });
     return true;
