@@ -165,9 +165,10 @@ ${RUN_EXIT_HELP}`,
 export const MAX_STDIN_PROMPT_BYTES = 1024 * 1024;
 
 /**
- * PROMPT as given; `-`, or none while stdin is a pipe or a file (`echo "…" | dsh run`,
- * `dsh run < task.md`): the prompt read from stdin. A socket on stdin (what a program that spawns
- * dsh usually leaves open, and may never close) is read only for an explicit `-`.
+ * PROMPT as given; `-`, or none while stdin is a pipe, a socket or a file (`echo "…" | dsh run`,
+ * `dsh run < task.md`, a program that spawns dsh with Node's `child_process`, whose stdin is a
+ * socket pair): the prompt read from stdin, to its end. A terminal or a device (`/dev/null`) is not
+ * read. A program that leaves stdin open and gives a prompt as an argument is not waited on.
  */
 export async function promptOrStdin(prompt: string | undefined): Promise<string | undefined> {
   if (prompt !== undefined && prompt !== '-') return prompt;
@@ -180,7 +181,7 @@ export async function promptOrStdin(prompt: string | undefined): Promise<string 
     } catch {
       return undefined;
     }
-    if (!st.isFIFO() && !st.isFile()) return undefined;
+    if (!st.isFIFO() && !st.isFile() && !st.isSocket()) return undefined;
   }
   const text = await readStdinPrompt();
   if (text === undefined && prompt === '-') throw new UsageError('PROMPT "-": nothing on stdin', runCommand, { usage: false });
