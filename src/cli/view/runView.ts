@@ -29,6 +29,12 @@ export interface CallRow {
   decidedBy?: string;
   /** The result's first line, when it succeeded. */
   summary?: string;
+  /**
+   * A command that ran and exited non-zero (its result's `metadata.exitCode`): the call succeeded
+   * (SPEC §6: the codes are for failures of the call), but the row says how the command ended,
+   * with the last lines of its output.
+   */
+  exit?: { code: number; tail: string[] };
   /** The latest progress the call reported (`tool/progress`), shown under its row while it runs. */
   progress?: string;
   /** The tail of the output it reported so far (the progress line is its last non-empty line). */
@@ -189,6 +195,18 @@ export function fromInspection(e: InspectionEvent, now: number): RunViewInput | 
   return undefined;
 }
 
+/** Lines of a failed command's output shown under its row. */
+export const EXIT_TAIL_LINES = 5;
+
+/** A successful call whose command exited non-zero: the code and the last lines of its output. */
+function exitOf(r: { content: string; metadata?: Readonly<Record<string, unknown>> }): { exit?: { code: number; tail: string[] } } {
+  const code = r.metadata?.exitCode;
+  if (typeof code !== 'number' || code === 0) return {};
+  // The output, less the `[exit code N]` line the bash tool ends it with.
+  const lines = r.content.split('\n').filter((l) => l.trim() && !/^\[exit code -?\d+\]$/.test(l.trim()));
+  return { exit: { code, tail: lines.slice(-EXIT_TAIL_LINES).map((l) => oneLine(l, 200)) } };
+}
+
 function firstLineOf(s: string): string {
   return oneLine(s.split('\n').find((l) => l.trim()) ?? '', 70);
 }
@@ -256,7 +274,7 @@ function onEvent(state: RunViewState, e: LogEvent, now: number, width: number): 
         ...base,
         stage: 'done',
         endedAt: now,
-        ...(r.isError ? { error: { code: r.error?.code ?? 'ERROR', message: r.error?.message ?? r.content } } : { summary: firstLineOf(r.content) }),
+        ...(r.isError ? { error: { code: r.error?.code ?? 'ERROR', message: r.error?.message ?? r.content } } : { summary: firstLineOf(r.content), ...exitOf(r) }),
         ...(r.decision ? { decidedBy: describeProvenance(r.decision) } : {}),
       };
       return { ...state, calls: known ? state.calls.map((c) => (c.callId === e.callId ? row : c)) : [...state.calls, row] };
@@ -325,14 +343,15 @@ export function wrap(line: string, width: number): string[] {
 
 /** One call's row(s): mark, tool, arguments, stage, elapsed; an error in full under it. */
 export function callLines(c: CallRow, now: number, width: number, frame: number): string[] {
-  const mark = c.endedAt === undefined ? SPINNER[frame % SPINNER.length]! : c.error ? '✗' : '✓';
+  const mark = c.endedAt === undefined ? SPINNER[frame % SPINNER.length]! : c.error ? '✗' : c.exit ? '!' : '✓';
   const time = elapsed((c.endedAt ?? now) - c.startedAt);
   const what = `${c.toolName}${c.args ? ` ${c.args}` : ''}`;
-  const stage = c.endedAt === undefined ? c.stage : c.error ? c.error.code : 'done';
+  const stage = c.endedAt === undefined ? c.stage : c.error ? c.error.code : c.exit ? `exit ${c.exit.code}` : 'done';
   const lines = wrap(`${mark} ${what}  ${stage}  ${time}`, width);
   // The latest progress, one line under the row, while the call runs.
   if (c.endedAt === undefined && c.progress) lines.push(`    ${oneLine(`⋯ ${c.progress}`, Math.max(10, width - 4))}`);
   if (c.error) lines.push(...wrap(`    ${c.error.code}: ${c.error.message}`, width));
+  if (c.exit) for (const l of c.exit.tail) lines.push(...wrap(`    │ ${l}`, width));
   if (c.error && c.decidedBy) lines.push(...wrap(`    decided: ${c.decidedBy}`, width));
   return lines;
 }

@@ -118,12 +118,14 @@ export function renderActors(input: RenderInput, handlers: Handlers): HTMLElemen
   const list = h('ol', { class: 'calls', 'data-testid': 'calls', start: String(page * CALLS_PER_PAGE + 1) });
   for (const c of calls.slice(page * CALLS_PER_PAGE, (page + 1) * CALLS_PER_PAGE)) {
     const st = currentState(input, 'call', c.callId, c.state);
-    const status = c.ok === true ? 'ok' : c.ok === false ? 'failed' : 'running';
+    // A command that exited non-zero is a call that succeeded (SPEC §6), shown apart from both.
+    const exited = c.ok === true && typeof c.exitCode === 'number' && c.exitCode !== 0;
+    const status = exited ? 'exited' : c.ok === true ? 'ok' : c.ok === false ? 'failed' : 'running';
     list.append(
       h(
         'li',
         { class: status },
-        actorLink([h('span', { class: 'badge' }, c.error?.code ?? st), ` ${c.toolName} `, h('code', {}, c.args), c.durations?.total !== undefined ? h('span', { class: 'muted' }, ` ${fmtMs(c.durations.total)}`) : undefined], { kind: 'call', key: c.callId }, input, handlers, 'call-row', st),
+        actorLink([h('span', { class: 'badge' }, c.error?.code ?? (exited ? `exit ${c.exitCode}` : st)), ` ${c.toolName} `, h('code', {}, c.args), c.durations?.total !== undefined ? h('span', { class: 'muted' }, ` ${fmtMs(c.durations.total)}`) : undefined], { kind: 'call', key: c.callId }, input, handlers, 'call-row', st),
         // The call's latest progress (tool/progress), under its row while it runs.
         c.progress && c.ok === undefined ? h('div', { class: 'muted progress', 'data-testid': 'call-progress' }, `⋯ ${c.progress.text}`) : undefined,
       ),
