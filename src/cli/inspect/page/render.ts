@@ -31,7 +31,8 @@ export interface RenderInput {
 export interface Handlers {
   select(s: Selection): void;
   page(n: number): void;
-  answer(callId: string, answer: Answer): void;
+  /** `reason`: a deny's reason, which the model gets with the result. */
+  answer(callId: string, answer: Answer, reason?: string): void;
 }
 
 type Child = Node | string | undefined | false;
@@ -61,7 +62,13 @@ function answerButtons(callId: string, handlers: Handlers): HTMLElement {
     el.addEventListener('click', () => handlers.answer(callId, answer));
     return el;
   };
-  return h('span', { class: 'answers' }, b('allowed-once', 'Allow once', 'approve-once'), b('allowed-always', 'Always', 'approve-always'), b('denied', 'Deny', 'deny'));
+  // A reason is asked for in the browser's own prompt: a field in the page would be redrawn away.
+  const withReason = h('button', { type: 'button', 'data-testid': 'deny-with-reason', 'data-call-id': callId, class: 'answer denied' }, 'Deny with a reason…');
+  withReason.addEventListener('click', () => {
+    const reason = window.prompt('Deny: the reason the model is told')?.trim();
+    if (reason) handlers.answer(callId, 'denied', reason);
+  });
+  return h('span', { class: 'answers' }, b('allowed-once', 'Allow once', 'approve-once'), b('allowed-always', 'Always', 'approve-always'), b('denied', 'Deny', 'deny'), withReason);
 }
 
 /** An approval's preview: a diff's lines coloured by kind (set as text: it is model output). */
