@@ -33,16 +33,16 @@ async function run(commands: string[], args: string[] = []) {
 describe('dsh run with bash.allow and bash.deny', () => {
   it('covered lines run without a question; others are asked (denied without a terminal); rm stays denied', async () => {
     const { dir, codes, asked } = await run(['echo hi && ls', 'echo hi && touch x', 'x=rm; $x -r victim', 'nice -n 5 rm -r victim']);
-    // rm is not covered by bash.allow: asked first (the pre-execute stage comes before the guard).
-    expect(codes).toEqual(['ok', 'APPROVAL_DENIED', 'APPROVAL_DENIED', 'APPROVAL_DENIED']);
-    expect(asked).toBe(3);
+    // rm matches a deny pattern: denied before anyone is asked (issue 32 item 2); the others are asked.
+    expect(codes).toEqual(['ok', 'APPROVAL_DENIED', 'APPROVAL_DENIED', 'POLICY_DENIED']);
+    expect(asked).toBe(2);
     expect(existsSync(join(dir, 'x'))).toBe(false);
     expect(existsSync(join(dir, 'victim', 'precious.txt'))).toBe(true);
   }, 120_000);
 
   it('--allow bash answers the questions, but never lifts a deny pattern', async () => {
     const { dir, codes } = await run(['echo hi && touch x', 'timeout 5 rm -r victim', "bash -c 'rm -r victim'"], ['--allow', 'bash']);
-    expect(codes).toEqual(['ok', 'GUARD_DENIED', 'GUARD_DENIED']);
+    expect(codes).toEqual(['ok', 'POLICY_DENIED', 'POLICY_DENIED']);
     expect(existsSync(join(dir, 'x'))).toBe(true);
     expect(existsSync(join(dir, 'victim', 'precious.txt'))).toBe(true);
   }, 120_000);

@@ -170,7 +170,7 @@ describe('loadConfig', () => {
     expect(() => parseConfig(JSON.stringify({ otel: { headers: { a: 'b' } } }), 'dsh.config.json')).toThrow(/otel/);
   });
 
-  it('end to end: a loaded config denies by bash pattern (GUARD_DENIED) and asks by rule', async () => {
+  it('end to end: a loaded config denies by bash pattern (before any question: POLICY_DENIED) and asks by rule', async () => {
     const { repo, env } = await world();
     await writeFile(
       join(repo, 'dsh.config.json'),
@@ -184,7 +184,7 @@ describe('loadConfig', () => {
     expect((await call(rt, 'bash', { command: 'ls' })).isError).toBe(false);
     expect(asked.map((a) => a.reason)).toEqual(['runs a command']);
     const denied = await call(rt, 'bash', { command: 'cd x && rm -r y' });
-    expect(denied.error?.code).toBe('GUARD_DENIED');
+    expect(denied.error?.code).toBe('POLICY_DENIED');
     expect(bash.ran).toEqual(['ls']);
   });
 });

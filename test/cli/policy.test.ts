@@ -90,7 +90,7 @@ describe('dsh policy replay', () => {
     // Session 1's bash ran (asked, yes); now the guard denies it.
     // Both sessions' bash ran (--allow bash: not asked); now the guard denies it.
     for (const s of sessions) {
-      expect(lines).toContain(`✗ ${s} call-3-0 bash {"command":"ls -1 | head -n 20"}: then allowed, now denied: guard deny by dsh:bash-deny (bash.deny[0] /^ls\\s/)`);
+      expect(lines).toContain(`✗ ${s} call-3-0 bash {"command":"ls -1 | head -n 20"}: then allowed, now denied: pre-execute deny by dsh:bash-commands (bash.deny[0] /^ls\\s/)`);
     }
     // Session 2's edit was denied by the old rule; now the new rule lets it run without a question.
     expect(lines.find((l) => l.startsWith(`✗ ${sessions[1]} call-2-0 edit `))).toMatch(/: then denied, now would run: pre-execute allow by dsh:permissions \(permissions\[0\] \(tool "edit"\)\)$/);
@@ -138,7 +138,7 @@ describe('dsh policy replay', () => {
     setConfig({ bash: { deny: ['^rm\\s'] } });
     const r = await dsh(dir, ['policy', 'replay', '--allow', 'bash,write'], env);
     expect(r.code, r.out + r.err).toBe(1);
-    expect(r.out).toMatch(/^✗ \S+ call-1-0 bash \{"command":"rm -r build"\}: then allowed, now denied: guard deny by dsh:bash-deny \(bash\.deny\[0\] \/\^rm\\s\/\)$/m);
+    expect(r.out).toMatch(/^✗ \S+ call-1-0 bash \{"command":"rm -r build"\}: then allowed, now denied: pre-execute deny by dsh:bash-commands \(bash\.deny\[0\] \/\^rm\\s\/\)$/m);
     expect(r.out).toMatch(/^allow → deny +1$/m);
     expect(r.out).toMatch(/^unchanged +1$/m);
     // Neither body ran again: no file was written, nothing else was removed.

@@ -94,12 +94,12 @@ describe('dsh run with dsh.config.json', () => {
     const decisions = events.flatMap((e) => (e.type === 'tool/result' && e.result.decision ? [[e.toolName, e.result.decision]] : []));
     expect(decisions).toEqual([
       ['edit', { stage: 'pre-execute', outcome: 'deny', by: 'dsh:permissions', rule: 'permissions[0] (tool "edit")' }],
-      ['bash', { stage: 'guard', outcome: 'deny', by: 'dsh:bash-deny', rule: 'bash.deny[1] /^ls\\s/' }],
+      ['bash', { stage: 'pre-execute', outcome: 'deny', by: 'dsh:bash-commands', rule: 'bash.deny[1] /^ls\\s/' }],
     ]);
     expect(r.out).toContain('· pre-execute deny by dsh:permissions (permissions[0] (tool "edit"))');
     const [name] = sessionFiles(dir);
     const log = await dsh(dir, ['log', join(dir, '.dsh', 'sessions', name!)], env);
-    expect(log.out).toContain('· guard deny by dsh:bash-deny (bash.deny[1] /^ls\\s/)');
+    expect(log.out).toContain('· pre-execute deny by dsh:bash-commands (bash.deny[1] /^ls\\s/)');
   }, HANG);
 
   it('--plan: read, grep and glob run; edit and bash are POLICY_DENIED with the plan-mode reason, even with --allow, and nothing is asked', async () => {
@@ -168,12 +168,12 @@ describe('dsh run with dsh.config.json', () => {
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe(README);
   }, HANG);
 
-  it('a bash.deny pattern matching the command is GUARD_DENIED, even with --allow bash and a config "allow" rule', async () => {
+  it('a bash.deny pattern matching the command is denied (before any question), even with --allow bash and a config "allow" rule', async () => {
     const { dir, env } = workspace({ bash: { deny: ['^ls\\b'] }, permissions: [{ tool: 'bash', decision: 'allow' }] });
     const r = await dsh(dir, ['run', '--model', 'embedded', 'go', '--allow', 'bash'], env);
     expect(r.code, r.err).toBe(0);
     const { out } = outcomes(await eventsOf(dir));
-    expect(out.bash).toBe('GUARD_DENIED');
+    expect(out.bash).toBe('POLICY_DENIED');
   }, HANG);
 
   it('"model" from the config is used when --model is not given; --model wins over it', async () => {

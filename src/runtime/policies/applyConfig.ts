@@ -5,7 +5,7 @@
  */
 import type { PipelineLimits } from '../../../machines/callStages.js';
 import type { Runtime, RuntimeOptions } from '../createRuntime.js';
-import { bashDenyGuard, compileBashPattern } from './bashDenyGuard.js';
+import { bashDenyCheck, bashDenyGuard, compileBashPattern } from './bashDenyGuard.js';
 import { bashCommandRules } from './commandRules.js';
 import { DEFAULT_COMMAND_HOOK_TIMEOUT_MS, installCommandHooks, type CommandHooksConfig, type HookRunner } from './commandHooks.js';
 import { permissionRules, type PermissionRule } from './permissionRules.js';
@@ -85,7 +85,7 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
       const re = compileBashPattern(p);
       return (s: string) => re.matcher(s).find();
     });
-    removers.push(rt.hooks.on('tools/pre-execute', POLICY_NAMES.bashCommands, bashCommandRules({ allow: matchers, hasDeny: deny.length > 0 })));
+    removers.push(rt.hooks.on('tools/pre-execute', POLICY_NAMES.bashCommands, bashCommandRules({ allow: matchers, ...(deny.length > 0 ? { deny: bashDenyCheck(deny) } : {}) })));
     first.push(POLICY_NAMES.bashCommands);
   }
   if (config.permissions && config.permissions.length > 0) {

@@ -12,10 +12,12 @@
  * `setsid`, `stdbuf -o0`, `xargs -a list`, `sudo -u root`, `command`, `builtin`, `nohup`, `time`,
  * `find -exec`) and the strings of `bash -c` and `eval`. See `commandSpellings` (commandRules.ts).
  *
- * What the parse cannot see (a command name built at run time: `$x`, `$(…)`, a glob; `eval` of a
- * string built at run time; a script run by name) the guard cannot deny; the command rules'
- * pre-execute listener (`bashCommandRules`, installed with the deny patterns by `applyConfig`)
- * asks about such a line instead. A line that does not parse at all (a syntax error, a construct
+ * The same check (`bashDenyCheck`) runs twice: first in the command rules' pre-execute listener
+ * (`bashCommandRules`, installed with the deny patterns by `applyConfig`), so a command a pattern
+ * denies is denied before anyone is asked about it; then as the guard, the irrevocable last line
+ * after any approval. What the parse cannot see (a command name built at run time: `$x`, `$(…)`,
+ * a glob; `eval` of a string built at run time; a script run by name) cannot be denied by a
+ * pattern; the listener asks about such a line instead. A line that does not parse at all (a syntax error, a construct
  * the parser rejects, a line over `MAX_PARSED_COMMAND_LENGTH`) is denied: the patterns cannot be
  * checked against it. The OS sandbox, not a pattern, is what bounds a command that runs
  * (SPEC §10.2).
@@ -23,7 +25,7 @@
 import { RE2JS } from 're2js';
 import type { Guard } from '../hooks.js';
 import { commandSpellings } from './commandRules.js';
-import { parseShellCommand } from './shellCommands.js';
+import { parseShellCommand, type CommandParse } from './shellCommands.js';
 
 export interface BashDenyGuardOptions {
   /** RE2 patterns; a command any of them matches (in any spelling above) is denied. */
@@ -41,19 +43,18 @@ export function compileBashPattern(pattern: string): RE2JS {
   }
 }
 
-/** A guard denying every `bash` call whose command matches one of `patterns`. */
-export function bashDenyGuard(options: BashDenyGuardOptions): Guard {
-  const tool = options.tool ?? 'bash';
-  const compiled = options.patterns.map((p, index) => ({ source: p, index, re: compileBashPattern(p) }));
-  return (call) => {
-    if (call.toolName !== tool || compiled.length === 0) return undefined;
-    const command = (call.args as { command?: unknown } | null)?.command;
-    if (typeof command !== 'string') return undefined;
-    const parse = parseShellCommand(command);
+/** Why the deny patterns refuse a command (and which rule), or undefined when none does. */
+export type BashDenyCheck = (command: string, parse?: CommandParse) => { reason: string; rule: string } | undefined;
+
+/** The deny patterns as one check (see the module note), shared by the guard and the command rules' listener. */
+export function bashDenyCheck(patterns: readonly string[]): BashDenyCheck {
+  const compiled = patterns.map((p, index) => ({ source: p, index, re: compileBashPattern(p) }));
+  return (command, parse = parseShellCommand(command)) => {
+    if (compiled.length === 0) return undefined;
     if (!parse.parsed) {
       return {
         reason:
-          `the command cannot be checked against the deny patterns of the user's configuration: ${parse.opaque[0] ?? 'it does not parse'}. ` +
+          `the command cannot be checked against the deny patterns of the configuration: ${parse.opaque[0] ?? 'it does not parse'}. ` +
           'Rewrite it as plain bash the rules can read (fix the syntax, split it into shorter commands, use $(…) instead of backquotes).',
         rule: 'bash.deny: a command that does not parse',
       };
@@ -64,12 +65,23 @@ export function bashDenyGuard(options: BashDenyGuardOptions): Guard {
       if (hit !== undefined) {
         return {
           reason:
-            `the command matches the deny pattern /${source}/ of the user's configuration (in "${hit.slice(0, 200)}"). ` +
+            `the command matches the deny pattern /${source}/ of the configuration (in "${hit.slice(0, 200)}"). ` +
             'Do not rerun it in another spelling; find another way that does not need it, or ask the user.',
           rule: `bash.deny[${index}] /${source}/`,
         };
       }
     }
     return undefined;
+  };
+}
+
+/** A guard denying every `bash` call whose command matches one of `patterns`. */
+export function bashDenyGuard(options: BashDenyGuardOptions): Guard {
+  const tool = options.tool ?? 'bash';
+  const check = bashDenyCheck(options.patterns);
+  return (call) => {
+    if (call.toolName !== tool) return undefined;
+    const command = (call.args as { command?: unknown } | null)?.command;
+    return typeof command === 'string' ? check(command) : undefined;
   };
 }

@@ -10,6 +10,7 @@
  */
 import type { PreExecuteDecision } from '../../protocol/index.js';
 import type { PreExecuteListener } from '../hooks.js';
+import type { BashDenyCheck } from './bashDenyGuard.js';
 import { PRIVILEGE_WRAPPERS, parseShellCommand, type CommandLayer, type CommandParse } from './shellCommands.js';
 
 /** Matches one string (a compiled RE2 pattern's `find`). */
@@ -77,8 +78,12 @@ function uncovered(parse: CommandParse, allow: readonly CommandMatcher[]): strin
 export interface BashCommandRulesOptions {
   /** Allow patterns (compiled): a line all of whose commands match runs without a question. */
   readonly allow: readonly CommandMatcher[];
-  /** Whether deny patterns are in force (then a line the parse cannot fully see is asked about). */
-  readonly hasDeny: boolean;
+  /**
+   * The deny patterns' check, when there are any: a command they refuse is denied here, before
+   * anyone is asked (the guard denies it again, irrevocably, after any approval); a line the parse
+   * cannot fully see is asked about.
+   */
+  readonly deny?: BashDenyCheck;
   /** The tool whose `command` argument is checked (default `bash`). */
   readonly tool?: string;
 }
@@ -99,11 +104,12 @@ export function bashCommandRules(options: BashCommandRulesOptions): PreExecuteLi
     const command = (call.args as { command?: unknown } | null)?.command;
     if (typeof command !== 'string') return next();
     const parse = parseShellCommand(command);
+    // Deny before ask: a command a deny pattern refuses (or that cannot be checked) is never asked about.
+    const denied = options.deny?.(command, parse);
+    if (denied) return { kind: 'deny', reason: denied.reason, rule: denied.rule };
     let mine: PreExecuteDecision | undefined;
-    // A line that does not parse, with deny patterns in force, is the guard's to deny: no question.
-    if (!parse.parsed && options.hasDeny) return next();
     if (!parse.parsed || parse.opaque.length > 0) {
-      if (options.hasDeny || options.allow.length > 0) {
+      if (options.deny || options.allow.length > 0) {
         mine = {
           kind: 'ask',
           reason: `the command rules cannot see everything this command runs (${parse.opaque.slice(0, 3).join('; ')}), so no rule allows it`,

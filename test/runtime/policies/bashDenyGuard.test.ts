@@ -1,4 +1,8 @@
-/** Bash deny patterns as a guard: GUARD_DENIED, matched against every command of a shell parse of the line. */
+/**
+ * Bash deny patterns, matched against every command of a shell parse of the line, decided twice:
+ * before anyone is asked (the command rules' pre-execute listener: POLICY_DENIED, no question), and
+ * as the guard, the irrevocable last line after any approval (GUARD_DENIED). Each case runs both.
+ */
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { applyConfig } from '../../../src/runtime/policies/applyConfig.js';
@@ -13,11 +17,24 @@ function setup(deny: string[]) {
   return { rt, bash };
 }
 
+/** The guard alone (what stands after an approval, or after a listener that allowed): it denies the same commands. */
+async function guardAlone(deny: string[], command: string) {
+  const bash = fakeBash();
+  const rt = createRuntime({ tools: [bash.tool] });
+  rt.tools.guard(bashDenyGuard({ patterns: deny }), 'dsh:bash-deny');
+  const r = await call(rt, 'bash', { command });
+  expect(r.error?.code, command).toBe('GUARD_DENIED');
+  expect(bash.ran).toEqual([]);
+  return r;
+}
+
 describe('bash deny guard', () => {
-  it('a matching command is GUARD_DENIED with the pattern and an actionable reason; the body never runs', async () => {
+  it('a matching command is denied before any question (POLICY_DENIED naming the pattern, with an actionable reason), and by the guard alone; the body never runs', async () => {
     const { rt, bash } = setup(['^rm\\s+-[a-zA-Z]*r', '^git push']);
     const r = await call(rt, 'bash', { command: 'rm -rf build' });
-    expect(r.error?.code).toBe('GUARD_DENIED');
+    expect(r.error?.code).toBe('POLICY_DENIED');
+    expect(r.decision).toMatchObject({ stage: 'pre-execute', outcome: 'deny', rule: 'bash.deny[0] /^rm\\s+-[a-zA-Z]*r/' });
+    expect((await guardAlone(['^rm\\s+-[a-zA-Z]*r'], 'rm -rf build')).content).toContain('deny pattern /^rm\\s+-[a-zA-Z]*r/');
     expect(r.content).toContain('deny pattern /^rm\\s+-[a-zA-Z]*r/');
     expect(r.content).toContain('Do not rerun it in another spelling');
     expect(bash.ran).toEqual([]);
@@ -56,8 +73,9 @@ describe('bash deny guard', () => {
   ])('catches the respelling %j', async (command) => {
     const { rt, bash } = setup(['^rm -[a-zA-Z]*r']);
     const r = await call(rt, 'bash', { command });
-    expect(r.error?.code, JSON.stringify(commandSpellings(command))).toBe('GUARD_DENIED');
+    expect(r.error?.code, JSON.stringify(commandSpellings(command))).toBe('POLICY_DENIED');
     expect(bash.ran).toEqual([]);
+    await guardAlone(['^rm -[a-zA-Z]*r'], command);
   });
 
   it.each(['x=rm; $x -rf build', 'eval "$(echo cm0gLXJmIGJ1aWxk | base64 -d)"', "printf 'r\\x6d -rf build' | sh", '/bin/r? -rf build', 'bash ./s.sh'])(
@@ -80,17 +98,19 @@ describe('bash deny guard', () => {
   });
 
   it.each(['ls; rm -r v (', 'echo `[[ -n x ]]`', `echo ${'a '.repeat(5000)}`])(
-    'a line that does not parse (%#) is GUARD_DENIED without a question: the patterns cannot be checked against it',
+    'a line that does not parse (%#) is denied without a question (and by the guard alone): the patterns cannot be checked against it',
     async (command) => {
       const bash = fakeBash();
       const approval = recordingApproval('allowed-once');
       const rt = createRuntime({ tools: [bash.tool], approval: approval.service });
       applyConfig(rt, { bash: { deny: ['^rm\\s'] } });
+      rt.hooks.on('tools/pre-execute', 'ask-everything', () => ({ kind: 'ask' }));
       const r = await call(rt, 'bash', { command });
-      expect(r.error?.code).toBe('GUARD_DENIED');
+      expect(r.error?.code).toBe('POLICY_DENIED');
       expect(r.content).toMatch(/cannot be checked against the deny patterns/);
       expect(approval.asked).toEqual([]);
       expect(bash.ran).toEqual([]);
+      expect((await guardAlone(['^rm\\s'], command)).content).toMatch(/cannot be checked against the deny patterns/);
     },
   );
 

@@ -1,7 +1,7 @@
 /**
  * Issue 23 item 3 (SPEC §10.4): command rules match the commands of a shell parse.
  * - The issue's 13 spellings, run by the real `bash` tool with `bash.deny: ["^rm\\s"]`: each is
- *   GUARD_DENIED and its victim survives; without the rule the same spelling deletes it (so each
+ *   denied before any question (POLICY_DENIED, issue 32 item 2) and its victim survives; without the rule the same spelling deletes it (so each
  *   spelling really runs `rm`).
  * - Every place a simple command can run, and every wrapper of the issue with its options.
  * - `bash.allow`: a line runs unasked only when every command it runs matches; one the parse
@@ -53,12 +53,12 @@ async function victimWorkspace() {
 }
 
 describe('the 13 spellings, through the real bash tool', () => {
-  it.each(THIRTEEN)('%j is GUARD_DENIED by bash.deny ["^rm\\\\s"] and its victim survives', async (command) => {
+  it.each(THIRTEEN)('%j is denied by bash.deny ["^rm\\\\s"] before any question and its victim survives', async (command) => {
     const root = await victimWorkspace();
     const rt = createRuntime({ tools: [...createBuiltinTools({ root }).all] });
     applyConfig(rt, { bash: { deny: ['^rm\\s'] } });
     const r = await callTool(rt, 'bash', { command });
-    expect(r.error?.code, r.content).toBe('GUARD_DENIED');
+    expect(r.error?.code, r.content).toBe('POLICY_DENIED');
     expect(r.content).toContain('/^rm\\s/');
     expect(existsSync(join(root, 'v', 'precious.txt'))).toBe(true);
   });
@@ -218,7 +218,7 @@ describe('bash.allow patterns', () => {
     expect(r.error?.code).toBe('POLICY_DENIED');
     expect(r.content).toContain('no shell here');
     const both = withApprover({ bash: { allow: ['.*'], deny: ['^rm\\s'] } }, () => 'allowed-once');
-    expect((await call(both.rt, 'bash', { command: 'ls && rm -r v' })).error?.code).toBe('GUARD_DENIED');
+    expect((await call(both.rt, 'bash', { command: 'ls && rm -r v' })).error?.code).toBe('POLICY_DENIED');
   });
 
   it('a permission ask on bash is answered by the allow patterns for the lines they cover', async () => {
