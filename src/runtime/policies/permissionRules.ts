@@ -18,6 +18,7 @@
  */
 import type { PreExecuteDecision } from '../../protocol/index.js';
 import type { PreExecuteListener } from '../hooks.js';
+import { isPromise } from '../pipeline/listenerAnswers.js';
 import { compileGlob } from './pathGlob.js';
 import type { ExampleCall, RuleExamples } from './exampleTypes.js';
 import { normaliseToolPath } from './toolPath.js';
@@ -61,7 +62,11 @@ export function permissionRules(options: PermissionRulesOptions): PreExecuteList
         if (!where) continue;
         if (where.inside ? !c.path(where.rel) : c.rule.decision === 'allow') continue;
       }
-      return decide(c.rule, c.index, call.toolName, where);
+      const mine = decide(c.rule, c.index, call.toolName, where);
+      if (mine.kind !== 'ask') return mine;
+      // Deny before ask (issue 32 item 2): a later rule, pattern or hook that denies is heard first.
+      const later = next();
+      return isPromise(later) ? later.then((d) => (d.kind === 'deny' ? d : mine)) : later.kind === 'deny' ? later : mine;
     }
     return next();
   };
