@@ -180,6 +180,10 @@ describe('telemetry: a turn as GenAI spans (issue 27)', () => {
     const text = JSON.stringify(plain.spans.map((s) => [s.attributes, s.events]));
     expect(text).not.toContain(SECRET_ARG);
     for (const k of EXECUTE_TOOL_SPAN.optIn) expect(text).not.toContain(k);
+    // A policy's reason is content too (it may quote the arguments): only with recordContent.
+    expect(text).not.toContain('removing is not allowed here');
+    expect(plain.spans.find((s) => attr(s, 'gen_ai.tool.call.id') === 'c-rm')!.attributes['dsh.policy.decision']).toBe('deny');
+    expect(plain.spans.find((s) => attr(s, 'gen_ai.tool.call.id') === 'c-rm')!.attributes).not.toHaveProperty('dsh.policy.reason');
     const withContent = await runTurn(true);
     const a = withContent.spans.find((s) => attr(s, 'gen_ai.tool.call.id') === 'c-a')!;
     expect(JSON.parse(String(attr(a, 'gen_ai.tool.call.arguments')))).toEqual({ key: SECRET_ARG });

@@ -1,0 +1,65 @@
+/**
+ * `dsh policy replay` reads what happened to each call from its log events (src/cli/policy/replay.ts):
+ * a deny by a policy, a guard or a pre-execute or guard hook that failed closed is `deny`; a
+ * question is `ask` (ran when the person said yes); anything else `allow`; a call that never
+ * reached the policies, or has no result, is not compared. Calls awaiting a result are bounded.
+ */
+import { describe, expect, it } from 'vitest';
+import { MAX_PENDING_CALLS, recordedCallStream, type RecordedCall } from '../../src/cli/policy/replay.js';
+import type { LogEvent } from '../../src/protocol/index.js';
+
+let seq = 0;
+const ev = (e: Record<string, unknown>) => ({ ...e, seq: ++seq, time: seq }) as unknown as LogEvent;
+const callEv = (callId: string) => ev({ type: 'tool/call', turnId: 't', stepIndex: 0, callId, toolName: 'bash', input: '{}', index: 0, executionMode: 'exclusive' });
+const asked = (callId: string) => ev({ type: 'tool/approval-request', turnId: 't', stepIndex: 0, callId, toolName: 'bash' });
+const result = (callId: string, r: Record<string, unknown>) =>
+  ev({ type: 'tool/result', turnId: 't', stepIndex: 0, callId, toolName: 'bash', sourceEventSeqs: [], result: { callId, toolName: 'bash', metadata: {}, content: 'x', ...r } });
+const failed = (code: string, decision?: Record<string, unknown>) => ({ isError: true, error: { name: 'E', code, message: code }, ...(decision ? { decision } : {}) });
+
+function replay(events: LogEvent[]): { calls: RecordedCall[]; skipped: number } {
+  const calls: RecordedCall[] = [];
+  const s = recordedCallStream('s', (c) => calls.push(c));
+  for (const e of events) s.onEvent(e);
+  return { calls, skipped: s.end() };
+}
+
+describe('what happened then, read from the log', () => {
+  it('each outcome', () => {
+    const { calls, skipped } = replay([
+      callEv('policy'), result('policy', failed('POLICY_DENIED', { stage: 'pre-execute', outcome: 'deny', by: 'p' })),
+      callEv('guard'), result('guard', failed('GUARD_DENIED', { stage: 'guard', outcome: 'deny', by: 'g' })),
+      callEv('prehook'), result('prehook', failed('HOOK_FAILED', { stage: 'pre-execute', outcome: 'failed', by: 'h' })),
+      callEv('guardhook'), result('guardhook', failed('HOOK_FAILED', { stage: 'guard', outcome: 'failed', by: 'h' })),
+      callEv('posthook'), result('posthook', failed('HOOK_FAILED', { stage: 'post-execute', outcome: 'failed', by: 'h' })),
+      callEv('no'), asked('no'), result('no', failed('APPROVAL_DENIED')),
+      callEv('yes'), asked('yes'), result('yes', { isError: false }),
+      callEv('ran'), result('ran', { isError: false }),
+      callEv('cancelled'), result('cancelled', failed('ABORTED_BEFORE_DISPATCH')),
+      callEv('unknown'), result('unknown', failed('UNKNOWN_TOOL')),
+      callEv('invalid'), result('invalid', failed('INVALID_ARGS')),
+      callEv('open'),
+    ]);
+    expect(calls.map((c) => [c.callId, c.then, c.ran])).toEqual([
+      ['policy', 'deny', false],
+      ['guard', 'deny', false],
+      ['prehook', 'deny', false],
+      ['guardhook', 'deny', false],
+      ['posthook', 'allow', true],
+      ['no', 'ask', false],
+      ['yes', 'ask', true],
+      ['ran', 'allow', true],
+      ['cancelled', 'allow', false],
+    ]);
+    // unknown, invalid (never reached the policies) and open (no result).
+    expect(skipped).toBe(3);
+  });
+
+  it('holds at most MAX_PENDING_CALLS calls awaiting a result: the oldest are dropped, counted as not compared', () => {
+    const events = Array.from({ length: MAX_PENDING_CALLS + 5 }, (_, i) => callEv(`c${i}`));
+    events.push(result('c0', { isError: false }), result(`c${MAX_PENDING_CALLS + 4}`, { isError: false }));
+    const { calls, skipped } = replay(events);
+    // c0 was dropped before its result came; the newest still had its call.
+    expect(calls.map((c) => c.callId)).toEqual([`c${MAX_PENDING_CALLS + 4}`]);
+    expect(skipped).toBe(MAX_PENDING_CALLS + 4);
+  });
+});
