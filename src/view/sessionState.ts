@@ -446,7 +446,7 @@ export class SessionState {
   #addApproval(e: LogEventOf<'tool/approval-request'>, turnId: string, stepIndex: number): void {
     const key = callKey(turnId, stepIndex, e.callId);
     // `preview`: what the call would change, when the request carries it (the CLI's approval previews).
-    const preview = 'preview' in e ? e.preview : undefined;
+    const preview = e.preview;
     this.#updateCall({ turnId, stepIndex, callId: e.callId }, (c) => {
       const approval: SessionApproval = frozen({
         id: key,

@@ -5,7 +5,7 @@
  * compares by reference (`useSyncExternalStore`, `@xstate/react`'s `useSelector`, Svelte's stores)
  * re-renders exactly the parts that changed. Types only: browser-safe.
  */
-import type { ExecutionMode, ToolResult, TurnOutcome } from '../protocol/index.js';
+import type { ApprovalPreview, ExecutionMode, ToolResult, TurnOutcome } from '../protocol/index.js';
 import type { CallStageName } from '../runtime/inspection/stageEvents.js';
 
 /**
@@ -38,7 +38,7 @@ export interface SessionApproval {
   /** Why it asks (the pre-execute listener's reason). */
   readonly reason?: string;
   /** What the call would change (a diff, a command), when the approval request carries one. */
-  readonly preview?: unknown;
+  readonly preview?: ApprovalPreview;
   /**
    * True while this process waits for the answer (the view's approval inbox holds the question):
    * `approve`/`deny` answer it. False for a question of a suspended turn until it is resumed.
