@@ -128,8 +128,12 @@ export async function prepareRun(o: {
   demo?: boolean;
   /** Resuming: the model the log recorded last. */
   recorded?: SessionModel;
+  /** Where a line about the config goes (a key of a config below the project root ignored); default stderr. */
+  warn?: (line: string) => void;
 }): Promise<RunSetupResult> {
-  const { config, files } = await loadConfig({ cwd: o.cwd, env: o.env });
+  const { config, files, ignored } = await loadConfig({ cwd: o.cwd, env: o.env });
+  const warn = o.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
+  for (const line of ignored) warn(line);
   checkAllow(o.flags.allow, config, o.command);
   // Command hooks: programs out of the agent's reach, examples that hold (else one ConfigError line).
   if (config.hooks) await checkConfigHooks({ config, cwd: o.cwd, env: o.env, shownAs: shownConfigFile(o.cwd, files) });
