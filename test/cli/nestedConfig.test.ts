@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readJsonlLog } from '../../src/adapters/log/jsonlLog.js';
-import { findProjectConfigs, loadConfig } from '../../src/cli/config/index.js';
+import { findProjectConfigs, loadConfig } from '../../src/cli/config/load.js';
 import { narrowConfig } from '../../src/cli/config/narrowConfig.js';
 import type { LogEvent } from '../../src/protocol/index.js';
 import { tempDir } from '../adapters/workspaceFixture.js';

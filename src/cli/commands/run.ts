@@ -11,6 +11,7 @@ export const RUN_OPTIONS = {
   suspend: { type: 'boolean' },
   'no-color': { type: 'boolean' },
   otel: { type: 'boolean' },
+  'trust-project-servers': { type: 'boolean' },
 } as const;
 
 export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MODEL, anthropic:MODEL (key from OPENAI_API_KEY /
@@ -37,6 +38,10 @@ export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MOD
   --otel            export OpenTelemetry traces and metrics (GenAI conventions) over OTLP/HTTP
                     to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318), or the
                     config's "otel" block; flushed on exit and on Ctrl-C (docs/telemetry.md)
+  --trust-project-servers
+                    start the MCP servers the project's dsh.config.json names without asking, this
+                    run only (CI). Otherwise such a server starts once you approved its exact
+                    command: on a terminal dsh asks once; without one, dsh mcp trust remembers it
   -h, --help        this text`;
 
 export const RUN_CONFIG_HELP = `Configuration: dsh.config.json in the working directory (or a parent up to the repository

@@ -23,6 +23,7 @@ import { describeFailure } from '../../runtime/policies/ruleExamples.js';
 import { checkConfigExamples } from './examples.js';
 import { formatIssue } from './formatIssue.js';
 import { narrowConfig } from './narrowConfig.js';
+import type { ServerOrigin } from './serverTrust.js';
 
 export const PROJECT_CONFIG_FILE = 'dsh.config.json';
 export const USER_CONFIG_FILE = 'config.json';
@@ -64,6 +65,8 @@ export interface LoadedConfig {
   files: string[];
   /** One line per key of a config below the project root that was ignored (it would have widened). */
   ignored: string[];
+  /** The `mcpServers` named by the project file (they start only once trusted: serverTrust.ts). */
+  serverOrigins: Record<string, ServerOrigin>;
 }
 
 /** Validates one file's text. Throws a ConfigError naming `shownAs` and the field. */
@@ -222,6 +225,10 @@ export async function findProjectConfig(cwd: string, env: Readonly<Record<string
 }
 
 async function readConfigFile(path: string, shownAs: string, mustExist: boolean): Promise<DshConfig | undefined> {
+  return (await readConfigText(path, shownAs, mustExist))?.config;
+}
+
+async function readConfigText(path: string, shownAs: string, mustExist: boolean): Promise<{ config: DshConfig; text: string } | undefined> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -230,7 +237,7 @@ async function readConfigFile(path: string, shownAs: string, mustExist: boolean)
     if (!mustExist && code === 'ENOENT') return undefined;
     throw new ConfigError(shownAs, undefined, `${shownAs}: cannot be read: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message}`, { cause: e });
   }
-  return parseConfig(text, shownAs);
+  return { config: parseConfig(text, shownAs), text };
 }
 
 /** Finds, reads, validates and merges the user and project config files. */
@@ -250,11 +257,14 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   const found: ProjectConfigs = options.file !== undefined ? { root: cwd, rootFile: resolve(cwd, options.file), nested: [] } : await findProjectConfigs(cwd, env);
   const projectPath = found.rootFile;
   let project: DshConfig = {};
+  const serverOrigins: Record<string, ServerOrigin> = {};
   if (projectPath) {
-    const c = await readConfigFile(projectPath, relativeOrAbsolute(cwd, projectPath), true);
+    const shownAs = relativeOrAbsolute(cwd, projectPath);
+    const c = await readConfigText(projectPath, shownAs, true);
     if (c) {
-      project = c;
+      project = c.config;
       files.push(projectPath);
+      for (const name of Object.keys(c.config.mcpServers ?? {})) serverOrigins[name] = { file: projectPath, shownAs, text: c.text };
     }
   }
   let config = mergeConfigs(user, project);
@@ -279,7 +289,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
       throw new ConfigError(shownAs, failures[0]!.rule, `${shownAs}: ${describeFailure(failures[0]!)}${more}`.replace(/\r?\n/g, '\\n'));
     }
   }
-  return { config, root, files, ignored };
+  return { config, root, files, ignored, serverOrigins };
 }
 
 function relativeOrAbsolute(cwd: string, path: string): string {

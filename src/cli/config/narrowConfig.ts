@@ -11,6 +11,7 @@
  * `bash.allow`, `allow`/`ask` rules, the model and its server, instructions, telemetry, limits…)
  * is ignored, and each ignored key is said in one line naming the file and the key.
  */
+import { printable } from './printable.js';
 import type { DshConfig } from './schema.js';
 
 const SANDBOX_STRICTNESS = ['read-only', 'workspace-write', 'full-access'] as const;
@@ -21,9 +22,6 @@ export interface Narrowed {
   /** One line per key ignored: `dsh: FILE: KEY ignored (…)`. */
   readonly ignored: readonly string[];
 }
-
-/** A file name made printable: control characters shown as `\xNN`, never sent raw to a terminal. */
-const printable = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 
 /** `base` narrowed by `nested` (a config below the project root, shown as `shownAs`). Pure. */
 export function narrowConfig(base: DshConfig, nested: DshConfig, shownAs: string): Narrowed {
