@@ -44,9 +44,11 @@ export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MOD
                     command: on a terminal dsh asks once; without one, dsh mcp trust remembers it
   -h, --help        this text`;
 
-export const RUN_CONFIG_HELP = `Configuration: dsh.config.json in the working directory (or a parent up to the repository
-root) over $XDG_CONFIG_HOME/dsh/config.json (see the README); a bad one is one line naming the file
-and the field, exit 1, before any session is made. Its policies come first: plan mode, then the
+export const RUN_CONFIG_HELP = `Configuration: dsh.config.json at the project root (the repository root; outside a repository
+the working directory) over $XDG_CONFIG_HOME/dsh/config.json (see the README); a dsh.config.json
+between the project root and the working directory can only narrow (each key that would widen is
+ignored with a line); a bad one is one line naming the file and the field, exit 1, before any
+session is made. Its policies come first: plan mode, then the
 "permissions" rules (the first matching rule decides: deny, allow without asking, or ask); a call
 no rule matches gets the default (ask before write, edit and bash). "bash.deny" patterns deny a
 command outright (GUARD_DENIED). It also sets "model", "baseUrl", "callOptions" (temperature,
