@@ -12,7 +12,7 @@
  * Over HTTP every answer stream is read within limits (`boundedHttp.ts`).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -29,6 +29,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { ErrorCode } from '../../protocol/index.js';
 import { createSandbox, type Sandbox, type SandboxedCommand } from '../sandbox/index.js';
 import { ToolError } from '../../runtime/toolError.js';
+import { BoundedStdioTransport } from './boundedStdio.js';
 import { boundHttpAnswers, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RESPONSE_BYTES, STREAM_ENDED_CODE } from './boundedHttp.js';
 import { createOutputValidator, type SchemaLimits } from './jsonSchemaValidator.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS, isStdioServer, type McpServerConfig } from './serverConfig.js';
@@ -129,16 +130,17 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
     }
   }
   if (isStdioServer(config)) {
-    const stdio = new StdioClientTransport({
+    // Bounded (boundedStdio.ts): linear reads, a line over the limit fails at once, no stall
+    // under a storm of notifications, and close() leaves no process of the server's.
+    const stdio = new BoundedStdioTransport({
       command: sandboxed?.file ?? config.command,
       args: sandboxed ? [...sandboxed.args] : (config.args ?? []),
       env: sandboxed?.env ?? { ...getDefaultEnvironment(), ...config.env },
       ...(sandboxed ? { cwd: sandboxed.cwd } : config.cwd !== undefined ? { cwd: config.cwd } : {}),
-      stderr: 'pipe',
-      maxBufferSize: config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      maxMessageBytes: config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     });
     // Read continuously (a full pipe would block the server); keep the tail for error reasons.
-    stdio.stderr?.on('data', (chunk: Buffer) => {
+    stdio.stderr.on('data', (chunk: Buffer) => {
       stderrTail = (stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
     });
     transport = stdio;
