@@ -29,7 +29,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { ErrorCode } from '../../protocol/index.js';
 import { createSandbox, type Sandbox, type SandboxedCommand } from '../sandbox/index.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { BoundedStdioTransport } from './boundedStdio.js';
+import { BoundedStdioTransport, MessageTooLargeError } from './boundedStdio.js';
 import { boundHttpAnswers, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RESPONSE_BYTES, STREAM_ENDED_CODE } from './boundedHttp.js';
 import { createOutputValidator, type SchemaLimits } from './jsonSchemaValidator.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS, isStdioServer, type McpServerConfig } from './serverConfig.js';
@@ -66,6 +66,11 @@ export interface McpConnection {
   onNotice(listener: (message: string) => void): void;
   /** How many harmless protocol events the server caused (reported or not). */
   noticeCount(): number;
+  /**
+   * True when the connection was closed because the server sent a message over its limit: the
+   * server may be started again (restartingConnection.ts); never after `close()`.
+   */
+  restartable?(): boolean;
   close(): Promise<void>;
 }
 
@@ -151,6 +156,7 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
 
   let closed: string | undefined;
   let closing = false;
+  let tooLarge = false;
   client.onclose = () => {
     bounded?.close();
     closed ??= withStderr(closing ? 'the connection was closed' : isStdioServer(config) ? 'the server process exited' : 'the connection was lost');
@@ -215,6 +221,7 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
       // over the limit, a failed pipe): nothing more can be trusted on it, so it is closed and
       // pending calls fail with the reason.
       closed = withStderr(`the server sent malformed data (${what})`);
+      if (e instanceof MessageTooLargeError) tooLarge = true;
       void client.close().catch(() => {});
       return;
     }
@@ -294,6 +301,7 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
       for (const m of notices) l(m);
     },
     noticeCount: () => noticeCount,
+    restartable: () => tooLarge && !closing,
     close,
   };
 }

@@ -5,7 +5,7 @@
  *   server is asked `tools/list` at most 3 times in all, and no turn of the event loop is handed
  *   more than MESSAGES_PER_TICK messages;
  * - a 40 MiB line fails that call at once with the limit named (not at its time limit), the
- *   server process is gone, and later calls fail fast;
+ *   server process is gone, and the next call starts it again (at most MAX_RESTARTS times);
  * - `close()` leaves no process: neither the server (which ignores SIGTERM) nor its child.
  * Counts, never durations, are asserted (the test bound only catches a hang).
  */
@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { attachMcpServers, type McpServers } from '../../../src/adapters/mcp/index.js';
 import { BoundedStdioTransport, LineSplitter, MESSAGES_PER_TICK, MessageTooLargeError } from '../../../src/adapters/mcp/boundedStdio.js';
+import { MAX_RESTARTS } from '../../../src/adapters/mcp/restartingConnection.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { eventually } from './fixtures/fixtureProcess.js';
 
@@ -90,7 +91,7 @@ describe('a hostile stdio MCP server', () => {
     expect(most).toBeLessThanOrEqual(MESSAGES_PER_TICK);
   });
 
-  it('a 40 MiB line fails that call with the limit named, the server is gone, later calls fail fast', async () => {
+  it('a 40 MiB line fails that call with the limit named and stops the server; the next call starts it again (at most MAX_RESTARTS times)', async () => {
     const { servers, pids } = stormServer({ maxMessageBytes: 1024 * 1024, callTimeoutMs: 600_000 });
     const { rt, source } = await runtimeWith(servers);
     const huge = await call(rt, 's__huge');
@@ -99,9 +100,20 @@ describe('a hostile stdio MCP server', () => {
     expect(source.connections.get('s')?.closedReason()).toContain('over 1048576 bytes');
     const { server, child } = pids()!;
     await eventually(() => !running(server) && !running(child), 'the server and its child to be gone');
+    // Recovered: a new server process answers.
     const next = await call(rt, 's__ok');
-    expect(next.error?.code).toBe('TOOL_FAILED');
-    expect(next.error?.message).toMatch(/is not connected/);
+    expect(next.isError, next.content).toBe(false);
+    expect(next.content).toBe('ok');
+    expect(pids()!.server).not.toBe(server);
+    // Each over-limit line fails its call; past MAX_RESTARTS restarts, calls fail fast.
+    for (let i = 1; i < MAX_RESTARTS; i++) {
+      expect((await call(rt, 's__huge')).error?.message).toContain('a message over 1048576 bytes');
+      expect((await call(rt, 's__ok')).content).toBe('ok');
+    }
+    expect((await call(rt, 's__huge')).error?.code).toBe('TOOL_FAILED');
+    const last = await call(rt, 's__ok');
+    expect(last.error?.code).toBe('TOOL_FAILED');
+    expect(last.error?.message).toMatch(/is not connected: .*over 1048576 bytes/);
   });
 
   it('close() leaves no process: the server ignores SIGTERM and has a child; both are gone once close resolves', async () => {
