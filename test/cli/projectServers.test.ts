@@ -3,16 +3,21 @@
  * real CLI, without a terminal: a project config names a stdio server that writes a marker file.
  * Not trusted: no marker, one line saying how to trust it. `--trust-project-servers`: it starts,
  * in the sandbox (it cannot write outside the workspace). `dsh mcp trust`: remembered outside the
- * workspace, it starts without the flag; a changed command is not trusted again.
+ * workspace, it starts without the flag; a changed command is not trusted again. On a terminal
+ * (tmux): asked once, `y` starts it and remembers it.
  */
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dsh, testEnv } from './spawnDsh.js';
+import { dsh, dshArgv, testEnv, waitFor } from './spawnDsh.js';
 
+const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+const socket = `dsh-projsrv-${process.pid}`;
 const dirs: string[] = [];
 afterAll(() => {
+  spawnSync('tmux', ['-L', socket, 'kill-server']);
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -69,4 +74,30 @@ describe('project MCP servers start only once trusted', () => {
     expect(changed.err).toMatch(NOT_TRUSTED);
     expect(w.marker('marker2')).toBe(false);
   });
+});
+
+const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+describe.skipIf(!hasTmux)('project MCP servers on a terminal', () => {
+  it('asks once with the exact command; y starts it and remembers it (the next run without a terminal starts it)', async () => {
+    const w = world();
+    w.config('marker');
+    const script = join(w.xdg, 'script.json');
+    const args = dshArgv('run', 'go', '--model', `scripted:${script}`);
+    tmux('new-session', '-d', '-s', 'ask', '-x', '200', '-y', '50', '-c', w.dir, `env XDG_CONFIG_HOME=${q(w.xdg)} ${args.map(q).join(' ')}; echo "exit=$?"; sleep 600`);
+    const shot = () => tmux('capture-pane', '-p', '-J', '-t', 'ask');
+    const see = (re: RegExp, what: string) => waitFor(() => re.test(shot()) && shot(), what, 90_000);
+    const screen = await see(/\? start MCP server probe \(from dsh\.config\.json\): sh -c 'echo ran > marker; [^\n]*\(sandbox workspace-write, no network\) \[y\/N\]/, 'the question');
+    expect(screen).not.toMatch(/session log:/);
+    expect(w.marker('marker')).toBe(false);
+    tmux('send-keys', '-t', 'ask', 'y', 'Enter');
+    await see(/exit=0/, 'the exit');
+    expect(w.marker('marker')).toBe(true);
+    tmux('kill-session', '-t', 'ask');
+    rmSync(join(w.dir, 'marker'));
+    const again = await w.run();
+    expect(again.err).not.toMatch(NOT_TRUSTED);
+    expect(w.marker('marker')).toBe(true);
+  }, 180_000);
 });

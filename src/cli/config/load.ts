@@ -65,6 +65,8 @@ export interface LoadedConfig {
   files: string[];
   /** One line per key of a config below the project root that was ignored (it would have widened). */
   ignored: string[];
+  /** The files of `files` below the project root (they only narrowed). */
+  narrowing: string[];
   /** The `mcpServers` named by the project file (they start only once trusted: serverTrust.ts). */
   serverOrigins: Record<string, ServerOrigin>;
 }
@@ -269,11 +271,13 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   }
   let config = mergeConfigs(user, project);
   const ignored: string[] = [];
+  const narrowing: string[] = [];
   for (const path of found.nested) {
     const shownAs = relativeOrAbsolute(cwd, path);
     const c = await readConfigFile(path, shownAs, false);
     if (!c) continue;
     files.push(path);
+    narrowing.push(path);
     const narrowed = narrowConfig(config, c, shownAs);
     config = narrowed.config;
     ignored.push(...narrowed.ignored);
@@ -289,7 +293,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
       throw new ConfigError(shownAs, failures[0]!.rule, `${shownAs}: ${describeFailure(failures[0]!)}${more}`.replace(/\r?\n/g, '\\n'));
     }
   }
-  return { config, root, files, ignored, serverOrigins };
+  return { config, root, files, ignored, narrowing, serverOrigins };
 }
 
 function relativeOrAbsolute(cwd: string, path: string): string {

@@ -166,7 +166,8 @@ export async function prepareRun(o: {
     config = { ...config, mcpServers: servers };
   }
   // Command hooks: programs out of the agent's reach, examples that hold (else one ConfigError line).
-  if (config.hooks) await checkConfigHooks({ config, cwd: o.cwd, env: o.env, shownAs: shownConfigFile(o.cwd, files) });
+  // (Hooks come from the user or the root config: a config below the root cannot add one.)
+  if (config.hooks) await checkConfigHooks({ config, cwd: o.cwd, env: o.env, shownAs: shownConfigFile(o.cwd, files.filter((f) => !loaded.narrowing.includes(f))) });
   const chosen = chooseModel(o.flags, config, o.recorded, o.demo === true);
   if (!chosen) throw new UsageError(NO_MODEL_MESSAGE, o.command, { usage: false });
   const make = await modelFactory(chosen.model, { cwd: o.cwd, env: o.env });
