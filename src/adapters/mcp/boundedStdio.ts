@@ -194,7 +194,8 @@ export class BoundedStdioTransport implements Transport {
   async close(): Promise<void> {
     this.finish();
     const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) {
+    // Never started (spawn failed: no 'exit' will come), or already exited: its group may remain.
+    if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) {
       if (child?.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
       return;
     }
@@ -203,7 +204,7 @@ export class BoundedStdioTransport implements Transport {
     } catch {
       // already gone
     }
-    const pid = child.pid!;
+    const pid = child.pid;
     signalGroup(pid, 'SIGTERM');
     const grace = this.options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
     let timer: ReturnType<typeof setTimeout> | undefined;

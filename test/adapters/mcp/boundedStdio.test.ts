@@ -131,6 +131,19 @@ describe('a hostile stdio MCP server', () => {
   });
 });
 
+describe('BoundedStdioTransport', () => {
+  it('a program that cannot be spawned: start rejects, close resolves, onclose fires once', async () => {
+    const t = new BoundedStdioTransport({ command: '/nonexistent/mcp-server', env: {}, maxMessageBytes: 100 });
+    let closed = 0;
+    t.onclose = () => closed++;
+    t.onerror = () => {};
+    await expect(t.start()).rejects.toThrow(/ENOENT/);
+    await t.close();
+    await t.close();
+    expect(closed).toBe(1);
+  });
+});
+
 describe('LineSplitter', () => {
   it('splits across chunks, drops a trailing CR, refuses a line over the bound and goes on after it', () => {
     const s = new LineSplitter(8);
