@@ -17,6 +17,7 @@ import { runBundle } from './workloads/bundle.js';
 import { runW8 } from './workloads/w8.js';
 import { runStore } from './workloads/store.js';
 import { runBashStart } from './workloads/bashStart.js';
+import { runViewScale } from './workloads/viewScale.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = import.meta.url.endsWith('.js');
@@ -68,6 +69,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     w7: { spillMiB: 100, peakRssOverInput: null, ms: null, logBytesPerSpill: null, pageReadMs: null },
     coldStart: null,
     bashStart: null,
+    viewScale: null,
     bundle: null,
   };
   const notes: Notes = { mode: compiled ? 'compiled (tsc transpile, bench/.build)' : 'tsx (sources, esbuild keepNames)' };
@@ -138,6 +140,12 @@ export async function main(argv: readonly string[]): Promise<void> {
     } else {
       notes.bashStart = r;
     }
+  }
+  if (want('viewScale')) {
+    log('session view at scale: a 5,000-call turn with and without createSessionView');
+    const r = await runViewScale({ quick });
+    results.viewScale = r.result;
+    notes.viewScale = { reps: r.reps };
   }
   if (want('bundle')) {
     log('browser bundles of the `dsh` and `dsh/react` entries (Vite, minified, gzip -9)');

@@ -8,6 +8,7 @@ import { COLD_RUN_TARGET_MS, type ColdStartDetail, type ColdStartResult } from '
 import { BUNDLE_BUDGET_BYTES, REACT_BUNDLE_BUDGET_BYTES, type BundleResult } from '../workloads/bundle.js';
 import type { W8Detail, W8Result } from '../workloads/w8.js';
 import type { BashStartResult } from '../workloads/bashStart.js';
+import { VIEW_SCALE_TARGET, type ViewScaleResult } from '../workloads/viewScale.js';
 
 export interface Results {
   node: string;
@@ -31,6 +32,7 @@ export interface Results {
   store?: StoreResult | null;
   /** bash cold start, sandboxed and not (issue 23; absent in results from before it was measured). */
   bashStart?: BashStartResult | null;
+  viewScale?: ViewScaleResult | null;
 }
 
 /** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
@@ -48,6 +50,7 @@ export interface Notes {
   w8?: W8Detail;
   store?: StoreDetail | { notMeasured: string };
   bashStart?: { reps: number } | { notMeasured: string };
+  viewScale?: { reps: number };
 }
 
 /** Per-call cost at N=256 may exceed N=64's by this much and still count as "no worse" (run-to-run noise). */
@@ -171,6 +174,11 @@ export function renderTable(r: Results, notes: Notes): string {
     rows.push(['bash start', 'ms per `true` call: sandboxed (workspace-write, bubblewrap); unsandboxed (full-access, PID namespace); ratio', `${f(b.sandboxedMs, 1)} ms; ${f(b.unsandboxedMs, 1)} ms; **×${f(b.ratio, 2)}**`, '—', '', how]);
   } else if (bsn && 'notMeasured' in bsn) {
     rows.push(['bash start', 'ms per `true` call, sandboxed ÷ unsandboxed', 'not measured', '—', '', bsn.notMeasured]);
+  }
+  if (r.viewScale) {
+    const v = r.viewScale;
+    const how = notes.viewScale ? `medians of ${notes.viewScale.reps} interleaved turns each; the view subscribed and reading every snapshot it is told of` : '';
+    rows.push(['session view', `one turn of ${v.calls} calls: without a view ms; with createSessionView ms; ratio`, `${f(v.plainMs, 0)} ms; ${f(v.viewMs, 0)} ms; **×${f(v.ratio, 2)}**`, `≤ ×${VIEW_SCALE_TARGET}`, yes(v.ratio <= VIEW_SCALE_TARGET), how]);
   }
   if (r.bundle) {
     const b = r.bundle;

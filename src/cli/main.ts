@@ -13,6 +13,7 @@
  * The heavy modules (the runtime, the log adapter) are loaded by the command that runs, so
  * `--version` and `--help` start fast. The process entry is bin.ts.
  */
+import { visible } from '../protocol/visibleText.js';
 import { commandUsage, parseCommandArgs, UsageError, type CliIo, type Command } from './command.js';
 import { inspectCommand } from './commands/inspect.js';
 import { logCommand } from './commands/log.js';
@@ -66,6 +67,10 @@ export async function main(
   err: (line: string) => void = console.error,
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<number> {
+  // Every line dsh prints may carry what a model, a tool, a log or the command line chose: shown, never obeyed (SPEC §10.6).
+  const [rawOut, rawErr] = [out, err];
+  out = (line) => rawOut(visible(line));
+  err = (line) => rawErr(visible(line));
   const io: CliIo = { out, err };
   let command: Command | undefined;
   try {

@@ -3,11 +3,13 @@
  * while doing it: a value without a prototype, a `toString` or a `message` getter that throws, a
  * revoked Proxy, a symbol. Every place that turns a thrown value into a message goes through here.
  */
+import { boundedVisible } from './visibleText.js';
 
 /** Longest description kept: a thrown value is hostile input too. */
 const MAX_CHARS = 4_000;
 
-const clip = (s: string): string => (s.length > MAX_CHARS ? `${s.slice(0, MAX_CHARS)}… (${s.length - MAX_CHARS} more chars)` : s);
+/** Bounded and printable: a thrown message reaches the model and the terminal (SPEC §10.6). */
+const clip = (s: string): string => boundedVisible(s, MAX_CHARS);
 
 function attempt<T>(f: () => T): T | undefined {
   try {

@@ -5,3 +5,4 @@ export { describeProvenance } from './describeProvenance.js';
 export * from './events.js';
 export * from './usage.js';
 export * from './describeThrown.js';
+export { visible, hasControlCharacters } from './visibleText.js';

@@ -5,7 +5,7 @@
  * Give it to `createRuntime({ approval })` and to `createSessionView(rt, { approvals })`; the view
  * answers through it. Browser-safe.
  */
-import type { ApprovalAnswer } from '../protocol/index.js';
+import type { ApprovalAnswer, ApprovalDenial } from '../protocol/index.js';
 import { SUSPEND, type ApprovalService } from '../runtime/pipeline/index.js';
 
 /** A question the runtime is waiting on. */
@@ -34,17 +34,18 @@ export interface ApprovalInbox extends ApprovalService {
 
 interface Open {
   readonly question: ApprovalQuestion;
-  readonly settle: (answer: ApprovalAnswer | typeof SUSPEND) => void;
+  readonly settle: (answer: ApprovalAnswer | ApprovalDenial | typeof SUSPEND) => void;
 }
 
-const answerOf = (reply: ApprovalReply): ApprovalAnswer | typeof SUSPEND => {
+/** What the runtime is told: a deny's reason goes with it (the pipeline bounds it and hands it to the model). */
+const answerOf = (reply: ApprovalReply): ApprovalAnswer | ApprovalDenial | typeof SUSPEND => {
   switch (reply.kind) {
     case 'allow-once':
       return 'allowed-once';
     case 'allow-always':
       return 'allowed-always';
     case 'deny':
-      return 'denied';
+      return typeof reply.reason === 'string' && reply.reason.trim() ? { answer: 'denied', reason: reply.reason } : 'denied';
     case 'suspend':
       return SUSPEND;
   }

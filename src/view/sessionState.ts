@@ -8,6 +8,12 @@
  * changed (call → its step → its turn → the root): everything else keeps its reference. A kept
  * snapshot therefore never changes, and selectors can compare by reference. Browser-safe, pure
  * (no subscriptions: sessionView.ts wires it).
+ *
+ * The cost of a change does not grow with the turn (SPEC §10.9): a call is found by its key, not
+ * by a search, and a list (a step's calls, a turn's calls, the steps, the turns) is copied at most
+ * once between two snapshots: a list made since the last snapshot was never handed out, so it is
+ * changed in place, and frozen when the next snapshot is taken (`#own`). A turn of N calls costs
+ * O(N) in all, not O(N²).
  */
 import type { LogEvent, LogEventOf } from '../protocol/index.js';
 import { deepFreeze, readBoundedJson } from '../runtime/args.js';
@@ -28,6 +34,17 @@ const replaceAt = <T>(list: readonly T[], i: number, value: T): readonly T[] => 
   next[i] = value;
   return Object.freeze(next);
 };
+/** Where step `stepIndex` is in a turn's steps (sorted by index; the last one is looked at first). */
+function stepAt(steps: readonly SessionStep[], stepIndex: number): number {
+  for (let i = steps.length - 1; i >= 0; i--) if (steps[i]!.stepIndex === stepIndex) return i;
+  return -1;
+}
+/** How many calls the steps before `si` hold: where step `si`'s calls begin in the turn's flat list. */
+function callsBefore(steps: readonly SessionStep[], si: number): number {
+  let n = 0;
+  for (let i = 0; i < si; i++) n += steps[i]!.calls.length;
+  return n;
+}
 const frozen = <T extends object>(value: T): T => Object.freeze(value);
 /** `base` with `changes`, frozen; `undefined` in `changes` removes the key (exactOptionalPropertyTypes-friendly). */
 function withChanges<T extends object>(base: T, changes: Partial<{ [K in keyof T]: T[K] | undefined }>): T {
@@ -59,6 +76,10 @@ export class SessionState {
   readonly #texts = new Map<string, StepText>();
   /** Stage events of calls whose `tool/call` is not in the log yet (validation runs before it). */
   readonly #earlyStages = new Map<string, SessionCallStage>();
+  /** Where each call is in its step's calls (by call key). */
+  readonly #callAt = new Map<string, number>();
+  /** Lists made since the last snapshot: never handed out, so still changed in place; frozen by `snapshot()`. */
+  readonly #fresh = new Set<unknown[]>();
   #answerable: AnswerableTest;
 
   constructor(answerable: AnswerableTest = () => false) {
@@ -68,6 +89,8 @@ export class SessionState {
   /** The current snapshot: the same object until something changes. */
   snapshot(): SessionSnapshot {
     if (this.#snapshot) return this.#snapshot;
+    for (const list of this.#fresh) Object.freeze(list);
+    this.#fresh.clear();
     let suspendedTurnId: string | undefined;
     let activeTurnId: string | undefined;
     for (const t of this.#turns) {
@@ -237,13 +260,23 @@ export class SessionState {
     }
   }
 
+  /** `list` to change: itself when it was made since the last snapshot, else a copy (made fresh). */
+  #own<T>(list: readonly T[]): T[] {
+    this.#snapshot = undefined;
+    if (this.#fresh.has(list as T[])) return list as T[];
+    const copy = list.slice();
+    this.#fresh.add(copy);
+    return copy;
+  }
+
   // ---- turns
 
   #addTurn(turnId: string, input: string, state: SessionTurnState, followUp?: SessionTurn['followUp']): void {
     this.#turnAt.set(turnId, this.#turns.length);
     const turn: SessionTurn = frozen({ turnId, input, ...(followUp ? { followUp: frozen({ ...followUp }) } : {}), state, steps: EMPTY, calls: EMPTY, steers: EMPTY });
-    this.#turns = Object.freeze([...this.#turns, turn]);
-    this.#snapshot = undefined;
+    const turns = this.#own(this.#turns);
+    turns.push(turn);
+    this.#turns = turns;
   }
 
   /** Replaces turn `turnId` with `fn(turn)` (nothing when it returns the same turn or the turn is unknown). */
@@ -253,8 +286,9 @@ export class SessionState {
     const old = this.#turns[at]!;
     const next = fn(old);
     if (next !== old) {
-      this.#turns = replaceAt(this.#turns, at, next);
-      this.#snapshot = undefined;
+      const turns = this.#own(this.#turns);
+      turns[at] = next;
+      this.#turns = turns;
     }
     return true;
   }
@@ -277,25 +311,30 @@ export class SessionState {
   // ---- steps
 
   /** Replaces step `stepIndex` of the turn with `fn(step)`, creating the step first if need be. */
-  #updateStep(turnId: string, stepIndex: number, fn: (s: SessionStep) => SessionStep, rebuildCalls = false): boolean {
-    return this.#updateTurn(turnId, (t) => {
-      let at = t.steps.findIndex((s) => s.stepIndex === stepIndex);
-      let steps = t.steps;
-      if (at < 0) {
-        const fresh: SessionStep = frozen({ stepIndex, state: 'running', text: '', reasoning: '', calls: EMPTY, requestErrors: EMPTY });
-        const list = [...t.steps, fresh].sort((a, b) => a.stepIndex - b.stepIndex);
-        steps = Object.freeze(list);
-        at = list.indexOf(fresh);
-        rebuildCalls = true;
-      }
-      const old = steps[at]!;
-      const next = fn(old);
-      if (next === old && steps === t.steps) return t;
-      const nextSteps = next === old ? steps : replaceAt(steps, at, next);
-      // The turn's flat call list: the same call objects as the steps hold.
-      const calls = rebuildCalls || next.calls !== old.calls ? Object.freeze(nextSteps.flatMap((s) => s.calls)) : t.calls;
-      return withChanges(t, { steps: nextSteps, calls });
-    });
+  #updateStep(turnId: string, stepIndex: number, fn: (s: SessionStep) => SessionStep): boolean {
+    return this.#updateTurn(turnId, (t) => this.#withStep(t, stepIndex, fn));
+  }
+
+  /** Turn `t` with step `stepIndex` replaced by `fn(step)` (the step made first if need be). */
+  #withStep(t: SessionTurn, stepIndex: number, fn: (s: SessionStep) => SessionStep): SessionTurn {
+    let at = stepAt(t.steps, stepIndex);
+    let steps = t.steps;
+    if (at < 0) {
+      const fresh: SessionStep = frozen({ stepIndex, state: 'running', text: '', reasoning: '', calls: EMPTY, requestErrors: EMPTY });
+      const list = this.#own(t.steps);
+      at = list.length;
+      while (at > 0 && list[at - 1]!.stepIndex > stepIndex) at--;
+      list.splice(at, 0, fresh);
+      steps = list;
+    }
+    const old = steps[at]!;
+    const next = fn(old);
+    if (next !== old) {
+      const list = this.#own(steps);
+      list[at] = next;
+      steps = list;
+    }
+    return steps === t.steps ? t : withChanges(t, { steps });
   }
 
   #textOf(turnId: string, stepIndex: number): StepText {
@@ -334,31 +373,72 @@ export class SessionState {
       executionMode: e.executionMode,
       stage: early ?? 'queued',
     });
-    this.#updateStep(turnId, stepIndex, (s) => {
-      if (s.calls.some((c) => c.callId === e.callId)) return s;
-      // The model's order: by position in the batch (tool/call events come in that order anyway).
-      const calls = [...s.calls];
-      let at = calls.length;
-      while (at > 0 && calls[at - 1]!.index > e.index) at--;
-      calls.splice(at, 0, call);
-      return withChanges(s, { calls: Object.freeze(calls) });
+    if (this.#callAt.has(key)) return;
+    this.#updateTurn(turnId, (t) => {
+      let pos = 0;
+      const next = this.#withStep(t, stepIndex, (s) => {
+        // The model's order: by position in the batch (tool/call events come in that order anyway).
+        const calls = this.#own(s.calls);
+        let at = calls.length;
+        while (at > 0 && calls[at - 1]!.index > e.index) at--;
+        calls.splice(at, 0, call);
+        for (let i = at; i < calls.length; i++) this.#callAt.set(calls[i]!.key, i);
+        pos = at;
+        return calls === s.calls ? s : withChanges(s, { calls });
+      });
+      const flat = this.#flatCalls(next, next.steps, (list) => list.splice(callsBefore(next.steps, stepAt(next.steps, stepIndex)) + pos, 0, call));
+      return flat === next.calls ? next : withChanges(next, { calls: flat });
     });
+  }
+
+  /**
+   * The turn's flat call list once its steps are `steps`: the same call objects as the steps hold,
+   * in step order. While one step has calls (the usual turn), it is that step's own list; else the
+   * turn's list with `change` applied (made anew from the steps when it was still a step's).
+   */
+  #flatCalls(t: SessionTurn, steps: readonly SessionStep[], change: (flat: SessionCall[]) => void): readonly SessionCall[] {
+    let withCalls: SessionStep | undefined;
+    let several = false;
+    for (const s of steps) {
+      if (s.calls.length === 0) continue;
+      several = withCalls !== undefined;
+      if (several) break;
+      withCalls = s;
+    }
+    if (!several) return withCalls?.calls ?? EMPTY;
+    if (t.steps.some((s) => s.calls === t.calls)) {
+      const flat = steps.flatMap((s) => s.calls);
+      this.#fresh.add(flat);
+      return flat;
+    }
+    const flat = this.#own(t.calls);
+    change(flat);
+    return flat;
   }
 
   /** Replaces the call at `at` with `fn(call)`; false when the call is unknown. */
   #updateCall(at: CallPlace, fn: (c: SessionCall) => SessionCall): boolean {
-    if (!this.#turnAt.has(at.turnId)) return false;
     const key = callKey(at.turnId, at.stepIndex, at.callId);
-    let found = false;
-    this.#updateStep(at.turnId, at.stepIndex, (s) => {
-      const i = s.calls.findIndex((c) => c.key === key);
-      if (i < 0) return s;
-      found = true;
+    const i = this.#callAt.get(key);
+    if (i === undefined) return false;
+    this.#updateTurn(at.turnId, (t) => {
+      const si = stepAt(t.steps, at.stepIndex);
+      const s = t.steps[si]!;
       const old = s.calls[i]!;
       const next = fn(old);
-      return next === old ? s : withChanges(s, { calls: replaceAt(s.calls, i, next) });
+      if (next === old) return t;
+      const calls = this.#own(s.calls);
+      calls[i] = next;
+      let steps = t.steps;
+      if (calls !== s.calls) {
+        const list = this.#own(t.steps);
+        list[si] = withChanges(s, { calls });
+        steps = list;
+      }
+      const flat = this.#flatCalls(t, steps, (list) => (list[callsBefore(steps, si) + i] = next));
+      return steps === t.steps && flat === t.calls ? t : withChanges(t, { steps, calls: flat });
     });
-    return found;
+    return true;
   }
 
   // ---- approvals

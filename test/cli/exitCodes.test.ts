@@ -24,9 +24,11 @@ function dsh(argv: string[], options: { env?: Record<string, string>; uid?: numb
   const env = { ...process.env, ...options.env };
   if (!options.env?.DSH_DEBUG) delete env.DSH_DEBUG;
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', bin, ...argv], { cwd: root, env, timeout: 120_000, uid: options.uid, gid: options.gid }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, ['--import', 'tsx', bin, ...argv], { cwd: root, env, timeout: 120_000, uid: options.uid, gid: options.gid }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, out: stdout, err: stderr });
     });
+    // Nothing on stdin (a socket pair here, which dsh run reads to its end when no PROMPT is given).
+    child.stdin?.end();
   });
 }
 

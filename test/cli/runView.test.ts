@@ -78,6 +78,30 @@ describe('run view projection', () => {
     expect(renderRunView(s, { now: 0, width: 60 }).live).toEqual([]);
   });
 
+  it('a command that exited non-zero: its row says `exit N` with the last lines of its output, while a zero exit is done (issue 32 item 6)', () => {
+    const result = (callId: string, exitCode: number, content: string) => ({
+      kind: 'event' as const,
+      now: 4300,
+      event: { seq: 3, time: 0, type: 'tool/result', callId, toolName: 'bash', sourceEventSeqs: [1], result: { callId, toolName: 'bash', isError: false, content, metadata: { exitCode } } } as never,
+    });
+    const s = feed([
+      { kind: 'stage', callId: 'c1', toolName: 'bash', input: '{"command":"ls && node test.js"}', stage: 'running', now: 0 },
+      { kind: 'stage', callId: 'c2', toolName: 'bash', input: '{"command":"true"}', stage: 'running', now: 0 },
+      result('c1', 1, 'a.txt\ntest.js\n[stderr]\nline 1\nline 2\nline 3\nline 4\nAssertionError: expected 2 to equal 3\n[exit code 1]'),
+      result('c2', 0, '[exit code 0]'),
+    ], 80);
+    const view = renderRunView(s, { now: 9999, width: 80 }).live;
+    expect(view).toEqual([
+      '! bash ls && node test.js  exit 1  4.3s',
+      '    │ line 1',
+      '    │ line 2',
+      '    │ line 3',
+      '    │ line 4',
+      '    │ AssertionError: expected 2 to equal 3',
+      '✓ bash true  done  4.3s',
+    ]);
+  });
+
   it('stage names and wrapping', () => {
     expect(stageOf('aborting')).toBe('aborting');
     expect(stageOf('executing')).toBe('running');

@@ -170,7 +170,7 @@ describe('the session view', () => {
   });
 
   it('answers approvals through the view: allow once, deny with a reason, always (not asked again)', async () => {
-    const { view } = setup();
+    const { view, rt } = setup();
     const writes = (n: number) => scriptedModel([{ toolCalls: Array.from({ length: n }, (_, i) => ({ toolName: 'write', input: { path: i === 0 ? 'a.md' : 'b.md' } })) }, { text: 'done' }]);
     const t1 = view.startTurn({ model: writes(2), input: 'write' });
     await until(() => view.getSnapshot().approvals[0]?.answerable === true);
@@ -191,6 +191,9 @@ describe('the session view', () => {
       ['done', 'denied', ErrorCode.APPROVAL_DENIED, undefined],
     ]);
     expect(view.getSnapshot().approvals).toEqual([]);
+    // The reason typed with the deny reaches the model with the result (issue 32 item 4).
+    expect(calls[1]!.result?.content).toContain('not b');
+    expect(rt.log.events().find((e) => e.type === 'tool/approval-answer' && e.callId === 'call-1-1')).toMatchObject({ answer: 'denied', reason: 'not b' });
 
     const t2 = view.startTurn({ model: writes(1), input: 'again' });
     await until(() => view.getSnapshot().approvals[0]?.answerable === true);

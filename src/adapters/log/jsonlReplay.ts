@@ -63,6 +63,17 @@ export interface ReplayOptions {
    * number (for messages; default 1) and `checksummed` whether a line before it had a checksum.
    */
   start?: { byte: number; line?: number; checksummed?: boolean };
+  /**
+   * Reads on past a bad line: it is handed here (naming its line) and skipped, instead of thrown.
+   * A seq gap is reported and the count goes on from the event found. For reading logs nobody
+   * vouches for (`dsh policy replay`); never for a log about to be appended to.
+   */
+  onBadLine?: (error: JsonlLogError) => void;
+  /**
+   * Awaited after each read's lines were handed to `onEvent` (at most a few MiB of them): a
+   * consumer that does asynchronous work per event keeps its backlog, and so memory, bounded.
+   */
+  drain?: () => Promise<void>;
 }
 
 export interface ReplayResult {
@@ -78,6 +89,9 @@ export interface ReplayResult {
    */
   readonly end: { readonly byte: number; readonly line: number; readonly checksummed: boolean };
 }
+
+/** The longest line a tolerant replay (`onBadLine`) holds in memory; a longer one is reported and skipped. */
+export const MAX_TOLERATED_LINE_BYTES = 64 << 20;
 
 /** Bytes per run of lines parsed as one array (runs of 64 KiB parse fastest here). */
 const RUN_BYTES = 64 << 10;
@@ -98,12 +112,29 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
   /** Whether a line with a checksum has been replayed: from then on every line must have one. */
   let checksummed = options.start?.checksummed ?? false;
 
+  /** A bad line: thrown, or with `onBadLine` reported (the caller then skips the line). */
+  const bad = (code: JsonlLogErrorCode, detail: string): void => {
+    const error = new JsonlLogError(code, path, line, detail);
+    if (!options.onBadLine) throw error;
+    options.onBadLine(error);
+    // A skipped line may have held the next seq: the count goes on from the next event found.
+    resync = true;
+  };
+  let resync = false;
+
   /** Validates the value of line `line`, checks its `seq`, and hands the event on. */
   const accept = (value: unknown) => {
     const checked = checkLogEvent(value);
-    if (!checked.ok) throw new JsonlLogError('INVALID_EVENT', path, line, checked.detail);
+    if (!checked.ok) return bad('INVALID_EVENT', checked.detail);
     const event = checked.event;
-    if (event.seq !== expected) throw new JsonlLogError('SEQ_GAP', path, line, `expected seq ${expected}, found ${event.seq}`);
+    if (resync) {
+      resync = false;
+      expected = event.seq;
+    }
+    if (event.seq !== expected) {
+      bad('SEQ_GAP', `expected seq ${expected}, found ${event.seq}`);
+      expected = event.seq;
+    }
     expected++;
     onEvent(event);
   };
@@ -119,13 +150,13 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
     let from = s;
     if (buf[s] === 123) {
       // `{`: a line written before lines had checksums; only such lines may precede it.
-      if (checksummed) throw new JsonlLogError('MISSING_CHECKSUM', path, line, 'a line without a checksum after lines with one (a line written by hand, or damaged)');
+      if (checksummed) return bad('MISSING_CHECKSUM', 'a line without a checksum after lines with one (a line written by hand, or damaged)');
     } else {
       const want = e - s > 9 && buf[s + 8] === 32 ? parseChecksum(buf, s) : -1;
-      if (want < 0) throw new JsonlLogError('MALFORMED_LINE', path, line, `a line starts with a checksum (8 lowercase hex digits and a space) or, written before checksums, with "{"; this one starts ${JSON.stringify(buf.toString('latin1', s, Math.min(e, s + 12)))}`);
+      if (want < 0) return bad('MALFORMED_LINE', `a line starts with a checksum (8 lowercase hex digits and a space) or, written before checksums, with "{"; this one starts ${JSON.stringify(buf.toString('latin1', s, Math.min(e, s + 12)))}`);
       const got = crc32c(buf, s + 9, e);
       if (got !== want) {
-        throw new JsonlLogError('CHECKSUM_MISMATCH', path, line, `the line says ${checksumHex(want)}, its content has ${checksumHex(got)} (a damaged line, or a torn write followed by appends: a log must be repaired before appending)`);
+        return bad('CHECKSUM_MISMATCH', `the line says ${checksumHex(want)}, its content has ${checksumHex(got)} (a damaged line, or a torn write followed by appends: a log must be repaired before appending)`);
       }
       from = s + 9;
       checksummed = true;
@@ -133,14 +164,14 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
     let json: string;
     if (text !== undefined) json = text.slice(from - base, e - base);
     else {
-      if (!utf8 && !isUtf8(buf.subarray(from, e))) throw new JsonlLogError('INVALID_UTF8', path, line, 'bytes that are not UTF-8 (they are not replaced: the line is reported)');
+      if (!utf8 && !isUtf8(buf.subarray(from, e))) return bad('INVALID_UTF8', 'bytes that are not UTF-8 (they are not replaced: the line is reported)');
       json = buf.toString('utf8', from, e);
     }
     let value: unknown;
     try {
       value = JSON.parse(json);
     } catch (err) {
-      throw new JsonlLogError('INVALID_JSON', path, line, `${(err as Error).message} (a torn write followed by appends? a log must be repaired before appending)`);
+      return bad('INVALID_JSON', `${(err as Error).message} (a torn write followed by appends? a log must be repaired before appending)`);
     }
     accept(value);
   };
@@ -233,12 +264,31 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
     // joined once, when its newline arrives).
     let carry: Buffer[] = [];
     let carryBytes = 0;
+    // Bytes of an over-long line being skipped (with `onBadLine` only: it was reported).
+    let overlong = 0;
     const stream = createReadStream(path, { highWaterMark: readBytes, start: offset });
     for await (const read of stream as AsyncIterable<Buffer>) {
       let from = 0;
-      if (carryBytes > 0) {
+      if (overlong > 0) {
         const first = read.indexOf(10);
         if (first === -1) {
+          overlong += read.length;
+          continue;
+        }
+        consumed += overlong + first + 1;
+        overlong = 0;
+        from = first + 1;
+      } else if (carryBytes > 0) {
+        const first = read.indexOf(10);
+        if (first === -1) {
+          if (options.onBadLine && carryBytes + read.length > MAX_TOLERATED_LINE_BYTES) {
+            line++;
+            bad('MALFORMED_LINE', `a line longer than ${MAX_TOLERATED_LINE_BYTES} bytes; skipped`);
+            overlong = carryBytes + read.length;
+            carry = [];
+            carryBytes = 0;
+            continue;
+          }
           carry.push(read);
           carryBytes += read.length;
           continue;
@@ -259,6 +309,7 @@ export async function replayJsonlLog(path: string, onEvent: (event: LogEvent) =>
       if (last < from) continue;
       consumed += last + 1 - from;
       takeLines(read, from, last + 1);
+      if (options.drain) await options.drain();
     }
     return carryBytes;
   };

@@ -11,7 +11,9 @@
  * `service.version`, with `OTEL_RESOURCE_ATTRIBUTES` merged in.
  *
  * The providers are this run's own (nothing is registered globally). `shutdown` flushes both within
- * a deadline.
+ * a deadline, and says in one line when the export failed or the collector did not answer in time:
+ * every export request is itself bounded by `exportTimeoutMs` (the exporters abort it), so a
+ * collector that accepts and never answers cannot keep the process alive past the deadline.
  */
 import { otelTelemetry } from '../../runtime/telemetry/telemetryProjection.js';
 import type { Telemetry, TelemetryOptions } from '../../runtime/telemetry/telemetryOptions.js';
@@ -29,8 +31,12 @@ export interface OtlpTelemetry {
   readonly telemetry: Telemetry;
   /** What `telemetry` was made of: the tracer, the meter and the settings. */
   readonly options: TelemetryOptions;
-  /** Exports what is buffered and stops both providers; settles within `deadlineMs` whatever the collector does. */
-  shutdown(deadlineMs: number): Promise<void>;
+  /**
+   * Exports what is buffered and stops both providers; settles within `deadlineMs` whatever the
+   * collector does, with one line saying what went wrong (an export failed, or the collector did
+   * not answer in time), or undefined when everything was exported.
+   */
+  shutdown(deadlineMs: number): Promise<string | undefined>;
 }
 
 /** The packages `--otel` loads, pinned as package.json pins them (optionalDependencies). */
@@ -70,6 +76,8 @@ export async function startOtlpTelemetry(o: {
   /** `gen_ai.conversation.id`: the session's id. */
   readonly conversationId?: string;
   readonly serviceVersion?: string;
+  /** The longest one export request may take (default 5 s, dsh run's close deadline). */
+  readonly exportTimeoutMs?: number;
 }): Promise<OtlpTelemetry> {
   const api = await load('@opentelemetry/api', () => import('@opentelemetry/api'));
   const traceBase = await load('@opentelemetry/sdk-trace-base', () => import('@opentelemetry/sdk-trace-base'));
@@ -90,16 +98,31 @@ export async function startOtlpTelemetry(o: {
     })
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
 
+  // The first failed export, as one line (the SDK only logs them to its diag logger).
+  let failure: string | undefined;
+  const watch = <T, E extends { export(items: T, done: (r: { code: number; error?: Error }) => void): void }>(what: string, exporter: E): E => {
+    const send = exporter.export.bind(exporter);
+    exporter.export = (items, done) =>
+      send(items, (r) => {
+        if (r.code !== 0) failure ??= `${what} export failed: ${r.error?.message ?? 'the collector refused it'}`;
+        done(r);
+      });
+    return exporter;
+  };
+  const timeoutMillis = o.exportTimeoutMs ?? 5_000;
+  const traceExporter = watch('span', new OTLPTraceExporter({ ...(tracesUrl ? { url: tracesUrl } : {}), timeoutMillis }));
+  const metricExporter = watch('metric', new OTLPMetricExporter({ ...(metricsUrl ? { url: metricsUrl } : {}), timeoutMillis }));
   const tracerProvider = new traceBase.BasicTracerProvider({
     resource,
-    spanProcessors: [new traceBase.BatchSpanProcessor(new OTLPTraceExporter(tracesUrl ? { url: tracesUrl } : {}))],
+    spanProcessors: [new traceBase.BatchSpanProcessor(traceExporter, { exportTimeoutMillis: timeoutMillis })],
   });
   const meterProvider = new metricsSdk.MeterProvider({
     resource,
     readers: [
       new metricsSdk.PeriodicExportingMetricReader({
-        exporter: new OTLPMetricExporter(metricsUrl ? { url: metricsUrl } : {}),
+        exporter: metricExporter,
         exportIntervalMillis: 60_000,
+        exportTimeoutMillis: timeoutMillis,
       }),
     ],
   });
@@ -111,20 +134,20 @@ export async function startOtlpTelemetry(o: {
     ...(o.config?.recordContent ? { recordContent: true } : {}),
     ...(o.conversationId !== undefined ? { conversationId: o.conversationId } : {}),
   };
-  let stopped: Promise<void> | undefined;
+  let stopped: Promise<string | undefined> | undefined;
   return {
     options,
     telemetry: otelTelemetry(options),
     shutdown(deadlineMs) {
-      stopped ??= new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, deadlineMs);
+      stopped ??= new Promise<string | undefined>((resolve) => {
+        const timer = setTimeout(() => resolve(failure ?? `the collector did not answer within ${deadlineMs / 1000} s: spans and metrics not exported`), deadlineMs);
         timer.unref?.();
-        const done = () => {
-          clearTimeout(timer);
-          resolve();
-        };
         // shutdown() flushes first (the batch processor's spans, the reader's last collection).
-        void Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]).then(done);
+        void Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]).then((settled) => {
+          clearTimeout(timer);
+          const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+          resolve(failure ?? (rejected ? `export failed: ${String((rejected.reason as Error)?.message ?? rejected.reason)}` : undefined));
+        });
       });
       return stopped;
     },

@@ -83,12 +83,15 @@ async function policyTest(io: { out(l: string): void; err(l: string): void }): P
   return failed > 0 ? 1 : 0;
 }
 
+/** Bad lines named one by one on stderr; past these, counted. */
+const MAX_BAD_LINES_SHOWN = 100;
+
 async function policyReplay(
   sessions: readonly string[],
   options: { allow: readonly string[]; plan: boolean; failOn: readonly FailOn[]; json: boolean },
   io: { out(l: string): void; err(l: string): void },
 ): Promise<number> {
-  const [{ loadConfig }, { READ_ONLY_BUILTINS }, { readJsonlLog }, { sessionFileOf, listSessionIds, sessionsDir }, { createPolicyChecker }, { configuredPolicies }, replay, { onFile }, { describeProvenance }] =
+  const [{ loadConfig }, { READ_ONLY_BUILTINS }, { replayJsonlLog }, { sessionFileOf, listSessionIds, sessionsDir }, { createPolicyChecker }, { configuredPolicies }, replay, { onFile }, { describeProvenance }] =
     await Promise.all([
       import('../config/load.js'),
       import('../config/examples.js'),
@@ -107,15 +110,6 @@ async function policyReplay(
     io.out(`no sessions in ${sessionsDir(cwd)}`);
     return 0;
   }
-  const calls: import('../policy/replay.js').RecordedCall[] = [];
-  let skipped = 0;
-  for (const file of files) {
-    const { events } = await onFile(file, () => readJsonlLog(file));
-    const name = file.endsWith('.jsonl') ? file.slice(file.lastIndexOf('/') + 1, -'.jsonl'.length) : file;
-    const r = replay.recordedCalls(name, events);
-    calls.push(...r.calls);
-    skipped += r.skipped;
-  }
   // The deciding command hooks run as in dsh run (in the sandbox); those after the body do not.
   const [{ createHookRunner }, { createSandbox }] = await Promise.all([import('../../adapters/hooks/hookRunner.js'), import('../../adapters/sandbox/sandbox.js')]);
   const sandbox = createSandbox({ ...(config.sandbox ?? {}), root, env: process.env });
@@ -125,17 +119,36 @@ async function policyReplay(
       configuredPolicies(rt, { allow: options.allow, config: { ...config, hooks }, plan: options.plan, cwd: root, hookRunner: createHookRunner({ root, sandbox }) }),
     readOnlyTools: READ_ONLY_BUILTINS,
   });
-  let report: import('../policy/replay.js').ReplayReport;
+  // Each log is streamed: its calls are checked a read (a few MiB) at a time, so memory stays
+  // bounded whatever the log's length (replay.ts); a bad line is named and skipped.
+  const tally = replay.createReplayTally(checker, options.failOn);
+  let badLines = 0;
   try {
-    report = await replay.replayCalls(calls, checker, files.length, skipped);
+    for (const file of files) {
+      const name = file.endsWith('.jsonl') ? file.slice(file.lastIndexOf('/') + 1, -'.jsonl'.length) : file;
+      const ready: import('../policy/replay.js').RecordedCall[] = [];
+      const stream = replay.recordedCallStream(name, (c) => ready.push(c));
+      const drain = async () => {
+        for (const c of ready.splice(0)) await tally.check(c);
+      };
+      const onBadLine = (e: import('../../adapters/log/jsonlReplay.js').JsonlLogError) => {
+        if (++badLines <= MAX_BAD_LINES_SHOWN) io.err(`dsh policy replay: ${e.message}${e.code === 'SEQ_GAP' ? '' : '; skipped'}`);
+      };
+      const r = await onFile(file, () => replayJsonlLog(file, (e) => stream.onEvent(e), { onBadLine, drain }));
+      await drain();
+      tally.skip(stream.end());
+      if (r.torn) io.err(`dsh policy replay: ${r.torn.message}`);
+    }
   } finally {
     await checker.close();
     await sandbox.dispose();
   }
-  const failing = report.changes.filter((c) => replay.failsOn(c, options.failOn));
+  if (badLines > MAX_BAD_LINES_SHOWN) io.err(`dsh policy replay: ${badLines - MAX_BAD_LINES_SHOWN} more bad lines skipped`);
+  const report = tally.report(files.length);
+  for (const p of report.problems) io.err(`dsh policy replay: ${p}`);
   if (options.json) {
-    io.out(JSON.stringify({ ...report, failOn: options.failOn, failing: failing.length }));
-    return failing.length > 0 ? 1 : 0;
+    io.out(JSON.stringify({ ...report, failOn: options.failOn, badLines }));
+    return report.failing > 0 ? 1 : 0;
   }
   const args = (input: unknown) => {
     const s = typeof input === 'string' ? input : JSON.stringify(input);
@@ -150,10 +163,11 @@ async function policyReplay(
   }
   const rows = [['THEN → NOW', 'CALLS'], ...Object.entries(report.transitions).map(([t, n]) => [t, String(n)]), ['unchanged', String(report.unchanged)], ['not compared', String(report.skipped)]];
   const w = Math.max(...rows.map((r) => r[0]!.length));
+  if (report.omitted > 0) io.out(`… ${report.omitted} more change${report.omitted === 1 ? '' : 's'} (counted below, not listed)`);
   if (report.changes.length > 0) io.out('');
   for (const r of rows) io.out(`${r[0]!.padEnd(w)}  ${r[1]}`);
   const hookCount = (hooks?.preExecute?.length ?? 0) + (hooks?.guard?.length ?? 0);
   const ran = hookCount > 0 ? `no tool body ran, but ${hookCount} command hook${hookCount === 1 ? '' : 's'} (preExecute, guard) ran for each call, in the sandbox, as in dsh run` : 'no tool body ran';
-  io.out(`${report.calls} call${report.calls === 1 ? '' : 's'} in ${report.sessions} session${report.sessions === 1 ? '' : 's'} replayed; ${ran}; ${failing.length} change${failing.length === 1 ? '' : 's'} to fail on (--fail-on ${options.failOn.join(',')})`);
-  return failing.length > 0 ? 1 : 0;
+  io.out(`${report.calls} call${report.calls === 1 ? '' : 's'} in ${report.sessions} session${report.sessions === 1 ? '' : 's'} replayed; ${ran}; ${report.failing} change${report.failing === 1 ? '' : 's'} to fail on (--fail-on ${options.failOn.join(',')})`);
+  return report.failing > 0 ? 1 : 0;
 }

@@ -172,9 +172,10 @@ ${RUN_EXIT_HELP}`,
 export const MAX_STDIN_PROMPT_BYTES = 1024 * 1024;
 
 /**
- * PROMPT as given; `-`, or none while stdin is a pipe or a file (`echo "…" | dsh run`,
- * `dsh run < task.md`): the prompt read from stdin. A socket on stdin (what a program that spawns
- * dsh usually leaves open, and may never close) is read only for an explicit `-`.
+ * PROMPT as given; `-`, or none while stdin is a pipe, a socket or a file (`echo "…" | dsh run`,
+ * `dsh run < task.md`, a program that spawns dsh with Node's `child_process`, whose stdin is a
+ * socket pair): the prompt read from stdin, to its end. A terminal or a device (`/dev/null`) is not
+ * read. A program that leaves stdin open and gives a prompt as an argument is not waited on.
  */
 export async function promptOrStdin(prompt: string | undefined): Promise<string | undefined> {
   if (prompt !== undefined && prompt !== '-') return prompt;
@@ -187,7 +188,7 @@ export async function promptOrStdin(prompt: string | undefined): Promise<string 
     } catch {
       return undefined;
     }
-    if (!st.isFIFO() && !st.isFile()) return undefined;
+    if (!st.isFIFO() && !st.isFile() && !st.isSocket()) return undefined;
   }
   const text = await readStdinPrompt();
   if (text === undefined && prompt === '-') throw new UsageError('PROMPT "-": nothing on stdin', runCommand, { usage: false });
@@ -208,10 +209,11 @@ export async function readStdinPrompt(stdin: NodeJS.ReadableStream = process.std
   return text ? text : undefined;
 }
 
-/** One line each: the model (and where it came from), the instruction files read. */
+/** One line each: the model (and where it came from), the instruction files read, any cut or refused. */
 export function describeSetup(setup: import('../run/runSetup.js').RunSetupResult): string[] {
   const m = setup.model;
   const lines = [`model: ${m.model.spec}${m.model.baseUrl ? ` at ${m.model.baseUrl}` : ''} (${m.source === 'config' ? 'from dsh.config.json' : m.source === 'session log' ? "the session's" : m.source})`];
   if (setup.system.files.length > 0) lines.push(`instructions: ${setup.system.files.join(', ')}`);
+  for (const note of setup.system.notes) lines.push(`instructions: ${note}`);
   return lines;
 }

@@ -34,6 +34,7 @@ ul.tree, ul.tree ul { list-style: none; padding-left: 12px; margin: 0; }
 ol.calls { padding-left: 36px; margin: 0; }
 ol.calls li.failed .badge { background: #ffebe9; color: var(--bad); }
 ol.calls li.ok .badge { background: #dafbe1; color: var(--good); }
+ol.calls li.exited .badge { background: #fff8c5; color: #7d4e00; }
 button.actor { all: unset; cursor: pointer; display: block; padding: 1px 4px; border-radius: 4px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 100%; }
 button.actor:hover { background: var(--bg2); }
 button.actor.selected { background: #ddf4ff; outline: 1px solid var(--accent); }

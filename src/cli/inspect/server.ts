@@ -9,7 +9,7 @@
  *   GET  /diagrams/<machine>.svg    the generated statechart of a machine
  *   GET  /api/stream?t=TOKEN        Server-Sent Events: `init` (everything so far), then `log`,
  *                                   `actor`, `approvals`, `live` as they happen
- *   POST /api/approve               {"callId", "answer": "allowed-once"|"allowed-always"|"denied"}
+ *   POST /api/approve               {"callId", "answer": "allowed-once"|"allowed-always"|"denied", "reason"?: string (with "denied")}
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -120,16 +120,20 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
         res.setHeader('connection', 'close');
         return fail(res, 413, 'too large');
       }
-      let parsed: { callId?: unknown; answer?: unknown };
+      let parsed: { callId?: unknown; answer?: unknown; reason?: unknown };
       try {
         parsed = JSON.parse(body) as typeof parsed;
       } catch {
         return fail(res, 400, 'not JSON');
       }
       const answer = ApprovalAnswerSchema.safeParse(parsed?.answer);
-      if (typeof parsed?.callId !== 'string' || !answer.success) return fail(res, 400, 'expected {"callId": string, "answer": "allowed-once" | "allowed-always" | "denied"}');
+      const reason = parsed?.reason;
+      const reasonOk = reason === undefined || (typeof reason === 'string' && answer.success && answer.data === 'denied');
+      if (typeof parsed?.callId !== 'string' || !answer.success || !reasonOk) return fail(res, 400, 'expected {"callId": string, "answer": "allowed-once" | "allowed-always" | "denied", "reason"?: string (with "denied")}');
       if (!options.approvals) return fail(res, 409, 'this session takes no answers (it is not running)');
-      if (!options.approvals.answer(parsed.callId, answer.data)) return fail(res, 409, `no question is waiting for ${parsed.callId}`);
+      // A deny's reason goes on to the model (the pipeline bounds it and makes it visible).
+      const given = typeof reason === 'string' && reason.trim() ? { answer: 'denied' as const, reason } : answer.data;
+      if (!options.approvals.answer(parsed.callId, given)) return fail(res, 409, `no question is waiting for ${parsed.callId}`);
       return send(res, 200, 'application/json', JSON.stringify({ ok: true }));
     }
     return fail(res, 405, 'method not allowed');

@@ -9,7 +9,7 @@
  * `allow`. A call that never reached the policies (unknown tool, invalid arguments, a truncated or
  * duplicate call) or whose log ends before its result is not compared.
  */
-import type { DecisionProvenance, LogEvent, ToolResult } from '../../protocol/index.js';
+import { describeThrown, type DecisionProvenance, type LogEvent } from '../../protocol/index.js';
 import type { PolicyChecker, PolicyOutcome, PolicyVerdict } from '../../runtime/policies/policyCheck.js';
 
 export type LoggedOutcome = 'allow' | 'ask' | 'deny';
@@ -48,7 +48,14 @@ export interface ReplayReport {
   /** Calls not compared: they never reached the policies, or have no result. */
   readonly skipped: number;
   readonly unchanged: number;
+  /** The first MAX_LISTED_CHANGES changes. */
   readonly changes: readonly ReplayChange[];
+  /** Changes past those listed (counted in `transitions`, not listed). */
+  readonly omitted: number;
+  /** Changes, listed or not, that `--fail-on` fails on. */
+  readonly failing: number;
+  /** Calls the checker could not check, by session and call id. */
+  readonly problems: readonly string[];
   /** `then → now` → how many calls. */
   readonly transitions: Readonly<Record<string, number>>;
 }
@@ -56,57 +63,110 @@ export interface ReplayReport {
 /** Codes of calls that never reached the policies. */
 const BEFORE_POLICIES = new Set(['UNKNOWN_TOOL', 'INVALID_ARGS', 'TRUNCATED_CALL', 'DUPLICATE_CALL_ID']);
 
-/** The calls of one session's events, with what happened to each then. */
-export function recordedCalls(session: string, events: readonly LogEvent[]): { calls: RecordedCall[]; skipped: number } {
+/** Calls awaiting their result that a replay holds at most (a forged log may never give results): older ones are dropped, counted as not compared. */
+export const MAX_PENDING_CALLS = 10_000;
+/** Changes a replay keeps to list (the rest are counted, in `transitions` and `omitted`). */
+export const MAX_LISTED_CHANGES = 1_000;
+
+/**
+ * Reads one session's events as they stream by and hands on each call once its result is seen,
+ * with what happened to it then. Holds only the calls still awaiting a result (at most
+ * MAX_PENDING_CALLS), so a log of any length is read in bounded memory. `end()` counts the
+ * calls left without a result.
+ */
+export function recordedCallStream(session: string, emit: (call: RecordedCall) => void): { onEvent(e: LogEvent): void; end(): number; skipped(): number } {
   const key = (turnId: string | undefined, callId: string) => `${turnId ?? ''}\u0000${callId}`;
-  const asked = new Set<string>();
-  const results = new Map<string, ToolResult>();
-  for (const e of events) {
-    if (e.type === 'tool/approval-request') asked.add(key(e.turnId, e.callId));
-    else if (e.type === 'tool/result') results.set(key(e.turnId, e.callId), e.result);
-  }
-  const calls: RecordedCall[] = [];
+  const pending = new Map<string, { turnId: string | undefined; callId: string; toolName: string; input: unknown; asked: boolean }>();
   let skipped = 0;
-  for (const e of events) {
-    if (e.type !== 'tool/call') continue;
-    const k = key(e.turnId, e.callId);
-    const r = results.get(k);
-    if (!r || (r.isError && BEFORE_POLICIES.has(r.error.code))) {
-      skipped++;
-      continue;
-    }
-    const base = { session, turnId: e.turnId, callId: e.callId, toolName: e.toolName, input: e.input, ...(r.decision ? { thenDecision: r.decision } : {}) };
-    const code = r.isError ? r.error.code : undefined;
-    const d = r.decision;
-    const denied = code === 'POLICY_DENIED' || code === 'GUARD_DENIED' || (code === 'HOOK_FAILED' && (d?.stage === 'pre-execute' || d?.stage === 'guard'));
-    if (denied) calls.push({ ...base, then: 'deny', ran: false });
-    else if (asked.has(k)) calls.push({ ...base, then: 'ask', ran: code !== 'APPROVAL_DENIED' && code !== 'ABORTED_BEFORE_DISPATCH' });
-    else calls.push({ ...base, then: 'allow', ran: code !== 'ABORTED_BEFORE_DISPATCH' });
-  }
-  return { calls, skipped };
+  return {
+    onEvent(e) {
+      if (e.type === 'tool/call') {
+        const k = key(e.turnId, e.callId);
+        if (pending.has(k)) pending.delete(k);
+        else if (pending.size >= MAX_PENDING_CALLS) {
+          pending.delete(pending.keys().next().value!);
+          skipped++;
+        }
+        pending.set(k, { turnId: e.turnId, callId: e.callId, toolName: e.toolName, input: e.input, asked: false });
+      } else if (e.type === 'tool/approval-request') {
+        const c = pending.get(key(e.turnId, e.callId));
+        if (c) c.asked = true;
+      } else if (e.type === 'tool/result') {
+        const k = key(e.turnId, e.callId);
+        const c = pending.get(k);
+        if (!c) return;
+        pending.delete(k);
+        const r = e.result;
+        if (r.isError && BEFORE_POLICIES.has(r.error.code)) {
+          skipped++;
+          return;
+        }
+        const base = { session, turnId: c.turnId, callId: c.callId, toolName: c.toolName, input: c.input, ...(r.decision ? { thenDecision: r.decision } : {}) };
+        const code = r.isError ? r.error.code : undefined;
+        const d = r.decision;
+        const denied = code === 'POLICY_DENIED' || code === 'GUARD_DENIED' || (code === 'HOOK_FAILED' && (d?.stage === 'pre-execute' || d?.stage === 'guard'));
+        if (denied) emit({ ...base, then: 'deny', ran: false });
+        else if (c.asked) emit({ ...base, then: 'ask', ran: code !== 'APPROVAL_DENIED' && code !== 'ABORTED_BEFORE_DISPATCH' });
+        else emit({ ...base, then: 'allow', ran: code !== 'ABORTED_BEFORE_DISPATCH' });
+      }
+    },
+    end() {
+      skipped += pending.size;
+      pending.clear();
+      return skipped;
+    },
+    skipped: () => skipped,
+  };
 }
 
-/** Replays `calls` through `checker`; the report lists every call decided otherwise now. */
-export async function replayCalls(calls: readonly RecordedCall[], checker: PolicyChecker, sessions: number, skippedBefore = 0): Promise<ReplayReport> {
+/**
+ * A replay's tally: each call is checked as it comes (`check`), and only the counts and the first
+ * MAX_LISTED_CHANGES changes are kept. A call the checker cannot even check (it throws) is not
+ * compared, and named in `problems`.
+ */
+export function createReplayTally(checker: PolicyChecker, failOn: readonly FailOn[]) {
   const changes: ReplayChange[] = [];
   const transitions: Record<string, number> = {};
+  const problems: string[] = [];
+  let calls = 0;
   let unchanged = 0;
-  let skipped = skippedBefore;
-  for (const c of calls) {
-    const v: PolicyVerdict = await checker.check({ toolName: c.toolName, input: c.input });
-    if (v.outcome === 'invalid') {
-      skipped++;
-      continue;
-    }
-    if (v.outcome === c.then) {
-      unchanged++;
-      continue;
-    }
-    const t = `${c.then} → ${v.outcome}`;
-    transitions[t] = (transitions[t] ?? 0) + 1;
-    changes.push({ ...c, now: v.outcome, ...(v.decision ? { nowDecision: v.decision } : {}), ...(v.reason !== undefined ? { nowReason: v.reason } : {}) });
-  }
-  return { sessions, calls: calls.length, skipped, unchanged, changes, transitions };
+  let skipped = 0;
+  let failing = 0;
+  let changed = 0;
+  return {
+    async check(c: RecordedCall): Promise<void> {
+      calls++;
+      let v: PolicyVerdict;
+      try {
+        v = await checker.check({ toolName: c.toolName, input: c.input });
+      } catch (e) {
+        skipped++;
+        if (problems.length < MAX_LISTED_CHANGES) problems.push(`${c.session} ${c.callId}: not compared: ${describeThrown(e)}`);
+        return;
+      }
+      if (v.outcome === 'invalid') {
+        skipped++;
+        return;
+      }
+      if (v.outcome === c.then) {
+        unchanged++;
+        return;
+      }
+      const t = `${c.then} → ${v.outcome}`;
+      transitions[t] = (transitions[t] ?? 0) + 1;
+      changed++;
+      const change: ReplayChange = { ...c, now: v.outcome, ...(v.decision ? { nowDecision: v.decision } : {}), ...(v.reason !== undefined ? { nowReason: v.reason } : {}) };
+      if (failsOn(change, failOn)) failing++;
+      if (changes.length < MAX_LISTED_CHANGES) changes.push(change);
+    },
+    /** Calls not compared because they never reached the policies (counted by the stream). */
+    skip(n: number): void {
+      skipped += n;
+    },
+    report(sessions: number): ReplayReport {
+      return { sessions, calls, skipped, unchanged, changes, omitted: changed - changes.length, failing, transitions, problems };
+    },
+  };
 }
 
 /** Whether a change is one `failOn` fails on. */

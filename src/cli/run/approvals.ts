@@ -7,6 +7,7 @@ import type { ApprovalAnswer, ApprovalDenial } from '../../protocol/index.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { MAX_DENIAL_REASON_CHARS } from '../../runtime/pipeline/approvalService.js';
 import { argsText, type PendingApproval } from '../view/runView.js';
+import { containsControlCharacters } from '../../protocol/visibleText.js';
 
 /** Denies every question, saying how to pre-approve (`--allow TOOL`). */
 export function deniedWithoutTerminal(err: (line: string) => void): ApprovalService {
@@ -34,7 +35,7 @@ export function keystrokeApproval(options: KeystrokeApprovalOptions): ApprovalSe
       if (signal.aborted) return resolve('denied');
       const { input } = options;
       const wasRaw = input.isRaw;
-      const question = { callId: req.callId, toolName: req.toolName, args: argsText(req.args), ...(req.reason ? { reason: req.reason } : {}), ...(req.preview ? { preview: req.preview } : {}) };
+      const question = { callId: req.callId, toolName: req.toolName, args: argsText(req.args), ...(req.reason ? { reason: req.reason } : {}), ...(req.preview ? { preview: req.preview } : {}), ...(containsControlCharacters(req.args) ? { controls: true } : {}) };
       // After `r`: the reason being typed (Enter sends it, Esc goes back to the question).
       let typing: string | undefined;
       const done = (answer: ApprovalAnswer | ApprovalDenial) => {

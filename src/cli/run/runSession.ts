@@ -142,7 +142,20 @@ async function startTelemetry(o: RunSessionOptions): Promise<OtlpTelemetry | und
   const block = o.config?.otel;
   if (!o.otel && (!block || block.enabled === false)) return undefined;
   const [{ startOtlpTelemetry }, { packageVersion }] = await Promise.all([import('../../adapters/telemetry/otlpTelemetry.js'), import('../version.js')]);
-  return startOtlpTelemetry({ ...(block ? { config: block } : {}), env: o.env, conversationId: o.id, serviceVersion: packageVersion() });
+  const otel = await startOtlpTelemetry({ ...(block ? { config: block } : {}), env: o.env, conversationId: o.id, serviceVersion: packageVersion(), exportTimeoutMs: EXIT_CLOSE_MS });
+  // One line when the export failed or timed out, however many places wait for the shutdown.
+  let said = false;
+  return {
+    ...otel,
+    shutdown: async (deadlineMs) => {
+      const problem = await otel.shutdown(deadlineMs);
+      if (problem !== undefined && !said) {
+        said = true;
+        o.io.err(`dsh: otel: ${problem}`);
+      }
+      return problem;
+    },
+  };
 }
 
 /** Opens the log (closing what a crash left open, on resume); the log and its file sink. */

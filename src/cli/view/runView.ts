@@ -12,6 +12,7 @@ import { describeProvenance } from '../../protocol/describeProvenance.js';
 import type { InspectionEvent } from 'xstate';
 import type { ApprovalPreview, LogEvent } from '../../protocol/index.js';
 import { stateValuePath } from '../../runtime/inspection/stateValuePath.js';
+import { visible } from '../../protocol/visibleText.js';
 
 export interface CallRow {
   callId: string;
@@ -28,6 +29,12 @@ export interface CallRow {
   decidedBy?: string;
   /** The result's first line, when it succeeded. */
   summary?: string;
+  /**
+   * A command that ran and exited non-zero (its result's `metadata.exitCode`): the call succeeded
+   * (SPEC §6: the codes are for failures of the call), but the row says how the command ended,
+   * with the last lines of its output.
+   */
+  exit?: { code: number; tail: string[] };
   /** The latest progress the call reported (`tool/progress`), shown under its row while it runs. */
   progress?: string;
   /** The tail of the output it reported so far (the progress line is its last non-empty line). */
@@ -43,6 +50,8 @@ export interface PendingApproval {
   preview?: ApprovalPreview;
   /** The reason for a denial being typed (after `r`), when one is. */
   denyReason?: string;
+  /** Whether the arguments hold control characters (shown escaped; the question says so). */
+  controls?: boolean;
 }
 
 /** How a line is drawn: plain, or coloured by what it is (the renderer's `paint`). */
@@ -145,8 +154,9 @@ export function stageOf(value: unknown): string {
   return STAGES[full] ?? STAGES[path[0] ?? ''] ?? full;
 }
 
+/** One short line: control characters shown (never obeyed), runs of spaces, tabs and newlines made one space. */
 const oneLine = (s: string, max: number) => {
-  const t = s.replace(/\s+/g, ' ').trim();
+  const t = visible(s).replace(/[ \t\n]+/g, ' ').trim();
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 };
 
@@ -183,6 +193,18 @@ export function fromInspection(e: InspectionEvent, now: number): RunViewInput | 
     if (ev.type === 'MODEL.TEXT' && ev.kind === 'text' && typeof ev.delta === 'string') return { kind: 'text', delta: ev.delta };
   }
   return undefined;
+}
+
+/** Lines of a failed command's output shown under its row. */
+export const EXIT_TAIL_LINES = 5;
+
+/** A successful call whose command exited non-zero: the code and the last lines of its output. */
+function exitOf(r: { content: string; metadata?: Readonly<Record<string, unknown>> }): { exit?: { code: number; tail: string[] } } {
+  const code = r.metadata?.exitCode;
+  if (typeof code !== 'number' || code === 0) return {};
+  // The output, less the `[exit code N]` line the bash tool ends it with.
+  const lines = r.content.split('\n').filter((l) => l.trim() && !/^\[exit code -?\d+\]$/.test(l.trim()));
+  return { exit: { code, tail: lines.slice(-EXIT_TAIL_LINES).map((l) => oneLine(l, 200)) } };
 }
 
 function firstLineOf(s: string): string {
@@ -252,7 +274,7 @@ function onEvent(state: RunViewState, e: LogEvent, now: number, width: number): 
         ...base,
         stage: 'done',
         endedAt: now,
-        ...(r.isError ? { error: { code: r.error?.code ?? 'ERROR', message: r.error?.message ?? r.content } } : { summary: firstLineOf(r.content) }),
+        ...(r.isError ? { error: { code: r.error?.code ?? 'ERROR', message: r.error?.message ?? r.content } } : { summary: firstLineOf(r.content), ...exitOf(r) }),
         ...(r.decision ? { decidedBy: describeProvenance(r.decision) } : {}),
       };
       return { ...state, calls: known ? state.calls.map((c) => (c.callId === e.callId ? row : c)) : [...state.calls, row] };
@@ -294,11 +316,15 @@ function elapsed(ms: number): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
 }
 
-/** Splits a line to lines of at most `width` characters (code points), at a space when there is one in the second half. */
+/**
+ * Splits a line to lines of at most `width` characters (code points), at a space when there is one
+ * in the second half. Every line of the view passes through here, so here its control characters
+ * are made visible (SPEC §10.6): a model's `\x1b[2K` or `\r` is drawn as text, never obeyed.
+ */
 export function wrap(line: string, width: number): string[] {
   const w = Math.max(10, width);
   const out: string[] = [];
-  for (const raw of line.split('\n')) {
+  for (const raw of visible(line).split('\n')) {
     let cps = Array.from(raw);
     if (cps.length === 0) out.push('');
     while (cps.length > 0) {
@@ -317,14 +343,15 @@ export function wrap(line: string, width: number): string[] {
 
 /** One call's row(s): mark, tool, arguments, stage, elapsed; an error in full under it. */
 export function callLines(c: CallRow, now: number, width: number, frame: number): string[] {
-  const mark = c.endedAt === undefined ? SPINNER[frame % SPINNER.length]! : c.error ? '✗' : '✓';
+  const mark = c.endedAt === undefined ? SPINNER[frame % SPINNER.length]! : c.error ? '✗' : c.exit ? '!' : '✓';
   const time = elapsed((c.endedAt ?? now) - c.startedAt);
   const what = `${c.toolName}${c.args ? ` ${c.args}` : ''}`;
-  const stage = c.endedAt === undefined ? c.stage : c.error ? c.error.code : 'done';
+  const stage = c.endedAt === undefined ? c.stage : c.error ? c.error.code : c.exit ? `exit ${c.exit.code}` : 'done';
   const lines = wrap(`${mark} ${what}  ${stage}  ${time}`, width);
   // The latest progress, one line under the row, while the call runs.
   if (c.endedAt === undefined && c.progress) lines.push(`    ${oneLine(`⋯ ${c.progress}`, Math.max(10, width - 4))}`);
   if (c.error) lines.push(...wrap(`    ${c.error.code}: ${c.error.message}`, width));
+  if (c.exit) for (const l of c.exit.tail) lines.push(...wrap(`    │ ${l}`, width));
   if (c.error && c.decidedBy) lines.push(...wrap(`    decided: ${c.decidedBy}`, width));
   return lines;
 }
@@ -342,6 +369,7 @@ function liveLines(state: RunViewState, now: number, width: number, frame: numbe
   if (state.approval) {
     const a = state.approval;
     lines.push(...wrap(`? allow ${a.toolName} ${a.args}${a.reason ? ` (${a.reason})` : ''}`, width));
+    if (a.controls) lines.push(...wrap('  ! the arguments hold control characters, shown as \\uXXXX: what runs is exactly what is shown', width));
     if (a.preview) lines.push(...previewLines(a.preview, width, Math.max(3, o.maxPreviewLines ?? 40), o.paint));
     if (a.denyReason !== undefined) lines.push(...wrap(`  deny, because› ${a.denyReason}`, width), ...wrap('  (Enter sends the denial with this reason to the model; Esc goes back)', width));
     else lines.push(...wrap('  [y] allow once  [a] allow always  [n] deny  [r] deny with a reason', width));

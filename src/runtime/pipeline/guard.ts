@@ -4,6 +4,7 @@
  */
 import type { GuardOutcome, PreparedCall } from '../../../machines/callStages.js';
 import { describeThrown } from '../../protocol/index.js';
+import { boundedVisible } from '../../protocol/visibleText.js';
 import { isPromise, MAX_RULE_LENGTH } from './listenerAnswers.js';
 import { guardsOf } from './prepare.js';
 import type { StageDeps } from './stageDeps.js';
@@ -19,7 +20,7 @@ export function runGuards(deps: Pick<StageDeps, 'guards'>, p: PreparedCall): Gua
     } catch (e) {
       return { kind: 'failed', hook: 'tools/guard', listener: g.name, message: describeThrown(e) };
     }
-    if (typeof r === 'string') return { kind: 'deny', reason: r, listener: g.name };
+    if (typeof r === 'string') return { kind: 'deny', reason: boundedVisible(r), listener: g.name };
     const named = readNamedDenial(r);
     if (named) return { kind: 'deny', reason: named.reason, listener: g.name, ...(named.rule === undefined ? {} : { rule: named.rule }) };
     if (r !== undefined) {
@@ -40,7 +41,7 @@ function readNamedDenial(r: unknown): { reason: string; rule?: string } | undefi
   try {
     const { reason, rule } = r as { reason?: unknown; rule?: unknown };
     if (typeof reason !== 'string' || (rule !== undefined && typeof rule !== 'string')) return undefined;
-    return rule === undefined ? { reason } : { reason, rule: rule.slice(0, MAX_RULE_LENGTH) };
+    return rule === undefined ? { reason: boundedVisible(reason) } : { reason: boundedVisible(reason), rule: rule.slice(0, MAX_RULE_LENGTH) };
   } catch {
     return undefined;
   }

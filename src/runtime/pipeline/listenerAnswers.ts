@@ -1,9 +1,11 @@
 /**
  * What a listener answered, read defensively: an answer is user data, so each field is read once
  * into a fresh object (a getter may answer differently twice), and an answer that cannot even be
- * read is an invalid one, never an exception.
+ * read is an invalid one, never an exception. A reason or feedback reaches the model and the
+ * terminal: it is made visible and bounded here (SPEC §10.6, boundedVisible).
  */
 import type { PostExecuteDecision, PreExecuteDecision } from '../../protocol/index.js';
+import { boundedVisible } from '../../protocol/visibleText.js';
 
 export const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' });
 
@@ -41,9 +43,9 @@ export function readPreDecision(d: unknown): PreExecuteDecision | undefined {
     const named = rule === undefined ? {} : { rule: rule.slice(0, MAX_RULE_LENGTH) };
     // A fresh object, never ALLOW: ALLOW is the chain's own answer when every listener handed over.
     if (kind === 'allow') return { kind, ...named };
-    if (kind === 'deny' && typeof reason === 'string') return { kind, reason, ...named };
+    if (kind === 'deny' && typeof reason === 'string') return { kind, reason: boundedVisible(reason), ...named };
     if (kind === 'ask' && reason === undefined) return { kind, ...named };
-    if (kind === 'ask' && typeof reason === 'string') return { kind, reason, ...named };
+    if (kind === 'ask' && typeof reason === 'string') return { kind, reason: boundedVisible(reason), ...named };
   } catch {
     // unreadable: invalid
   }
@@ -55,7 +57,7 @@ export function readPostDecision(d: unknown): PostExecuteDecision | undefined {
   if (!d || typeof d !== 'object') return undefined;
   try {
     const { kind, feedback, content, metadata } = d as { kind?: unknown; feedback?: unknown; content?: unknown; metadata?: unknown };
-    if (kind === 'block') return typeof feedback === 'string' ? { kind, feedback } : undefined;
+    if (kind === 'block') return typeof feedback === 'string' ? { kind, feedback: boundedVisible(feedback) } : undefined;
     if (kind !== 'accept') return undefined;
     if (content !== undefined && typeof content !== 'string') return undefined;
     if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null)) return undefined;

@@ -7,6 +7,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readJsonlLog } from '../../../src/adapters/log/jsonlLog.js';
 import { startDsh, waitFor } from '../../cli/spawnDsh.js';
+import { startLoopbackServer } from '../../model/wire/loopbackServer.js';
+import { openAiChatReply } from '../../model/wire/openaiChat.js';
 import { launch, openPage, screenshot } from './chromium.js';
 import { workDir } from './sessions.js';
 
@@ -69,5 +71,36 @@ describe('dsh run --inspect (Chromium)', () => {
     const result = events.find((e) => e.type === 'tool/result' && e.callId === bash);
     expect(result).toMatchObject({ result: { isError: false, content: expect.stringContaining('approved-from-the-page') } });
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', outcome: 'completed' });
+  }, HANG);
+
+  it('denies with a reason from the page: the reason is logged and is in the model\'s next request (issue 32 item 4)', async () => {
+    const server = await startLoopbackServer();
+    try {
+      const dir = workDir();
+      server.reply(
+        openAiChatReply({ text: ['A command.'], toolCalls: [{ id: 'c1', name: 'bash', arguments: JSON.stringify({ command: 'echo never-run' }) }] }),
+        openAiChatReply({ text: ['Understood.'] }),
+      );
+      const run = startDsh(dir, ['run', 'go', '--inspect', '--model', 'openai-compatible:m', '--base-url', server.url]);
+      const url = await waitFor(() => /inspector at (http:\/\/127\.0\.0\.1:\d+\/\?t=\S+)/.exec(run.out())?.[1], 'the inspector URL');
+      const { page, errors } = await openPage(browser, url);
+      const bash = 'c1';
+      await page.waitForSelector(`[data-testid=question][data-call-id="${bash}"]`);
+      page.once('dialog', (d) => void d.accept('not on a Friday'));
+      await page.click(`[data-testid=question][data-call-id="${bash}"] [data-testid=deny-with-reason]`);
+      await page.waitForSelector('[data-testid=mode]:has-text("ended")');
+      expect(errors).toEqual([]);
+      await page.close();
+      await waitFor(() => run.out().includes('the run has ended'), 'the end of the run');
+      run.child.kill('SIGTERM');
+      const r = await run.done;
+      expect(r.code).toBe(0);
+      const { events } = await readJsonlLog(/session log: (\S+)/.exec(r.out)![1]!);
+      expect(events).toContainEqual(expect.objectContaining({ type: 'tool/approval-answer', callId: bash, answer: 'denied', reason: 'not on a Friday' }));
+      const next = server.requests.at(-1)!.body.messages as Array<{ role: string; content: unknown; tool_call_id?: string }>;
+      expect(String(next.find((m) => m.role === 'tool' && m.tool_call_id === bash)?.content)).toContain('not on a Friday');
+    } finally {
+      await server.close();
+    }
   }, HANG);
 });

@@ -130,6 +130,11 @@ describe('dsh inspect on a recorded session (Chromium)', () => {
     expect(result).toBe(callOf('bash').result.content);
     expect(result).toMatch(/first line[\s\S]*second line[\s\S]*third line/);
     expect(await page.textContent('[data-testid=call-exit-code]')).toBe('3');
+    // In the list, the command that exited 3 is neither green nor failed: its badge says how it ended (issue 32 item 6).
+    const row = `[data-testid=calls] li:has([data-testid=call-row][data-key="${callOf('bash').callId}"])`;
+    expect(await page.getAttribute(row, 'class')).toBe('exited');
+    expect(await page.textContent(`${row} .badge`)).toBe('exit 3');
+    expect(await page.getAttribute(`[data-testid=calls] li:has([data-testid=call-row][data-key="${callOf('read').callId}"])`, 'class')).toBe('ok');
     await screenshot(page, 'recorded-bash-result');
     await page.click(`[data-testid=call-row][data-key="${callOf('edit').callId}"]`);
     await page.waitForSelector('[data-testid=approval-preview][data-kind=diff]');

@@ -61,8 +61,8 @@ const handlers: Handlers = {
     state.callPage = n;
     schedule();
   },
-  answer(callId, answer) {
-    void sendAnswer(callId, answer);
+  answer(callId, answer, reason) {
+    void sendAnswer(callId, answer, reason);
   },
 };
 
@@ -142,9 +142,10 @@ function addEvent(e: LogEvent): void {
   state.rows.push(logRow(e));
 }
 
-async function sendAnswer(callId: string, answer: Answer): Promise<void> {
+async function sendAnswer(callId: string, answer: Answer, reason?: string): Promise<void> {
   try {
-    const r = await fetch('/api/approve', { method: 'POST', headers: { 'content-type': 'application/json', 'x-dsh-token': token }, body: JSON.stringify({ callId, answer }) });
+    const body = JSON.stringify({ callId, answer, ...(reason !== undefined ? { reason } : {}) });
+    const r = await fetch('/api/approve', { method: 'POST', headers: { 'content-type': 'application/json', 'x-dsh-token': token }, body });
     state.status = r.ok ? `answered ${callId}: ${answer}` : `could not answer ${callId}: ${(await r.text()).trim()}`;
   } catch (e) {
     state.status = `could not answer ${callId}: ${String(e)}`;

@@ -31,7 +31,8 @@ export interface RenderInput {
 export interface Handlers {
   select(s: Selection): void;
   page(n: number): void;
-  answer(callId: string, answer: Answer): void;
+  /** `reason`: a deny's reason, which the model gets with the result. */
+  answer(callId: string, answer: Answer, reason?: string): void;
 }
 
 type Child = Node | string | undefined | false;
@@ -61,7 +62,13 @@ function answerButtons(callId: string, handlers: Handlers): HTMLElement {
     el.addEventListener('click', () => handlers.answer(callId, answer));
     return el;
   };
-  return h('span', { class: 'answers' }, b('allowed-once', 'Allow once', 'approve-once'), b('allowed-always', 'Always', 'approve-always'), b('denied', 'Deny', 'deny'));
+  // A reason is asked for in the browser's own prompt: a field in the page would be redrawn away.
+  const withReason = h('button', { type: 'button', 'data-testid': 'deny-with-reason', 'data-call-id': callId, class: 'answer denied' }, 'Deny with a reason…');
+  withReason.addEventListener('click', () => {
+    const reason = window.prompt('Deny: the reason the model is told')?.trim();
+    if (reason) handlers.answer(callId, 'denied', reason);
+  });
+  return h('span', { class: 'answers' }, b('allowed-once', 'Allow once', 'approve-once'), b('allowed-always', 'Always', 'approve-always'), b('denied', 'Deny', 'deny'), withReason);
 }
 
 /** An approval's preview: a diff's lines coloured by kind (set as text: it is model output). */
@@ -118,12 +125,14 @@ export function renderActors(input: RenderInput, handlers: Handlers): HTMLElemen
   const list = h('ol', { class: 'calls', 'data-testid': 'calls', start: String(page * CALLS_PER_PAGE + 1) });
   for (const c of calls.slice(page * CALLS_PER_PAGE, (page + 1) * CALLS_PER_PAGE)) {
     const st = currentState(input, 'call', c.callId, c.state);
-    const status = c.ok === true ? 'ok' : c.ok === false ? 'failed' : 'running';
+    // A command that exited non-zero is a call that succeeded (SPEC §6), shown apart from both.
+    const exited = c.ok === true && typeof c.exitCode === 'number' && c.exitCode !== 0;
+    const status = exited ? 'exited' : c.ok === true ? 'ok' : c.ok === false ? 'failed' : 'running';
     list.append(
       h(
         'li',
         { class: status },
-        actorLink([h('span', { class: 'badge' }, c.error?.code ?? st), ` ${c.toolName} `, h('code', {}, c.args), c.durations?.total !== undefined ? h('span', { class: 'muted' }, ` ${fmtMs(c.durations.total)}`) : undefined], { kind: 'call', key: c.callId }, input, handlers, 'call-row', st),
+        actorLink([h('span', { class: 'badge' }, c.error?.code ?? (exited ? `exit ${c.exitCode}` : st)), ` ${c.toolName} `, h('code', {}, c.args), c.durations?.total !== undefined ? h('span', { class: 'muted' }, ` ${fmtMs(c.durations.total)}`) : undefined], { kind: 'call', key: c.callId }, input, handlers, 'call-row', st),
         // The call's latest progress (tool/progress), under its row while it runs.
         c.progress && c.ok === undefined ? h('div', { class: 'muted progress', 'data-testid': 'call-progress' }, `⋯ ${c.progress.text}`) : undefined,
       ),
