@@ -1,5 +1,5 @@
 /**
- * A `dsh.config.json` below the project root (issue 31 item 3, SPEC §10 point 7) can only narrow what
+ * A `dsh.config.json` below the project root (issue 31 item 3, SPEC §10.7) can only narrow what
  * the root and user configs allow: the model of an earlier session could have written it. Of
  * such a file only these count:
  * - `bash.deny`: its patterns are added to the others;

@@ -1,5 +1,5 @@
 /**
- * Project MCP servers are trusted before they start (issue 31 item 4, SPEC §10 point 7). A server named
+ * Project MCP servers are trusted before they start (issue 31 item 4, SPEC §10.7). A server named
  * by a project config (not the user's own file) is code from the repository: it starts only once
  * the person approved that exact command, and it runs in the sandbox unless its entry says
  * otherwise.

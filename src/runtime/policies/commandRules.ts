@@ -130,7 +130,7 @@ export function bashCommandRules(options: BashCommandRulesOptions): PreExecuteLi
  * run from the same place (every bash call starts in the workspace root). Never a part of the
  * line: approving `true || rm -rf x`, `if false; then rm -rf x; fi`, `f() { rm -rf x; }`,
  * `cd sub && rm -rf x` or `echo x | xargs rm -rf` does not cover a plain `rm -rf x`, since what
- * runs and where depends on everything around it (SPEC §10 point 6). Undefined (never remembered) when
+ * runs and where depends on everything around it (SPEC §10.6). Undefined (never remembered) when
  * the parse cannot see everything, or a command has a word built at run time.
  */
 export function commandApprovalKeys(args: { readonly command: string } & Readonly<Record<string, unknown>>, ignore: readonly string[] = ['timeoutMs']): readonly string[] | undefined {
