@@ -28,12 +28,26 @@ import { submitCommand, workerCommand } from './commands/worker.js';
 import { describeError } from './describeError.js';
 import { packageVersion } from './version.js';
 
-/** `dsh mcp list`: the servers of the current directory's config (a bad config fails the command). */
-const mcpListCommand = mcpCommand(async () => {
-  const { loadConfig } = await import('./config/load.js');
-  const { config } = await loadConfig({ cwd: process.cwd(), env: process.env });
-  return config.mcpServers ?? {};
-});
+/**
+ * `dsh mcp list`: the servers of the current directory's config (a bad config fails the command),
+ * a project's only once trusted; `dsh mcp trust` trusts the project's.
+ */
+const mcpListCommand = mcpCommand(
+  async () => {
+    const [{ loadConfig }, { trustedServers }] = await Promise.all([import('./config/load.js'), import('./config/serverTrust.js')]);
+    const { config, serverOrigins, ignored } = await loadConfig({ cwd: process.cwd(), env: process.env });
+    const warn = (line: string) => void process.stderr.write(`${line}\n`);
+    for (const line of ignored) warn(line);
+    return trustedServers({ servers: config.mcpServers ?? {}, origins: serverOrigins, env: process.env, warn });
+  },
+  {
+    trust: async () => {
+      const [{ loadConfig }, { trustAllProjectServers }] = await Promise.all([import('./config/load.js'), import('./config/serverTrust.js')]);
+      const { config, serverOrigins } = await loadConfig({ cwd: process.cwd(), env: process.env });
+      return trustAllProjectServers(config.mcpServers ?? {}, serverOrigins, process.env);
+    },
+  },
+);
 
 export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, mcpListCommand, policyCommand, tourCommand, inspectCommand, workerCommand, submitCommand];
 

@@ -54,7 +54,7 @@ export interface ToolDefinition<I extends z.ZodType = z.ZodType, O = unknown> {
   /**
    * What an `allowed-always` answer remembers for a call: keys, every one of which a later call
    * must have been approved for to skip the question; undefined: never remembered. Default: the
-   * tool and its exact args (SPEC §8.3). `bash` remembers each parsed command (commandRules.ts).
+   * tool and its exact args (SPEC §8.3). `bash` remembers the whole parsed line (commandRules.ts).
    */
   readonly approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
   /**

@@ -146,7 +146,7 @@ describe('loadConfig', () => {
     await writeFile(join(dir, 'dsh.config.json'), '{"plan": true}');
     const cwd = join(dir, 'elsewhere');
     await mkdir(cwd);
-    expect(await loadConfig({ cwd, env })).toEqual({ config: {}, root: cwd, files: [] });
+    expect(await loadConfig({ cwd, env })).toEqual({ config: {}, root: cwd, files: [], ignored: [], narrowing: [], serverOrigins: {} });
   });
 
   it('XDG_CONFIG_HOME unset: ~/.config/dsh/config.json; an explicit file must exist', async () => {

@@ -1,6 +1,8 @@
-// `dsh run` and `dsh mcp list` with "mcpServers" in dsh.config.json: real dsh processes from
-// source, the fixture MCP server over stdio (test/adapters/mcp/fixtures/fixtureServer.mjs).
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+// `dsh run` and `dsh mcp list` with "mcpServers" in the user's config: real dsh processes from
+// source, the fixture MCP server over stdio (test/adapters/mcp/fixtures/fixtureServer.mjs). The
+// servers are the user file's (trusted as they are); a project file's start only once trusted
+// (issue 31 item 4: test/cli/projectServers.test.ts).
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,12 +17,13 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-function workspace(config: unknown, script?: unknown[]): { dir: string; env: NodeJS.ProcessEnv; script: string } {
+function workspace(config: unknown, script?: unknown[], where: 'user' | 'project' = 'user'): { dir: string; env: NodeJS.ProcessEnv; script: string } {
   const dir = mkdtempSync(join(tmpdir(), 'dsh-runmcp-'));
   const xdg = mkdtempSync(join(tmpdir(), 'dsh-runmcp-xdg-'));
   dirs.push(dir, xdg);
   writeFileSync(join(dir, 'README.md'), '# app\n');
-  writeFileSync(join(dir, 'dsh.config.json'), typeof config === 'string' ? config : JSON.stringify(config));
+  if (where === 'user') mkdirSync(join(xdg, 'dsh'));
+  writeFileSync(where === 'user' ? join(xdg, 'dsh', 'config.json') : join(dir, 'dsh.config.json'), typeof config === 'string' ? config : JSON.stringify(config));
   const file = join(dir, 'script.json');
   if (script) writeFileSync(file, JSON.stringify(script));
   return { dir, env: testEnv({ XDG_CONFIG_HOME: xdg }), script: file };
@@ -125,7 +128,7 @@ describe('dsh mcp list', () => {
   }, HANG);
 
   it('a bad config is one line, exit 1; --help names the command', async () => {
-    const { dir, env } = workspace({ mcpServers: { fx: { args: ['x'] } } });
+    const { dir, env } = workspace({ mcpServers: { fx: { args: ['x'] } } }, undefined, 'project');
     const r = await dsh(dir, ['mcp', 'list'], env);
     expect(r.code).toBe(1);
     expect(r.err.trim().split('\n')).toHaveLength(1);

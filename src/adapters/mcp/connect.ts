@@ -12,7 +12,7 @@
  * Over HTTP every answer stream is read within limits (`boundedHttp.ts`).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -29,6 +29,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { ErrorCode } from '../../protocol/index.js';
 import { createSandbox, type Sandbox, type SandboxedCommand } from '../sandbox/index.js';
 import { ToolError } from '../../runtime/toolError.js';
+import { BoundedStdioTransport, MessageTooLargeError } from './boundedStdio.js';
 import { boundHttpAnswers, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RESPONSE_BYTES, STREAM_ENDED_CODE } from './boundedHttp.js';
 import { createOutputValidator, type SchemaLimits } from './jsonSchemaValidator.js';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS, isStdioServer, type McpServerConfig } from './serverConfig.js';
@@ -65,6 +66,11 @@ export interface McpConnection {
   onNotice(listener: (message: string) => void): void;
   /** How many harmless protocol events the server caused (reported or not). */
   noticeCount(): number;
+  /**
+   * True when the connection was closed because the server sent a message over its limit: the
+   * server may be started again (restartingConnection.ts); never after `close()`.
+   */
+  restartable?(): boolean;
   close(): Promise<void>;
 }
 
@@ -129,16 +135,17 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
     }
   }
   if (isStdioServer(config)) {
-    const stdio = new StdioClientTransport({
+    // Bounded (boundedStdio.ts): linear reads, a line over the limit fails at once, no stall
+    // under a storm of notifications, and close() leaves no process of the server's.
+    const stdio = new BoundedStdioTransport({
       command: sandboxed?.file ?? config.command,
       args: sandboxed ? [...sandboxed.args] : (config.args ?? []),
       env: sandboxed?.env ?? { ...getDefaultEnvironment(), ...config.env },
       ...(sandboxed ? { cwd: sandboxed.cwd } : config.cwd !== undefined ? { cwd: config.cwd } : {}),
-      stderr: 'pipe',
-      maxBufferSize: config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      maxMessageBytes: config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     });
     // Read continuously (a full pipe would block the server); keep the tail for error reasons.
-    stdio.stderr?.on('data', (chunk: Buffer) => {
+    stdio.stderr.on('data', (chunk: Buffer) => {
       stderrTail = (stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
     });
     transport = stdio;
@@ -149,6 +156,7 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
 
   let closed: string | undefined;
   let closing = false;
+  let tooLarge = false;
   client.onclose = () => {
     bounded?.close();
     closed ??= withStderr(closing ? 'the connection was closed' : isStdioServer(config) ? 'the server process exited' : 'the connection was lost');
@@ -213,6 +221,7 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
       // over the limit, a failed pipe): nothing more can be trusted on it, so it is closed and
       // pending calls fail with the reason.
       closed = withStderr(`the server sent malformed data (${what})`);
+      if (e instanceof MessageTooLargeError) tooLarge = true;
       void client.close().catch(() => {});
       return;
     }
@@ -292,6 +301,7 @@ export async function connectMcpServer(name: string, config: McpServerConfig, op
       for (const m of notices) l(m);
     },
     noticeCount: () => noticeCount,
+    restartable: () => tooLarge && !closing,
     close,
   };
 }

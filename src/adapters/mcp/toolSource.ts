@@ -11,6 +11,7 @@ import { connectMcpServer, type ConnectOptions, type McpConnection } from './con
 import type { SchemaLimits } from './jsonSchemaValidator.js';
 import type { ResultMappingLimits } from './resultMapping.js';
 import { parseMcpServers, type McpServers } from './serverConfig.js';
+import { restartingConnection } from './restartingConnection.js';
 import { toDshTool } from './toDshTool.js';
 
 /** A server or one of its tools that is not offered, and why. */
@@ -69,7 +70,8 @@ export async function createMcpToolSource(servers: McpServers, options: McpToolS
       if (entry.disabled) return void skipped.push({ server: name, reason: 'disabled in the configuration' });
       let connection: McpConnection;
       try {
-        connection = await connectMcpServer(name, entry, options);
+        // Started again after a message over its limit (restartingConnection.ts).
+        connection = restartingConnection(await connectMcpServer(name, entry, options), () => connectMcpServer(name, entry, options));
       } catch (e) {
         return void skipped.push({ server: name, reason: `failed to start: ${e instanceof Error ? e.message : String(e)}` });
       }

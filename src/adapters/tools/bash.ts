@@ -156,7 +156,7 @@ export function createBashTool(ws: Workspace, options: BashToolOptions = {}) {
       network: sandbox.mode === 'full-access' || sandbox.network,
       ...(r.quarantined ? { quarantined: r.quarantined.length } : {}),
     }),
-    // `allowed-always` remembers each parsed command, never the line's text (issue 23 item 3).
+    // `allowed-always` remembers the whole parsed line in a normal form, never a part of it (issue 31 item 7).
     approvalKeys: (args) => commandApprovalKeys(args),
     // The approval shows the command as it will run (the whole of it, not a one-line summary).
     preview: (args) => ({ kind: 'command', text: args.timeoutMs !== undefined ? `${args.command}\n(deadline ${args.timeoutMs} ms)` : args.command }),

@@ -11,6 +11,7 @@ export const RUN_OPTIONS = {
   suspend: { type: 'boolean' },
   'no-color': { type: 'boolean' },
   otel: { type: 'boolean' },
+  'trust-project-servers': { type: 'boolean' },
 } as const;
 
 export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MODEL, anthropic:MODEL (key from OPENAI_API_KEY /
@@ -37,11 +38,17 @@ export const RUN_FLAGS_HELP = `  --model SPEC      provider:model — openai:MOD
   --otel            export OpenTelemetry traces and metrics (GenAI conventions) over OTLP/HTTP
                     to OTEL_EXPORTER_OTLP_ENDPOINT (default http://localhost:4318), or the
                     config's "otel" block; flushed on exit and on Ctrl-C (docs/telemetry.md)
+  --trust-project-servers
+                    start the MCP servers the project's dsh.config.json names without asking, this
+                    run only (CI). Otherwise such a server starts once you approved its exact
+                    command: on a terminal dsh asks once; without one, dsh mcp trust remembers it
   -h, --help        this text`;
 
-export const RUN_CONFIG_HELP = `Configuration: dsh.config.json in the working directory (or a parent up to the repository
-root) over $XDG_CONFIG_HOME/dsh/config.json (see the README); a bad one is one line naming the file
-and the field, exit 1, before any session is made. Its policies come first: plan mode, then the
+export const RUN_CONFIG_HELP = `Configuration: dsh.config.json at the project root (the repository root; outside a repository
+the working directory) over $XDG_CONFIG_HOME/dsh/config.json (see the README); a dsh.config.json
+between the project root and the working directory can only narrow (each key that would widen is
+ignored with a line); a bad one is one line naming the file and the field, exit 1, before any
+session is made. Its policies come first: plan mode, then the
 "permissions" rules (the first matching rule decides: deny, allow without asking, or ask); a call
 no rule matches gets the default (ask before write, edit and bash). "bash.deny" patterns deny a
 command outright (GUARD_DENIED). It also sets "model", "baseUrl", "callOptions" (temperature,

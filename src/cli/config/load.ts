@@ -1,10 +1,13 @@
 /**
  * Finding, reading, merging and validating the config (Node):
- * - the project file `dsh.config.json`: in the working directory, or in a parent up to the
- *   repository root (the nearest directory holding `.git`); outside a repository only the working
- *   directory is looked at, so a stray `/tmp/dsh.config.json` left by someone else is never read.
- *   `file` names one explicitly instead. Its directory is the workspace root (else the working
- *   directory).
+ * - the project files `dsh.config.json` (findProjectConfigs): the root config, at the project
+ *   root (the outermost directory holding `.git` above the working directory, $HOME and `/`
+ *   excepted; outside a repository the working directory, and only when no parent below $HOME
+ *   holds a `dsh.config.json`); then every `dsh.config.json` between the project root and the
+ *   working directory, which can only narrow (narrowConfig.ts), each ignored key said in one line.
+ *   A stray `/tmp/dsh.config.json` left by someone else is never read. `file` names the one
+ *   project file explicitly instead (trusted as the root config). The directory of the nearest
+ *   file read is the workspace root (else the working directory).
  * - the user file `$XDG_CONFIG_HOME/dsh/config.json` (`~/.config/dsh/config.json` when
  *   XDG_CONFIG_HOME is unset, empty or relative).
  * Each file is validated on its own, so an error names the file and the field, in one line:
@@ -19,6 +22,8 @@ import { DshConfigSchema, type BashPatternConfig, type DshConfig } from './schem
 import { describeFailure } from '../../runtime/policies/ruleExamples.js';
 import { checkConfigExamples } from './examples.js';
 import { formatIssue } from './formatIssue.js';
+import { narrowConfig } from './narrowConfig.js';
+import type { ServerOrigin } from './serverTrust.js';
 
 export const PROJECT_CONFIG_FILE = 'dsh.config.json';
 export const USER_CONFIG_FILE = 'config.json';
@@ -56,8 +61,14 @@ export interface LoadedConfig {
   config: DshConfig;
   /** The workspace root: the directory of the project file found by searching, else `cwd`. */
   root: string;
-  /** The files read, user file first. */
+  /** The files read, user file first, then the root config, then the ones below it. */
   files: string[];
+  /** One line per key of a config below the project root that was ignored (it would have widened). */
+  ignored: string[];
+  /** The files of `files` below the project root (they only narrowed). */
+  narrowing: string[];
+  /** The `mcpServers` named by the project file (they start only once trusted: serverTrust.ts). */
+  serverOrigins: Record<string, ServerOrigin>;
 }
 
 /** Validates one file's text. Throws a ConfigError naming `shownAs` and the field. */
@@ -160,27 +171,66 @@ export function userConfigPath(env: Readonly<Record<string, string | undefined>>
 
 const exists = (p: string) => stat(p).then(() => true, () => false);
 
-/** The project file: in `cwd`, or a parent up to the nearest directory holding `.git`. */
-export async function findProjectConfig(cwd: string): Promise<string | undefined> {
-  const start = resolve(cwd);
-  for (let dir = start; ; dir = dirname(dir)) {
-    const candidate = join(dir, PROJECT_CONFIG_FILE);
-    if (await exists(candidate)) return candidate;
-    if (await exists(join(dir, '.git'))) return undefined;
-    if (dirname(dir) === dir) return undefined;
-    // Outside a repository, look nowhere but the working directory.
-    if (dir === start && !(await insideRepository(start))) return undefined;
-  }
+/** The project files of `cwd`: the root config (trusted) and those below it (narrowing only). */
+export interface ProjectConfigs {
+  /** The project root (see findProjectConfigs). */
+  readonly root: string;
+  /** `root/dsh.config.json` when it exists and is read as the root config. */
+  readonly rootFile?: string;
+  /** Each `dsh.config.json` below the project root down to `cwd`, outermost first. */
+  readonly nested: readonly string[];
 }
 
-async function insideRepository(dir: string): Promise<boolean> {
-  for (let d = dirname(dir); ; d = dirname(d)) {
-    if (await exists(join(d, '.git'))) return true;
-    if (dirname(d) === d) return false;
+/**
+ * The project root of `cwd` and its config files. Walking up from `cwd`, the directories that
+ * count are `cwd` and its parents strictly below $HOME (or below `/` when `cwd` is not under
+ * $HOME): a dotfiles repository in $HOME or a stray `/dsh.config.json` does not make a project.
+ * - Inside a repository, the project root is the outermost of them holding `.git` (a `.git`
+ *   planted in a subdirectory does not make a new root); its `dsh.config.json` is the root config.
+ * - Outside one, the project root is the outermost of them holding `dsh.config.json` (else `cwd`);
+ *   its file is the root config only when that is `cwd` itself (a parent's file is never read).
+ * Every `dsh.config.json` below the project root down to `cwd` narrows only.
+ */
+export async function findProjectConfigs(cwd: string, env: Readonly<Record<string, string | undefined>> = process.env): Promise<ProjectConfigs> {
+  const start = resolve(cwd);
+  const home = resolve(env.HOME || homedir());
+  const dirs: string[] = [start];
+  // Under $HOME (or $HOME itself): the walk stops before $HOME; elsewhere before `/`.
+  const underHome = start === home || isInside(home, start);
+  for (let d = dirname(start); d !== dirname(d); d = dirname(d)) {
+    if (underHome && !isInside(home, d)) break;
+    dirs.push(d);
   }
+  const withConfig = new Set<string>();
+  let gitRoot: string | undefined;
+  for (const d of dirs) {
+    if (await exists(join(d, PROJECT_CONFIG_FILE))) withConfig.add(d);
+    if (await exists(join(d, '.git'))) gitRoot = d;
+  }
+  const outermostConfig = dirs.filter((d) => withConfig.has(d)).at(-1);
+  const root = gitRoot ?? outermostConfig ?? start;
+  const rootFile = withConfig.has(root) && (gitRoot !== undefined || root === start) ? join(root, PROJECT_CONFIG_FILE) : undefined;
+  const below = dirs.slice(0, dirs.indexOf(root)).reverse();
+  return { root, ...(rootFile ? { rootFile } : {}), nested: below.filter((d) => withConfig.has(d)).map((d) => join(d, PROJECT_CONFIG_FILE)) };
+}
+
+/** `path` is strictly inside `dir`. */
+function isInside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+}
+
+/** The nearest project file of `cwd` that is read (the root config or one below it), if any. */
+export async function findProjectConfig(cwd: string, env: Readonly<Record<string, string | undefined>> = process.env): Promise<string | undefined> {
+  const found = await findProjectConfigs(cwd, env);
+  return found.nested.at(-1) ?? found.rootFile;
 }
 
 async function readConfigFile(path: string, shownAs: string, mustExist: boolean): Promise<DshConfig | undefined> {
+  return (await readConfigText(path, shownAs, mustExist))?.config;
+}
+
+async function readConfigText(path: string, shownAs: string, mustExist: boolean): Promise<{ config: DshConfig; text: string } | undefined> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -189,7 +239,7 @@ async function readConfigFile(path: string, shownAs: string, mustExist: boolean)
     if (!mustExist && code === 'ENOENT') return undefined;
     throw new ConfigError(shownAs, undefined, `${shownAs}: cannot be read: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message}`, { cause: e });
   }
-  return parseConfig(text, shownAs);
+  return { config: parseConfig(text, shownAs), text };
 }
 
 /** Finds, reads, validates and merges the user and project config files. */
@@ -206,17 +256,34 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
       files.push(path);
     }
   }
-  const projectPath = options.file !== undefined ? resolve(cwd, options.file) : await findProjectConfig(cwd);
+  const found: ProjectConfigs = options.file !== undefined ? { root: cwd, rootFile: resolve(cwd, options.file), nested: [] } : await findProjectConfigs(cwd, env);
+  const projectPath = found.rootFile;
   let project: DshConfig = {};
+  const serverOrigins: Record<string, ServerOrigin> = {};
   if (projectPath) {
-    const c = await readConfigFile(projectPath, relativeOrAbsolute(cwd, projectPath), true);
+    const shownAs = relativeOrAbsolute(cwd, projectPath);
+    const c = await readConfigText(projectPath, shownAs, true);
     if (c) {
-      project = c;
+      project = c.config;
       files.push(projectPath);
+      for (const name of Object.keys(c.config.mcpServers ?? {})) serverOrigins[name] = { file: projectPath, shownAs, text: c.text };
     }
   }
-  const config = mergeConfigs(user, project);
-  const root = projectPath && options.file === undefined ? dirname(projectPath) : cwd;
+  let config = mergeConfigs(user, project);
+  const ignored: string[] = [];
+  const narrowing: string[] = [];
+  for (const path of found.nested) {
+    const shownAs = relativeOrAbsolute(cwd, path);
+    const c = await readConfigFile(path, shownAs, false);
+    if (!c) continue;
+    files.push(path);
+    narrowing.push(path);
+    const narrowed = narrowConfig(config, c, shownAs);
+    config = narrowed.config;
+    ignored.push(...narrowed.ignored);
+  }
+  const nearest = found.nested.at(-1) ?? projectPath;
+  const root = nearest && options.file === undefined ? dirname(nearest) : cwd;
   if (options.checkExamples !== false) {
     const { failures } = await checkConfigExamples(config, root);
     if (failures.length > 0) {
@@ -226,7 +293,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
       throw new ConfigError(shownAs, failures[0]!.rule, `${shownAs}: ${describeFailure(failures[0]!)}${more}`.replace(/\r?\n/g, '\\n'));
     }
   }
-  return { config, root, files };
+  return { config, root, files, ignored, narrowing, serverOrigins };
 }
 
 function relativeOrAbsolute(cwd: string, path: string): string {

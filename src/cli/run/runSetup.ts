@@ -25,6 +25,7 @@ import { loadConfig } from '../config/load.js';
 import { checkConfigHooks, shownConfigFile } from '../config/hookChecks.js';
 import type { DshConfig } from '../config/schema.js';
 import { onFile } from '../describeError.js';
+import { trustedServers } from '../config/serverTrust.js';
 import { embeddedModel } from './embeddedModel.js';
 import { systemPrompt, type SystemPrompt } from './projectInstructions.js';
 
@@ -45,6 +46,8 @@ export interface RunFlags {
   readonly noColor: boolean;
   /** `--otel`: export traces and metrics over OTLP/HTTP (also the config's `otel` block). */
   readonly otel: boolean;
+  /** `--trust-project-servers`: start the project config's MCP servers this once without asking (CI). */
+  readonly trustProjectServers?: boolean;
 }
 
 /** Splits `--allow a,b --allow c`. */
@@ -67,6 +70,7 @@ export function readRunFlags(values: Record<string, string | boolean | string[] 
     suspend: values.suspend === true,
     noColor: values['no-color'] === true,
     otel: values.otel === true,
+    trustProjectServers: values['trust-project-servers'] === true,
   };
 }
 
@@ -83,6 +87,22 @@ export function checkAllow(allow: readonly string[], config: DshConfig, command:
     const mcp = servers.length ? `, or server__tool of a configured MCP server (${servers.join(', ')})` : '';
     throw new UsageError(`--allow ${JSON.stringify(name)}: no such tool (the tools: ${BUILTIN_TOOL_NAMES.join(', ')}${mcp})`, command, { usage: false });
   }
+}
+
+/** One y/n question on the terminal (stderr), before the session starts: `y` or `yes` is yes. */
+function askOnTerminal(question: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+    let answered = false;
+    rl.on('close', () => {
+      if (!answered) resolve(false);
+    });
+    rl.question(question, (line) => {
+      answered = true;
+      rl.close();
+      resolve(/^\s*y(es)?\s*$/i.test(line));
+    });
+  });
 }
 
 /** The model a run chose, and how it is made. */
@@ -128,11 +148,26 @@ export async function prepareRun(o: {
   demo?: boolean;
   /** Resuming: the model the log recorded last. */
   recorded?: SessionModel;
+  /** Where a line about the config goes (a key of a config below the project root ignored); default stderr. */
+  warn?: (line: string) => void;
+  /** Asks whether to start a project's MCP server; default: on a terminal (stdin and stderr), else nobody. */
+  ask?: (question: string) => Promise<boolean>;
 }): Promise<RunSetupResult> {
-  const { config, files } = await loadConfig({ cwd: o.cwd, env: o.env });
-  checkAllow(o.flags.allow, config, o.command);
+  const loaded = await loadConfig({ cwd: o.cwd, env: o.env });
+  const { files, ignored } = loaded;
+  const warn = o.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
+  for (const line of ignored) warn(line);
+  checkAllow(o.flags.allow, loaded.config, o.command);
+  // A project's MCP servers start only once the person trusted their exact command (serverTrust.ts).
+  let config = loaded.config;
+  if (config.mcpServers && Object.keys(loaded.serverOrigins).length > 0) {
+    const ask = o.ask ?? (process.stdin.isTTY && process.stderr.isTTY ? askOnTerminal : undefined);
+    const servers = await trustedServers({ servers: config.mcpServers, origins: loaded.serverOrigins, env: o.env, trustAll: o.flags.trustProjectServers === true, ...(ask ? { ask } : {}), warn });
+    config = { ...config, mcpServers: servers };
+  }
   // Command hooks: programs out of the agent's reach, examples that hold (else one ConfigError line).
-  if (config.hooks) await checkConfigHooks({ config, cwd: o.cwd, env: o.env, shownAs: shownConfigFile(o.cwd, files) });
+  // (Hooks come from the user or the root config: a config below the root cannot add one.)
+  if (config.hooks) await checkConfigHooks({ config, cwd: o.cwd, env: o.env, shownAs: shownConfigFile(o.cwd, files.filter((f) => !loaded.narrowing.includes(f))) });
   const chosen = chooseModel(o.flags, config, o.recorded, o.demo === true);
   if (!chosen) throw new UsageError(NO_MODEL_MESSAGE, o.command, { usage: false });
   const make = await modelFactory(chosen.model, { cwd: o.cwd, env: o.env });

@@ -2,9 +2,9 @@
  * `ask` → the approval service (SPEC §2.1, §8.3): asks, accepts only the three answers, and
  * remembers `allowed-always` for the same tool with identical args for the rest of the session,
  * a resumed session included: the memory starts from the `allowed-always` answers in the log.
- * A tool may say what an answer remembers instead (`approvalKeys`): `bash` remembers each parsed
- * command of the line, so approving `git status && rm -rf x` covers those two commands as
- * written, never `rm` with other arguments.
+ * A tool may say what an answer remembers instead (`approvalKeys`): `bash` remembers the whole
+ * parsed line in a normal form, so approving `git status && rm -rf x` covers that line respaced,
+ * never `rm -rf x` alone nor `rm` with other arguments (docs/policies.md).
  */
 import type { PreparedCall } from '../../../machines/callStages.js';
 import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type ApprovalDenial, type ApprovalPreview, type LogEvent } from '../../protocol/index.js';
@@ -42,7 +42,7 @@ export const approvalKey = (toolName: string, args: unknown): string => `${toolN
 
 /**
  * The keys an `allowed-always` for this call remembers, every one of which a later call needs:
- * the tool's own `approvalKeys` (bash: one per parsed command) or the tool and its exact args.
+ * the tool's own `approvalKeys` (bash: the parsed line) or the tool and its exact args.
  * Empty: never remembered. A throwing `approvalKeys` remembers nothing (the question is asked).
  */
 export function approvalKeysOf(tool: Pick<AnyTool, 'name' | 'approvalKeys'> | undefined, toolName: string, args: unknown): readonly string[] {

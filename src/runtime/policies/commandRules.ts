@@ -4,8 +4,8 @@
  * - `allowedByPatterns`: whether allow patterns cover everything the line runs;
  * - `bashCommandRules`: the pre-execute listener that asks about what the rules cannot see and
  *   about commands an allow list does not cover;
- * - `commandApprovalKeys`: what an `allowed-always` answer to a bash call remembers (each simple
- *   command exactly as parsed, never the line's text, never a command name alone).
+ * - `commandApprovalKeys`: what an `allowed-always` answer to a bash call remembers (the whole
+ *   line as parsed, printed in a normal form: never a part of it, never a command name alone).
  * docs/command-rules.md says what each sees and what it cannot.
  */
 import type { PreExecuteDecision } from '../../protocol/index.js';
@@ -130,18 +130,19 @@ export function bashCommandRules(options: BashCommandRulesOptions): PreExecuteLi
 }
 
 /**
- * What an `allowed-always` answer to a bash call remembers: one key per simple command the line
- * runs, each the command exactly as parsed (assignments, words after quote removal, redirections),
- * with the call's other arguments. A later call is remembered only when every one of its commands
- * is. Undefined (never remembered) when the parse cannot see everything, or a command has a word
- * built at run time. So approving `git status && rm -rf x` for always covers `git status` and
- * `rm -rf x` as written, and never `rm` with other arguments, nor a line adding anything to them.
+ * What an `allowed-always` answer to a bash call remembers: the whole line as parsed (its
+ * `printed` form: the program, with spacing and comments normalized away) and the call's other
+ * arguments, as one key. A later call is remembered only when its key is equal: the same program,
+ * run from the same place (every bash call starts in the workspace root). Never a part of the
+ * line: approving `true || rm -rf x`, `if false; then rm -rf x; fi`, `f() { rm -rf x; }`,
+ * `cd sub && rm -rf x` or `echo x | xargs rm -rf` does not cover a plain `rm -rf x`, since what
+ * runs and where depends on everything around it (SPEC §10.6). Undefined (never remembered) when
+ * the parse cannot see everything, or a command has a word built at run time.
  */
 export function commandApprovalKeys(args: { readonly command: string } & Readonly<Record<string, unknown>>, ignore: readonly string[] = ['timeoutMs']): readonly string[] | undefined {
   const parse = parseShellCommand(args.command);
-  if (!parse.parsed || parse.opaque.length > 0 || parse.commands.length === 0) return undefined;
+  if (!parse.parsed || parse.opaque.length > 0 || parse.commands.length === 0 || parse.printed === undefined) return undefined;
   if (parse.commands.some((c) => c.exact === undefined)) return undefined;
   const rest = Object.fromEntries(Object.entries(args).filter(([k]) => k !== 'command' && !ignore.includes(k)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const context = JSON.stringify(rest);
-  return [...new Set(parse.commands.map((c) => `${context}\u0000${c.exact!}`))];
+  return [`${JSON.stringify(rest)}\u0000${parse.printed}`];
 }

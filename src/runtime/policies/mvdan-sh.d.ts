@@ -18,9 +18,14 @@ declare module 'mvdan-sh' {
   export interface ShParseError {
     Error(): string;
   }
+  export interface ShPrinter {
+    /** The program of a parsed file, formatted as `shfmt` does. */
+    Print(node: ShNode): string;
+  }
   const sh: {
     readonly syntax: {
       NewParser(...options: unknown[]): ShParser;
+      NewPrinter(...options: unknown[]): ShPrinter;
       NodeType(node: ShNode): string;
       Walk(node: ShNode, visit: (node: ShNode | null) => boolean): void;
       Variant(lang: unknown): unknown;

@@ -63,6 +63,12 @@ export interface CommandParse {
   readonly commands: readonly SimpleCommand[];
   /** What the parse cannot see, one reason each; empty when it sees every command that would run. */
   readonly opaque: readonly string[];
+  /**
+   * The whole line as mvdan/sh's printer writes its parse (`shfmt`'s output: spacing and line
+   * breaks normalized, comments dropped, quoting and every construct kept): two lines with the
+   * same `printed` are the same program. Set when the line parsed.
+   */
+  readonly printed?: string;
 }
 
 /**
@@ -91,6 +97,7 @@ const MAX_NESTING = 8;
 
 const { syntax } = sh;
 const parser = syntax.NewParser(syntax.Variant(syntax.LangBash));
+const printer = syntax.NewPrinter();
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -125,7 +132,17 @@ function parseAt(line: string, depth: number): CommandParse {
     // A line nested deep enough to exhaust the stack while it is walked.
     return { parsed: false, commands: [], opaque: [`it could not be walked: ${describeParseError(e)}`] };
   }
-  return { parsed: true, commands: out.commands, opaque: [...new Set(out.opaque)] };
+  return { parsed: true, commands: out.commands, opaque: [...new Set(out.opaque)], ...printedOf(file, depth) };
+}
+
+/** `{ printed }` for a top-level line (nested `sh -c` strings are part of their line's). */
+function printedOf(file: ShNode, depth: number): { printed?: string } {
+  if (depth > 0) return {};
+  try {
+    return { printed: printer.Print(file) };
+  } catch {
+    return {};
+  }
 }
 
 function describeParseError(e: unknown): string {

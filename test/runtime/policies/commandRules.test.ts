@@ -6,9 +6,8 @@
  * - Every place a simple command can run, and every wrapper of the issue with its options.
  * - `bash.allow`: a line runs unasked only when every command it runs matches; one the parse
  *   cannot fully see is asked about; a later permission `deny` still wins.
- * - `allowed-always` is remembered per parsed command: approving `git status && rm -rf x` does not
- *   allow `rm` (other arguments), nor a line that adds a command to approved ones; respacing or
- *   requoting the same commands is the same approval.
+ * - `allowed-always` is remembered per parsed line: approving `git status && rm -rf x` covers that
+ *   line respaced, never a part of it, nor a line that adds to it (issue 31 item 7).
  */
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -151,7 +150,7 @@ describe('every simple command that would run is matched', () => {
   });
 });
 
-/** A fake bash with the real bash tool's approval memory (one key per parsed command). */
+/** A fake bash with the real bash tool's approval memory (one key per parsed line). */
 function fakeBashRemembering() {
   const ran: string[] = [];
   const tool = defineTool({
@@ -229,24 +228,25 @@ describe('bash.allow patterns', () => {
   });
 });
 
-describe('allowed-always for bash is remembered per parsed command', () => {
+describe('allowed-always for bash is remembered per parsed line', () => {
   const askAll: PolicyConfig = { permissions: [{ tool: 'bash', decision: 'ask' }] };
 
-  it('approving "git status && rm -rf x" once for always does not allow rm', async () => {
+  it('approving "git status && rm -rf x" once for always covers that line only, never a part of it', async () => {
     const bash = fakeBashRemembering();
     const { rt, asked } = withApprover(askAll, (c) => (c === 'git status && rm -rf x' ? 'allowed-always' : 'denied'), bash.tool);
     expect((await call(rt, 'bash', { command: 'git status && rm -rf x' })).isError).toBe(false);
-    // Each approved command as written, alone or together, respaced or requoted: not asked again.
-    for (const same of ['git status', 'git   status', "'git' \"status\"", 'git status; rm -rf x', 'rm -rf x && git status']) {
+    // The same line respaced, or with a comment: the same program, not asked again.
+    for (const same of ['git   status&&rm -rf x', 'git status && rm -rf x # again', '  git status  &&  rm -rf x\n']) {
       expect((await call(rt, 'bash', { command: same })).isError, same).toBe(false);
     }
     expect(asked).toEqual(['git status && rm -rf x']);
-    // rm with anything else, or a line adding a command to the approved ones: asked (and denied here).
-    for (const other of ['rm -rf y', 'rm -rf /', 'rm x', 'rm -rf x y', 'git status && rm -rf y', 'git status; rm -r x', 'git status | sh', 'git status > .bashrc', 'x=1 git status', 'git status $(rm -rf y)']) {
+    // A part of it, reordered, requoted, or a line adding anything: asked (and denied here).
+    const others = ['git status', 'rm -rf x', 'rm -rf x && git status', 'git status; rm -rf x', "'git' status && rm -rf x", 'rm -rf y', 'git status && rm -rf y', 'git status | sh', 'git status > .bashrc', 'x=1 git status', 'git status && rm -rf x $(rm -rf y)'];
+    for (const other of others) {
       expect((await call(rt, 'bash', { command: other })).error?.code, other).toBe('APPROVAL_DENIED');
     }
-    expect(asked.slice(1)).toHaveLength(10);
-    expect(bash.ran.filter((c) => c.includes('rm -rf y') || c === 'rm -rf /')).toEqual([]);
+    expect(asked.slice(1)).toEqual(others);
+    expect(bash.ran).toEqual(['git status && rm -rf x', 'git   status&&rm -rf x', 'git status && rm -rf x # again', '  git status  &&  rm -rf x\n']);
   });
 
   it('a line the parse cannot fully see is never remembered: it is asked about every time', async () => {
@@ -257,7 +257,7 @@ describe('allowed-always for bash is remembered per parsed command', () => {
     expect(asked).toEqual(['x=rm; $x -rf v', 'x=rm; $x -rf v', 'ls "$dir"', 'ls "$dir"']);
   });
 
-  it('a resumed session rebuilds the same per-command memory from the log', async () => {
+  it('a resumed session rebuilds the same per-line memory from the log', async () => {
     const first = fakeBashRemembering();
     const one = withApprover(askAll, () => 'allowed-always', first.tool);
     expect((await call(one.rt, 'bash', { command: 'git status && rm -rf x' })).isError).toBe(false);
@@ -269,17 +269,18 @@ describe('allowed-always for bash is remembered per parsed command', () => {
       approval: { request: async ({ args }) => (asked.push((args as { command: string }).command), 'denied') },
     });
     applyConfig(rt, askAll);
-    expect((await call(rt, 'bash', { command: 'git status' })).isError).toBe(false);
-    expect((await call(rt, 'bash', { command: 'rm -rf y' })).error?.code).toBe('APPROVAL_DENIED');
+    expect((await call(rt, 'bash', { command: 'git  status && rm -rf x' })).isError).toBe(false);
+    expect((await call(rt, 'bash', { command: 'git status' })).error?.code).toBe('APPROVAL_DENIED');
     expect((await call(rt, 'bash', { command: 'git status && rm -rf y' })).error?.code).toBe('APPROVAL_DENIED');
-    expect(asked).toEqual(['rm -rf y', 'git status && rm -rf y']);
-    expect(second.ran).toEqual(['git status']);
+    expect(asked).toEqual(['git status', 'git status && rm -rf y']);
+    expect(second.ran).toEqual(['git  status && rm -rf x']);
   });
 
-  it('the real bash tool remembers per parsed command (the same keys)', async () => {
+  it('the real bash tool remembers per parsed line (the same keys)', async () => {
     const root = await tempDir('dsh-rules-');
     const tools = createBuiltinTools({ root });
-    expect(tools.bash.approvalKeys?.({ command: 'git status && rm -rf x' })).toEqual(commandApprovalKeys({ command: 'git  status&&rm -rf "x"' }));
+    expect(tools.bash.approvalKeys?.({ command: 'git status && rm -rf x' })).toEqual(commandApprovalKeys({ command: 'git  status&&rm -rf x' }));
+    expect(tools.bash.approvalKeys?.({ command: 'git status && rm -rf x' })).not.toEqual(commandApprovalKeys({ command: 'git status' }));
     expect(tools.bash.approvalKeys?.({ command: 'rm -rf $x' })).toBeUndefined();
   });
 });
