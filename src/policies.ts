@@ -10,6 +10,8 @@ export * from './runtime/policies/bashDenyGuard.js';
 export * from './runtime/policies/shellCommands.js';
 export * from './runtime/policies/commandRules.js';
 export * from './runtime/policies/applyConfig.js';
+export * from './runtime/policies/askBeforeChanges.js';
+export * from './runtime/policies/configuredPolicies.js';
 export * from './runtime/policies/commandHooks.js';
 export * from './runtime/policies/hookExamples.js';
 export * from './protocol/hookMessages.js';

@@ -129,6 +129,7 @@ describe('the attack through the real CLI', () => {
     const [log] = readdirSync(join(app, '.dsh', 'sessions')).filter((n) => n.endsWith('.jsonl'));
     const events: LogEvent[] = (await readJsonlLog(join(app, '.dsh', 'sessions', log!))).events;
     const result = events.find((e): e is Extract<LogEvent, { type: 'tool/result' }> => e.type === 'tool/result' && e.toolName === 'bash');
-    expect(result?.result.error?.code).toBe('GUARD_DENIED');
+    // The root's deny pattern, decided before any question (issue 32 item 2).
+    expect(result?.result.error?.code).toBe('POLICY_DENIED');
   });
 });

@@ -32,7 +32,8 @@ describe('dsh policy test', () => {
         { tool: 'write', decision: 'allow', examples: { allow: [{ tool: 'write', args: { path: 'notes.md' } }] } },
         { tool: 'write', path: '.env', decision: 'deny', examples: { deny: [{ tool: 'write', args: { path: '.env' } }] } },
       ],
-      bash: { deny: [{ pattern: '^rm\\s', examples: { deny: ['rm -rf build', 'sudo rm -r x'], allow: ['rmdir build'] } }] },
+      // `rmdir` is not denied: in dsh run it is asked about (the default question), so its example says `ask`.
+      bash: { deny: [{ pattern: '^rm\\s', examples: { deny: ['rm -rf build', 'sudo rm -r x'], ask: ['rmdir build'] } }] },
     });
     const r = await dsh(dir, ['policy', 'test'], env);
     expect(r.code, r.err).toBe(1);

@@ -3,7 +3,8 @@
  * when the config loads (a failing example is a ConfigError naming the rule and the example) and
  * by `dsh policy test`. Command hooks are not run here: their entries carry examples of their own.
  */
-import { applyConfig, type PolicyConfig } from '../../runtime/policies/applyConfig.js';
+import type { PolicyConfig } from '../../runtime/policies/applyConfig.js';
+import { configuredPolicies } from '../../runtime/policies/configuredPolicies.js';
 import { createPolicyChecker } from '../../runtime/policies/policyCheck.js';
 import { checkExamples, examplesOf, type ExampleFailure } from '../../runtime/policies/ruleExamples.js';
 
@@ -16,7 +17,8 @@ export async function checkConfigExamples(config: PolicyConfig, root: string): P
   if (examples.length === 0) return { checked: 0, failures: [] };
   // The rules alone: command hooks carry examples of their own (hookChecks.ts, run in the sandbox).
   const { hooks: _hooks, ...rules } = config;
-  const checker = await createPolicyChecker({ install: (rt) => void applyConfig(rt, rules, { root }), readOnlyTools: READ_ONLY_BUILTINS });
+  // Judged as `dsh run` judges a call with this config: its rules, then the default question.
+  const checker = await createPolicyChecker({ install: (rt) => void configuredPolicies(rt, rules, { root }), readOnlyTools: READ_ONLY_BUILTINS });
   try {
     return { checked: examples.length, failures: await checkExamples(examples, checker) };
   } finally {

@@ -6,11 +6,13 @@
  * - `permissions` rules whose decision is `deny`: they come first (so they win);
  * - `sandbox.mode`: only a stricter mode (read-only < workspace-write < full-access);
  * - `sandbox.network: false`;
- * - `plan: true`.
+ * - `plan: true`;
+ * - `askBefore`: its tools are asked about too (it cannot take one off the list).
  * Anything else it sets (a wider sandbox, the network on, `passEnv`, `hooks`, `mcpServers`,
  * `bash.allow`, `allow`/`ask` rules, the model and its server, instructions, telemetry, limits…)
  * is ignored, and each ignored key is said in one line naming the file and the key.
  */
+import { DEFAULT_ASK_BEFORE } from '../../runtime/policies/askBeforeChanges.js';
 import { printable } from './printable.js';
 import type { DshConfig } from './schema.js';
 
@@ -35,6 +37,12 @@ export function narrowConfig(base: DshConfig, nested: DshConfig, shownAs: string
         if (nested.plan === true) out.plan = true;
         else if (base.plan === true) ignore('plan: false');
         break;
+      case 'askBefore': {
+        const asked = base.askBefore ?? DEFAULT_ASK_BEFORE;
+        out.askBefore = [...new Set([...asked, ...nested.askBefore!])];
+        if (asked.some((t) => !nested.askBefore!.includes(t))) ignore(`askBefore without ${asked.filter((t) => !nested.askBefore!.includes(t)).map((t) => JSON.stringify(t)).join(', ')} (still asked about)`);
+        break;
+      }
       case 'bash': {
         const { deny, allow } = nested.bash!;
         if (deny && deny.length > 0) out.bash = { ...base.bash, deny: [...(base.bash?.deny ?? []), ...deny] };

@@ -134,9 +134,11 @@ export const DshConfigSchema = z.strictObject({
   plan: z.boolean().optional(),
   /** First matching rule decides. */
   permissions: z.array(PermissionRuleSchema).optional(),
+  /** The tools the default question asks about when no rule decided (default `write`, `edit`, `bash`; `[]`: none). */
+  askBefore: z.array(z.string().min(1).max(200)).max(100).optional(),
   bash: z
     .strictObject({
-      /** RE2 patterns over each command a line runs (shell-parsed): a match is refused (GUARD_DENIED). */
+      /** RE2 patterns over each command a line runs (shell-parsed): a match is refused before any question (POLICY_DENIED), and by the guard after any approval. */
       deny: z.array(BashPatternSchema).optional(),
       /** RE2 patterns: a line whose every command matches runs without a question; any other line is asked about. */
       allow: z.array(BashPatternSchema).optional(),

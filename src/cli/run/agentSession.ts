@@ -20,7 +20,8 @@ import { DEFAULT_MAX_READ_BYTES } from '../../adapters/tools/read.js';
 import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { createRuntime, type Runtime } from '../../runtime/createRuntime.js';
 import type { Telemetry } from '../../runtime/telemetry/telemetryOptions.js';
-import { applyConfig, runtimeOptionsFromConfig } from '../../runtime/policies/applyConfig.js';
+import { runtimeOptionsFromConfig } from '../../runtime/policies/applyConfig.js';
+import { configuredPolicies as installConfigured } from '../../runtime/policies/configuredPolicies.js';
 import { modelSummarizer } from '../../runtime/context/summarizer.js';
 import { metrics } from '../../runtime/wrappers/metrics.js';
 import type { DshConfig } from '../config/schema.js';
@@ -28,9 +29,6 @@ import { createHookRunner } from '../../adapters/hooks/hookRunner.js';
 import type { HookRunner } from '../../runtime/policies/commandHooks.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import type { TurnHandle } from '../../runtime/turns.js';
-
-/** Tools that change files or run commands: asked about unless pre-approved. */
-export const ASKING_TOOLS: readonly string[] = ['write', 'edit', 'bash'];
 
 export interface RunSetup {
   /** The directory the tools work in. */
@@ -62,19 +60,13 @@ export interface RunSetup {
   telemetry?: Telemetry;
 }
 
-/** Asks before `write`, `edit` and `bash` (unless in `setup.allow`); everything else runs. */
-export function defaultPolicies(runtime: Runtime, setup: Pick<RunSetup, 'allow'>): void {
-  const allowed = new Set(setup.allow ?? []);
-  runtime.hooks.on('tools/pre-execute', 'ask-before-changes', (call, next) => {
-    if (!ASKING_TOOLS.includes(call.toolName) || allowed.has(call.toolName)) return next();
-    return { kind: 'ask', reason: call.toolName === 'bash' ? 'the model wants to run a command' : 'the model wants to change a file' };
-  });
-}
-
-/** The default policy, then the config's (`applyConfig` orders plan mode and the rules before it). */
+/**
+ * The session's policies: the config's, then the default question (runtime/policies/configuredPolicies.ts,
+ * the one function `dsh run`, `dsh resume`, the page, `dsh policy test` and `dsh policy replay` share).
+ */
 export function configuredPolicies(runtime: Runtime, setup: Pick<RunSetup, 'allow' | 'config' | 'plan' | 'cwd' | 'hookRunner' | 'sessionId'>): void {
-  defaultPolicies(runtime, setup);
-  applyConfig(runtime, setup.config ?? {}, {
+  installConfigured(runtime, setup.config ?? {}, {
+    ...(setup.allow ? { allow: setup.allow } : {}),
     plan: setup.plan === true,
     root: setup.cwd,
     ...(setup.hookRunner ? { hookRunner: setup.hookRunner } : {}),

@@ -16,6 +16,8 @@ import type { RuleExamples } from './exampleTypes.js';
 export interface PolicyConfig {
   /** Plan mode on (only read-only tools run). */
   readonly plan?: boolean;
+  /** The tools the default question asks about (`configuredPolicies`; default `write`, `edit`, `bash`). */
+  readonly askBefore?: readonly string[];
   readonly permissions?: readonly PermissionRule[];
   /**
    * Command rules for `bash`, RE2 patterns over each command the line runs (on a shell parse):
