@@ -12,6 +12,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { HookRunner, HookRunOutcome } from '../../runtime/policies/commandHooks.js';
 import { SandboxUnavailableError, type Sandbox } from '../sandbox/sandbox.js';
+import { gitPointerDirs } from '../sandbox/gitPointers.js';
 import { protectedBy, protectedPaths } from '../sandbox/protectedPaths.js';
 import { initArgv, runIsolated, type Isolation } from '../tools/isolatedProcess.js';
 import { pidNamespaceSupport, type PidNamespaceProbe } from '../tools/pidNamespace.js';
@@ -55,7 +56,7 @@ export function hookCommandProblem(root: string, command: readonly string[], use
   } catch {
     return undefined;
   }
-  const list = protectedPaths({ root: realRoot, ...(userConfigDir ? { userConfigDir } : {}) });
+  const list = protectedPaths({ root: realRoot, ...(userConfigDir ? { userConfigDir } : {}), gitDirs: gitPointerDirs(realRoot) });
   for (const [i, arg] of command.entries()) {
     // The program is a path only with a `/` (else PATH finds it); an argument naming a file is a
     // path either way (`node check.js` runs the workspace's check.js).

@@ -21,6 +21,7 @@ import { bwrapArgs, type SandboxMode } from './bwrapArgs.js';
 import { bwrapSupport, type BwrapProbe } from './bwrapProbe.js';
 import { commandEnv } from './commandEnv.js';
 import { protectedLayout, sweepProtected, type Quarantined } from './protectedLayout.js';
+import { gitPointerDirs } from './gitPointers.js';
 import { DSH_STATE_DIR, protectedPaths, userConfigDir, type ProtectedPath } from './protectedPaths.js';
 
 export { SANDBOX_MODES, type SandboxMode } from './bwrapArgs.js';
@@ -107,7 +108,7 @@ function removeAtExit(dir: string): void {
 export function describeSandbox(mode: SandboxMode, network: boolean): string {
   if (mode === 'full-access') return 'sandbox: full-access (commands run with your full rights: no file or network confinement; secrets withheld from their environment)';
   const net = network ? 'network allowed' : 'no network';
-  const writes = mode === 'read-only' ? 'no writes except a private /tmp' : 'writes only in the workspace and a private /tmp; .dsh, dsh.config.json, .git/hooks and .git/config read-only';
+  const writes = mode === 'read-only' ? 'no writes except a private /tmp' : 'writes only in the workspace and a private /tmp; .dsh, dsh.config.json and .git read-only';
   return `sandbox: ${mode} (bubblewrap): ${writes}; ${net}; secrets withheld`;
 }
 
@@ -145,7 +146,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     async wrap(argv, wrapOptions = {}) {
       if (argv.length === 0) throw new TypeError('sandbox.wrap: empty argv');
       const root = await realRoot();
-      list = protectedPaths({ root, userConfigDir: configDir });
+      list = protectedPaths({ root, userConfigDir: configDir, gitDirs: gitPointerDirs(root) });
       const cwd = wrapOptions.cwd ?? root;
       if (mode === 'full-access') {
         const { env: e } = commandEnv(env, { passThrough: options.passEnv });
