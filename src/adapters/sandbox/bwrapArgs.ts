@@ -8,7 +8,8 @@
  * directory at `/tmp`, and, in `workspace-write`, the workspace bound writable. Over that:
  * every directory between the root and an existing protected path is bound onto itself (a mount
  * point cannot be renamed or removed, so `mv .git .git-old && mkdir .git` fails), and every
- * existing protected path is bound read-only. All namespaces are new (user, PID, IPC, UTS,
+ * existing protected path is bound read-only. Last, what no command may read (denyRead.ts) is
+ * covered: an empty read-only tmpfs over a directory, `/dev/null` over a file. All namespaces are new (user, PID, IPC, UTS,
  * cgroup, and network unless allowed); no capability is kept; no further user namespace can be
  * made inside; the command leads a new session (no terminal to inject into).
  */
@@ -38,6 +39,10 @@ export interface BwrapPlan {
   readonly infoFd?: number;
   /** Whether `--unshare-user --disable-userns` works here (see probe); else `--unshare-user-try`. */
   readonly userns: boolean;
+  /** Directories no command may read: each covered by an empty read-only tmpfs (after the binds). */
+  readonly hideDirs?: readonly string[];
+  /** Files no command may read: each covered by `/dev/null` (after the binds). */
+  readonly hideFiles?: readonly string[];
 }
 
 /** The argv after `bwrap`, ending with `--` (the command follows). */
@@ -58,6 +63,8 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     for (const d of plan.pin) a.push('--bind', d, d);
     for (const p of plan.readOnly) a.push('--ro-bind', p, p);
   }
+  for (const d of plan.hideDirs ?? []) a.push('--perms', '0755', '--tmpfs', d, '--remount-ro', d);
+  for (const f of plan.hideFiles ?? []) a.push('--ro-bind', '/dev/null', f);
   a.push('--chdir', plan.cwd, '--');
   return a;
 }

@@ -8,10 +8,10 @@
  * - `workspace-write` (default): the host's files read-only, except the workspace and the private
  *   tmp; the protected paths (protectedPaths.ts) read-only inside the workspace too.
  * - `read-only`: the workspace read-only as well; only the private tmp is writable.
- * - `full-access`: no file or network confinement at all (explicit choice only); secrets are
- *   still withheld from the environment.
+ * - `full-access`: no file or network confinement at all (explicit choice only); the environment
+ *   is still an allowlist (commandEnv.ts).
  * In the first two, no network unless `network: true`, no host sockets (`/run` is empty, `/tmp` is
- * private), and no other process is visible. Built on bubblewrap (see bwrapArgs.ts).
+ * private), no other process is visible, and the usual credential files are masked (denyRead.ts). Built on bubblewrap (see bwrapArgs.ts).
  */
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
@@ -21,6 +21,8 @@ import { bwrapArgs, type SandboxMode } from './bwrapArgs.js';
 import { bwrapSupport, type BwrapProbe } from './bwrapProbe.js';
 import { commandEnv } from './commandEnv.js';
 import { protectedLayout, sweepProtected, type Quarantined } from './protectedLayout.js';
+import { statSync } from 'node:fs';
+import { denyReadPlan, type DenyReadPlan } from './denyRead.js';
 import { gitPointerDirs } from './gitPointers.js';
 import { DSH_STATE_DIR, protectedPaths, userConfigDir, type ProtectedPath } from './protectedPaths.js';
 
@@ -40,6 +42,13 @@ export interface SandboxOptions {
   readonly passEnv?: readonly string[];
   /** The user-level config dir to protect (default `$XDG_CONFIG_HOME/dsh` or `~/.config/dsh`). */
   readonly userConfigDir?: string;
+  /**
+   * More paths no command may read (`~/…` or absolute), on top of the credential places masked by
+   * default (denyRead.ts: `~/.ssh`, `~/.aws`, `/etc/shadow`, …).
+   */
+  readonly denyRead?: readonly string[];
+  /** Paths taken off the deny-read list (exact, `~/…` or absolute): e.g. `~/.npmrc` for `npm publish`. */
+  readonly allowRead?: readonly string[];
   /** The bubblewrap binary (default `bwrap` on PATH). */
   readonly bwrap?: string;
   /** How bubblewrap support is found (default: probed once per process). */
@@ -61,6 +70,8 @@ export interface WrapOptions {
   readonly asPid1?: boolean;
   /** Ask bubblewrap to write its JSON info (`child-pid`) to this fd of the spawned process. */
   readonly infoFd?: number;
+  /** More directories this command may not see, each covered by an empty tmpfs (a hook's `node_modules` on the way up). */
+  readonly hideDirs?: readonly string[];
 }
 
 export interface SandboxedCommand {
@@ -81,6 +92,8 @@ export interface SandboxedCommand {
 export interface Sandbox {
   readonly mode: SandboxMode;
   readonly network: boolean;
+  /** The deny-read list the next command gets (denyRead.ts), for `dsh run` and docs. */
+  denied(): Promise<DenyReadPlan>;
   /** The protected paths this sandbox holds read-only. */
   readonly protected: readonly ProtectedPath[];
   /** Whether the sandbox can be made here (`full-access` always can). */
@@ -106,10 +119,10 @@ function removeAtExit(dir: string): void {
 
 /** One line saying what `mode` (with `network`) confines. */
 export function describeSandbox(mode: SandboxMode, network: boolean): string {
-  if (mode === 'full-access') return 'sandbox: full-access (commands run with your full rights: no file or network confinement; secrets withheld from their environment)';
+  if (mode === 'full-access') return 'sandbox: full-access (commands run with your full rights: no file or network confinement, credential files readable; environment allowlisted)';
   const net = network ? 'network allowed' : 'no network';
   const writes = mode === 'read-only' ? 'no writes except a private /tmp' : 'writes only in the workspace and a private /tmp; .dsh, dsh.config.json and .git read-only';
-  return `sandbox: ${mode} (bubblewrap): ${writes}; ${net}; secrets withheld`;
+  return `sandbox: ${mode} (bubblewrap): ${writes}; ${net}; secrets withheld (environment allowlisted, credential files hidden)`;
 }
 
 export function createSandbox(options: SandboxOptions): Sandbox {
@@ -129,6 +142,16 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       return d;
     }));
 
+  const kindOf = (path: string): 'dir' | 'file' | 'missing' => {
+    try {
+      return statSync(path).isDirectory() ? 'dir' : 'file';
+    } catch {
+      return 'missing';
+    }
+  };
+  const denied = async (): Promise<DenyReadPlan> =>
+    denyReadPlan({ home: env.HOME || homedir(), root: await realRoot(), deny: options.denyRead ?? [], allow: options.allowRead ?? [], kindOf });
+
   const check = async (): Promise<{ ok: true } | { ok: false; reason: string }> => {
     if (mode === 'full-access') return { ok: true };
     const p = await probe();
@@ -142,6 +165,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       return list;
     },
     check,
+    denied,
     describe: () => describeSandbox(mode, network),
     async wrap(argv, wrapOptions = {}) {
       if (argv.length === 0) throw new TypeError('sandbox.wrap: empty argv');
@@ -158,6 +182,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       // `.dsh` is dsh's own: made now so that it is held read-only from the first command on.
       if (mode === 'workspace-write') await mkdir(join(root, DSH_STATE_DIR), { recursive: true });
       const layout = mode === 'workspace-write' ? await protectedLayout(root, list) : { pin: [], readOnly: [], absent: [] };
+      const hidden = await denied();
       const args = bwrapArgs({
         mode,
         root,
@@ -169,6 +194,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         asPid1: wrapOptions.asPid1 === true,
         ...(wrapOptions.infoFd !== undefined ? { infoFd: wrapOptions.infoFd } : {}),
         userns: p.userns,
+        hideDirs: [...hidden.dirs, ...(wrapOptions.hideDirs ?? [])],
+        hideFiles: hidden.files,
       });
       const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { TMPDIR: '/tmp' } });
       return {

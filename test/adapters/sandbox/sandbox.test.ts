@@ -43,7 +43,7 @@ describe('commandEnv', () => {
 
 describe('describeSandbox', () => {
   it('names the mode and what it confines, in one line', () => {
-    expect(describeSandbox('workspace-write', false)).toMatch(/^sandbox: workspace-write \(bubblewrap\): writes only in the workspace and a private \/tmp.*; no network; secrets withheld$/);
+    expect(describeSandbox('workspace-write', false)).toMatch(/^sandbox: workspace-write \(bubblewrap\): writes only in the workspace and a private \/tmp.*; no network; secrets withheld \(environment allowlisted, credential files hidden\)$/);
     expect(describeSandbox('read-only', true)).toMatch(/network allowed/);
     expect(describeSandbox('full-access', false)).toMatch(/^sandbox: full-access \(commands run with your full rights/);
     for (const m of ['read-only', 'workspace-write', 'full-access'] as const) expect(describeSandbox(m, false)).not.toContain('\n');
