@@ -43,6 +43,8 @@ export interface BwrapPlan {
   readonly hideDirs?: readonly string[];
   /** Files no command may read: each covered by `/dev/null` (after the binds). */
   readonly hideFiles?: readonly string[];
+  /** Files shown with another file's content (read-only), after the binds: `{ path, with }`. */
+  readonly coverFiles?: readonly { readonly path: string; readonly with: string }[];
 }
 
 /** The argv after `bwrap`, ending with `--` (the command follows). */
@@ -65,6 +67,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   }
   for (const d of plan.hideDirs ?? []) a.push('--perms', '0755', '--tmpfs', d, '--remount-ro', d);
   for (const f of plan.hideFiles ?? []) a.push('--ro-bind', '/dev/null', f);
+  for (const c of plan.coverFiles ?? []) a.push('--ro-bind', c.with, c.path);
   a.push('--chdir', plan.cwd, '--');
   return a;
 }

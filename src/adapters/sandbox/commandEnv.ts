@@ -13,7 +13,9 @@
  * (`HOME`, `USER`, `LOGNAME`, `SHELL`), the language and time zone (`LANG`, `LANGUAGE`, `LC_*`,
  * `TZ`), how to draw (`TERM`, `COLORTERM`, `NO_COLOR`, `FORCE_COLOR`), the temporary directory
  * (`TMPDIR`; the sandbox sets it to its private `/tmp`), and `CI` (tools turn off prompts and
- * progress bars under it). None of them carries a credential by convention.
+ * progress bars under it), `SHLVL` (bash sources `~/.bashrc` when its stdin is a socket, as a
+ * spawned process's is, unless it runs below another shell: the sandbox sets it to 1 when dsh's
+ * environment has none). None of them carries a credential by convention.
  */
 export const BASE_ENV_NAMES: readonly string[] = [
   'PATH',
@@ -30,6 +32,7 @@ export const BASE_ENV_NAMES: readonly string[] = [
   'FORCE_COLOR',
   'TMPDIR',
   'CI',
+  'SHLVL',
 ];
 
 const BASE = new Set(BASE_ENV_NAMES);

@@ -72,6 +72,8 @@ export interface WrapOptions {
   readonly infoFd?: number;
   /** More directories this command may not see, each covered by an empty tmpfs (a hook's `node_modules` on the way up). */
   readonly hideDirs?: readonly string[];
+  /** Files this command sees with another file's content, read-only (a hook's `package.json` on the way up). */
+  readonly coverFiles?: readonly { readonly path: string; readonly with: string }[];
 }
 
 export interface SandboxedCommand {
@@ -173,7 +175,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       list = protectedPaths({ root, userConfigDir: configDir, gitDirs: gitPointerDirs(root) });
       const cwd = wrapOptions.cwd ?? root;
       if (mode === 'full-access') {
-        const { env: e } = commandEnv(env, { passThrough: options.passEnv });
+        const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { SHLVL: env.SHLVL || '1' } });
         return { file: argv[0]!, args: argv.slice(1), env: e, cwd, confined: false, finish: async () => [] };
       }
       const p = await probe();
@@ -196,8 +198,9 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         userns: p.userns,
         hideDirs: [...hidden.dirs, ...(wrapOptions.hideDirs ?? [])],
         hideFiles: hidden.files,
+        coverFiles: wrapOptions.coverFiles ?? [],
       });
-      const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { TMPDIR: '/tmp' } });
+      const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { TMPDIR: '/tmp', SHLVL: env.SHLVL || '1' } });
       return {
         file: p.bwrap,
         args: [...args, ...argv],
