@@ -15,7 +15,11 @@
  * (`TMPDIR`; the sandbox sets it to its private `/tmp`), and `CI` (tools turn off prompts and
  * progress bars under it), `SHLVL` (bash sources `~/.bashrc` when its stdin is a socket, as a
  * spawned process's is, unless it runs below another shell: the sandbox sets it to 1 when dsh's
- * environment has none). None of them carries a credential by convention.
+ * environment has none), and where toolchains live (`PYENV_ROOT`, `PYENV_VERSION`, `RBENV_ROOT`,
+ * `NVM_DIR`, `NVM_BIN`, `ASDF_DIR`, `ASDF_DATA_DIR`, `VOLTA_HOME`, `CARGO_HOME`, `RUSTUP_HOME`,
+ * `GOROOT`, `GOPATH`, `JAVA_HOME`: a shim or proxy on PATH, such as `~/.pyenv/shims/python`,
+ * needs them to find the interpreter when it is not in the default place; issue 37). None of them
+ * carries a credential by convention.
  */
 export const BASE_ENV_NAMES: readonly string[] = [
   'PATH',
@@ -33,6 +37,19 @@ export const BASE_ENV_NAMES: readonly string[] = [
   'TMPDIR',
   'CI',
   'SHLVL',
+  'PYENV_ROOT',
+  'PYENV_VERSION',
+  'RBENV_ROOT',
+  'NVM_DIR',
+  'NVM_BIN',
+  'ASDF_DIR',
+  'ASDF_DATA_DIR',
+  'VOLTA_HOME',
+  'CARGO_HOME',
+  'RUSTUP_HOME',
+  'GOROOT',
+  'GOPATH',
+  'JAVA_HOME',
 ];
 
 const BASE = new Set(BASE_ENV_NAMES);

@@ -31,10 +31,10 @@ describe('commandEnv', () => {
   it('passes only the allowlist (and LC_*) plus the pass-through names; every other name is withheld, whatever it is called', () => {
     const env = {
       OPENAI_API_KEY: 'a', OTEL_EXPORTER_OTLP_HEADERS: 'x-key=s', SENTRY_DSN: 'https://k@s/1', HTTPS_PROXY: 'http://u:pw@p:1', REDIS_URL: 'redis://:pw@r', GH_PAT: 'g', DB_PW: 'd',
-      NPM_TOKEN: 'n', PATH: '/bin', HOME: '/h', LANG: 'C', LC_ALL: 'C.UTF-8', TERM: 'xterm', TZ: 'UTC', NODE_OPTIONS: '--require x',
+      NPM_TOKEN: 'n', PATH: '/bin', HOME: '/h', LANG: 'C', LC_ALL: 'C.UTF-8', TERM: 'xterm', TZ: 'UTC', NODE_OPTIONS: '--require x', PYENV_ROOT: '/opt/pyenv',
     };
     const r = commandEnv(env, { passThrough: ['NPM_TOKEN'], set: { TMPDIR: '/tmp' } });
-    expect(r.env).toEqual({ NPM_TOKEN: 'n', PATH: '/bin', HOME: '/h', LANG: 'C', LC_ALL: 'C.UTF-8', TERM: 'xterm', TZ: 'UTC', TMPDIR: '/tmp' });
+    expect(r.env).toEqual({ NPM_TOKEN: 'n', PATH: '/bin', HOME: '/h', LANG: 'C', LC_ALL: 'C.UTF-8', TERM: 'xterm', TZ: 'UTC', PYENV_ROOT: '/opt/pyenv', TMPDIR: '/tmp' });
     expect(r.withheld).toEqual(['DB_PW', 'GH_PAT', 'HTTPS_PROXY', 'NODE_OPTIONS', 'OPENAI_API_KEY', 'OTEL_EXPORTER_OTLP_HEADERS', 'REDIS_URL', 'SENTRY_DSN']);
     expect(isBaseEnvName('LC_CTYPE')).toBe(true);
     expect(isBaseEnvName('SSH_AUTH_SOCK')).toBe(false);
