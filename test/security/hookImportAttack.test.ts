@@ -68,7 +68,7 @@ describe.skipIf(skip)('a guard hook cannot be rewritten through what it imports'
     const { root, rt, tools } = world('workspace');
     const first = await call(rt, 'bash', { command: REWRITE });
     expect(first.error?.code, first.content).toBe('HOOK_FAILED');
-    expect(first.content).toMatch(/verdict/); // the hook's own error names the package it could not find
+    expect(first.content).toContain('[dsh: node_modules hidden from hooks (the agent can write there): put a hook\'s dependencies in .dsh/hooks/node_modules]');
     const second = await call(rt, 'bash', { command: 'rm -rf victim && echo gone' });
     expect(second.error?.code, second.content).toBe('HOOK_FAILED');
     expect(existsSync(join(root, 'victim', 'keep.txt'))).toBe(true);
