@@ -54,6 +54,26 @@ describe('credential files are not readable in the sandbox', () => {
     expect(await readFile(join(home, '.ssh', 'id_rsa'), 'utf8')).toBe(`${PLANTED['.ssh/id_rsa']}\n`);
   }, 120_000);
 
+  it.skipIf(skip)('a docker-style socket under the home does not answer (its directory is masked); a socket beside the workspace does (documented)', async () => {
+    const { home, ws } = await world();
+    const { createServer } = await import('node:net');
+    await mkdir(join(home, '.docker', 'desktop'), { recursive: true });
+    const servers = [join(home, '.docker', 'desktop', 'docker.sock'), join(home, 'code', 'beside.sock')].map((path) => {
+      const server = createServer((c) => c.end('answered\n'));
+      return new Promise<typeof server>((r) => server.listen(path, () => r(server)));
+    });
+    const up = await Promise.all(servers);
+    try {
+      await writeFile(join(ws, 'probe.cjs'), "const p = process.argv[2]; require('net').connect(p).on('data', (d) => process.stdout.write(p + ': ' + d)).on('error', (e) => console.log(p + ': ' + e.code));\n");
+      const probe = (p: string) => `node probe.cjs ${p}`;
+      const [r] = await runBashCalls({ mode: 'workspace-write', root: ws, env: { PATH: process.env.PATH, HOME: home }, commands: [`${probe('~/.docker/desktop/docker.sock')}; ${probe('../beside.sock')}`] });
+      expect(r!.content).toMatch(/docker\.sock: E(NOENT|CONNREFUSED|ACCES)/);
+      expect(r!.content).toContain('beside.sock: answered');
+    } finally {
+      await Promise.all(up.map((s) => new Promise((r) => s.close(r))));
+    }
+  }, 120_000);
+
   it.skipIf(skip)('sandbox.denyRead hides one more path; sandbox.allowRead shows one back', async () => {
     const { home, ws } = await world();
     const [r] = await runBashCalls({

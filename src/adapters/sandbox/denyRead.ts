@@ -37,6 +37,13 @@ export const DEFAULT_DENY_READ: readonly string[] = [
   '~/.terraform.d/credentials.tfrc.json',
   '~/.password-store',
   '~/.local/share/keyrings',
+  // Directories that hold sockets which answer for the user (a docker socket is root on the host).
+  '~/.docker/desktop',
+  '~/.docker/run',
+  '~/.colima',
+  '~/.lima',
+  '~/.rd',
+  '~/.1password',
 ];
 
 /** Files of the host that hold password hashes. */
