@@ -5,7 +5,7 @@
 // the host runs nothing (the planted fsmonitor would create a marker file). The control run
 // makes the same plant from outside the sandbox and shows `git status` does run it.
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -48,7 +48,41 @@ function plant(g: string, marker: string): string[] {
   ];
 }
 
+/** A repository whose `sub` is a submodule (of a local repository), and an evil git dir beside. */
+async function withSubmodule() {
+  const base = await worldDir('dsh-gitplant-');
+  const lib = join(base, 'lib');
+  const ws = join(base, 'ws');
+  git(base, base, ['init', '-q', lib]);
+  git(lib, base, ['-c', 'user.email=a@b', '-c', 'user.name=n', 'commit', '-q', '--allow-empty', '-m', 'lib']);
+  git(base, base, ['init', '-q', ws]);
+  git(ws, base, ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', lib, 'sub']);
+  git(ws, base, ['-c', 'user.email=a@b', '-c', 'user.name=n', 'commit', '-q', '-m', 'sub']);
+  return { base, ws, marker: join(base, 'fsmonitor-ran') };
+}
+
+/** Copies the submodule's git dir to `evil/` with a planted fsmonitor, and points `sub/.git` at it. */
+const submodulePlant = (marker: string) =>
+  `cp -r .git/modules/sub evil && git config -f evil/config core.worktree ../sub && git config -f evil/config core.fsmonitor "touch ${marker};:" && echo "gitdir: ../evil" > sub/.git; echo "rc=$?"`;
+
 describe.skipIf(skip)('a bash call cannot plant what the host git runs later', () => {
+  it('control: a submodule whose .git file is rewritten from outside the sandbox runs the planted fsmonitor on the root `git status`', async () => {
+    const { ws, base, marker } = await withSubmodule();
+    execFileSync('/bin/bash', ['-c', submodulePlant(marker)], { cwd: ws });
+    git(ws, base, ['status']);
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  it('workspace-write: a submodule checkout\'s .git file cannot be rewritten, so the root `git status` runs nothing', async () => {
+    const { ws, base, marker } = await withSubmodule();
+    const before = readFileSync(join(ws, 'sub', '.git'), 'utf8');
+    const r = await runBashCalls({ mode: 'workspace-write', root: ws, env: hostEnv(base), commands: [submodulePlant(marker), 'rm -rf sub; mv sub sub-old; echo "rc=$?"'] });
+    for (const [i, x] of r.entries()) expect(x.content, `plant ${i}`).not.toContain('rc=0');
+    expect(readFileSync(join(ws, 'sub', '.git'), 'utf8')).toBe(before);
+    git(ws, base, ['status']);
+    expect(existsSync(marker)).toBe(false);
+  }, 120_000);
+
   it('control: planted from outside the sandbox, the next `git status` runs the fsmonitor (the check below can fail)', async () => {
     const { ws, base, marker } = await repo();
     for (const cmd of plant('.git', marker).slice(0, 1)) execFileSync('/bin/bash', ['-c', cmd], { cwd: ws });

@@ -17,7 +17,7 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { HOOK_STRIPPED_ENV, hookHiddenPaths, hookSearchPath, pythonCwdImport, toolWritableIn, type ToolWritable } from './hookIsolation.js';
 import type { HookRunner, HookRunOutcome } from '../../runtime/policies/commandHooks.js';
 import { SandboxUnavailableError, type Sandbox } from '../sandbox/sandbox.js';
-import { gitPointerDirs } from '../sandbox/gitPointers.js';
+import { gitLocations } from '../sandbox/gitPointers.js';
 import { protectedBy, protectedPaths } from '../sandbox/protectedPaths.js';
 import { initArgv, runIsolated, type Isolation } from '../tools/isolatedProcess.js';
 import { pidNamespaceSupport, type PidNamespaceProbe } from '../tools/pidNamespace.js';
@@ -63,7 +63,7 @@ export function hookCommandProblem(root: string, command: readonly string[], use
   } catch {
     return undefined;
   }
-  const list = protectedPaths({ root: realRoot, ...(userConfigDir ? { userConfigDir } : {}), gitDirs: gitPointerDirs(realRoot) });
+  const list = protectedPaths({ root: realRoot, ...(userConfigDir ? { userConfigDir } : {}), ...gitLocations(realRoot) });
   const python = pythonCwdImport(command);
   if (python) return python;
   const program = command[0];
@@ -181,7 +181,7 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
   return async ({ argv, stdin, timeoutMs }): Promise<HookRunOutcome> => {
     if (argv.length === 0) throw new Error('a hook command is an argv with the program first');
     const cwd = await realpath(options.root);
-    const own = protectedPaths({ root: cwd, gitDirs: gitPointerDirs(cwd) });
+    const own = protectedPaths({ root: cwd, ...gitLocations(cwd) });
     const writable = toolWritableIn(cwd, (p) => protectedBy(own, p) !== undefined || protectedBy(sandbox.protected, p) !== undefined);
     const plan = hookPlan(cwd, argv, writable, (options.env ?? process.env).PATH);
     const command = `exec ${[plan.program, ...argv.slice(1)].map(shellQuote).join(' ')}`;

@@ -8,7 +8,7 @@
  * {@link parseGitdirFile} is pure; {@link gitPointerDirs} reads the two small files (by `lstat`
  * and `readFileSync`: a `.git` that is a symlink is not followed, and it is protected itself).
  */
-import { lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 
 /** The path a `.git` file names (`gitdir: ../x/.git`), or undefined when it names none. */
@@ -59,4 +59,71 @@ export function gitPointerDirs(root: string): string[] {
   const common = follow(gitdir, commondirText?.split('\n')[0]?.trim());
   if (common !== undefined) out.push(common);
   return out.filter((d) => inside(root, d));
+}
+
+/** The `worktree = …` of a git config's `[core]` section, or undefined. */
+export function parseCoreWorktree(text: string): string | undefined {
+  let inCore = false;
+  for (const line of text.split('\n')) {
+    const section = /^\s*\[([^\]]*)\]/.exec(line);
+    if (section) inCore = section[1]!.trim().toLowerCase() === 'core';
+    const m = inCore ? /^\s*worktree\s*=\s*(.*?)\s*$/i.exec(line) : null;
+    if (m) return m[1]!.replace(/^"(.*)"$/, '$1');
+  }
+  return undefined;
+}
+
+const MAX_CHECKOUTS = 256;
+
+/**
+ * The `.git` files of the checkouts a git directory manages, inside `root`: each submodule's
+ * (`<gitdir>/modules/<name>/config` names its worktree; nested submodules too) and each linked
+ * worktree's (`<gitdir>/worktrees/<name>/gitdir` names its `.git` file). The host's `git status`
+ * recurses into submodules through their `.git` file, so a rewritten one (`gitdir: ../evil`)
+ * would run a planted config; these files are protected as the git directory is. Everything is
+ * read from the git directory itself (protected), never from the checkout.
+ */
+export function gitCheckoutFiles(root: string, gitDirs: readonly string[]): string[] {
+  const out = new Set<string>();
+  const subdirs = (dir: string) => {
+    try {
+      return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => join(dir, e.name));
+    } catch {
+      return [];
+    }
+  };
+  // Under `modules/`: a directory with a `config` is a submodule's git dir (which may have
+  // `modules/` of its own); one without is a grouping directory (a submodule named `a/b`).
+  const walkModules = (dir: string, depth: number) => {
+    if (depth > 16 || out.size >= MAX_CHECKOUTS) return;
+    for (const d of subdirs(dir)) {
+      const config = readSmall(join(d, 'config'));
+      if (config === undefined) {
+        walkModules(d, depth + 1);
+        continue;
+      }
+      const worktree = parseCoreWorktree(config);
+      if (worktree !== undefined) out.add(join(isAbsolute(worktree) ? worktree : resolve(d, worktree), '.git'));
+      visitGitDir(d, depth + 1);
+    }
+  };
+  const visitGitDir = (gitdir: string, depth: number) => {
+    walkModules(join(gitdir, 'modules'), depth);
+    for (const wt of subdirs(join(gitdir, 'worktrees'))) {
+      const file = readSmall(join(wt, 'gitdir'))?.split('\n')[0]?.trim();
+      if (file) out.add(isAbsolute(file) ? file : resolve(wt, file));
+    }
+  };
+  for (const g of gitDirs) visitGitDir(g, 0);
+  return [...out].filter((f) => inside(root, f));
+}
+
+/**
+ * Everything git-related to protect besides `<root>/.git`: the directories a `.git` file leads
+ * to ({@link gitPointerDirs}) and the `.git` files of the checkouts they, and `<root>/.git`,
+ * manage ({@link gitCheckoutFiles}). For `protectedPaths({ …, ...gitLocations(root) })`.
+ */
+export function gitLocations(root: string): { gitDirs: string[]; gitFiles: string[] } {
+  const gitDirs = gitPointerDirs(root);
+  return { gitDirs, gitFiles: gitCheckoutFiles(root, [join(root, '.git'), ...gitDirs]) };
 }

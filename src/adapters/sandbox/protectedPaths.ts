@@ -31,6 +31,11 @@ export interface ProtectedPathsOptions {
    * absolute and resolved (see gitPointers.ts); each is protected as a whole, like `<root>/.git`.
    */
   readonly gitDirs?: readonly string[];
+  /**
+   * The `.git` files of the checkouts those git directories manage inside the workspace
+   * (submodules, linked worktrees; see gitPointers.ts), absolute: each protected as a file.
+   */
+  readonly gitFiles?: readonly string[];
 }
 
 /** The project's state directory: session logs, leases, checkpoints, spills. */
@@ -48,7 +53,9 @@ export const PROJECT_CONFIG_NAME = 'dsh.config.json';
  *   (`core.fsmonitor`, `core.hooksPath`, aliases, filters), `commondir` (which names another
  *   directory's config and hooks), `worktrees/*` and `modules/*` (each with its own hooks and
  *   config), `info/attributes` (filters). A narrower list misses the next pointer; the cost is
- *   that a command cannot commit, branch or fetch (the user does, outside dsh).
+ *   that a command cannot commit, branch or fetch (the user does, outside dsh);
+ * - the `.git` files of the submodules and linked worktrees those directories manage inside the
+ *   workspace (`gitFiles`): the host's `git status` follows a submodule's `.git` file.
  */
 export function protectedPaths(options: ProtectedPathsOptions): readonly ProtectedPath[] {
   const { root } = options;
@@ -66,6 +73,10 @@ export function protectedPaths(options: ProtectedPathsOptions): readonly Protect
   for (const d of options.gitDirs ?? []) {
     if (!isAbsolute(d)) throw new TypeError(`protectedPaths: a git dir must be absolute, got ${JSON.stringify(d)}`);
     if (!list.some((p) => p.path === d)) list.push({ path: d, kind: 'dir', rule: 'git-dir', reason: GIT_REASON });
+  }
+  for (const f of options.gitFiles ?? []) {
+    if (!isAbsolute(f)) throw new TypeError(`protectedPaths: a git file must be absolute, got ${JSON.stringify(f)}`);
+    if (!list.some((p) => p.path === f)) list.push({ path: f, kind: 'file', rule: 'git-dir', reason: "a submodule's or worktree's .git file names the git directory git runs from" });
   }
   return list;
 }

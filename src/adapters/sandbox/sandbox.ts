@@ -23,7 +23,7 @@ import { commandEnv } from './commandEnv.js';
 import { protectedLayout, sweepProtected, type Quarantined } from './protectedLayout.js';
 import { statSync } from 'node:fs';
 import { denyReadPlan, type DenyReadPlan } from './denyRead.js';
-import { gitPointerDirs } from './gitPointers.js';
+import { gitLocations } from './gitPointers.js';
 import { DSH_STATE_DIR, protectedPaths, userConfigDir, type ProtectedPath } from './protectedPaths.js';
 
 export { SANDBOX_MODES, type SandboxMode } from './bwrapArgs.js';
@@ -172,7 +172,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     async wrap(argv, wrapOptions = {}) {
       if (argv.length === 0) throw new TypeError('sandbox.wrap: empty argv');
       const root = await realRoot();
-      list = protectedPaths({ root, userConfigDir: configDir, gitDirs: gitPointerDirs(root) });
+      list = protectedPaths({ root, userConfigDir: configDir, ...gitLocations(root) });
       const cwd = wrapOptions.cwd ?? root;
       if (mode === 'full-access') {
         const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { SHLVL: env.SHLVL || '1' } });

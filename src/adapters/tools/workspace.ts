@@ -10,7 +10,7 @@ import { ErrorCode } from '../../protocol/index.js';
 import { ToolError } from '../../runtime/toolError.js';
 import { openAtomicWriterIn } from '../fs/atomicWrite.js';
 import { realPathOfFd, type VerifiedDir } from '../fs/verifiedDir.js';
-import { gitPointerDirs } from '../sandbox/gitPointers.js';
+import { gitLocations } from '../sandbox/gitPointers.js';
 import { protectedBy, protectedPaths, userConfigDir, type ProtectedPath } from '../sandbox/protectedPaths.js';
 import { openInWorkspace, realpathAllowMissing, resolveEntry, resolveInWorkspace, type OpenedEntry, type SandboxedPath } from './sandboxPath.js';
 
@@ -72,7 +72,7 @@ export class Workspace {
     return (this.protectedP ??= (async () => {
       const realRoot = await this.realRoot();
       const userDir = this.options.userConfigDir ?? userConfigDir(process.env, process.env.HOME || homedir());
-      return protectedPaths({ root: realRoot, userConfigDir: await realpathAllowMissing(userDir).catch(() => userDir), gitDirs: gitPointerDirs(realRoot) });
+      return protectedPaths({ root: realRoot, userConfigDir: await realpathAllowMissing(userDir).catch(() => userDir), ...gitLocations(realRoot) });
     })().catch((e) => {
       this.protectedP = undefined;
       throw e;

@@ -2,7 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { gitPointerDirs, parseGitdirFile } from '../../../src/adapters/sandbox/gitPointers.js';
+import { gitCheckoutFiles, gitLocations, gitPointerDirs, parseCoreWorktree, parseGitdirFile } from '../../../src/adapters/sandbox/gitPointers.js';
 import { tempDir } from '../workspaceFixture.js';
 
 describe('gitPointerDirs', () => {
@@ -29,5 +29,23 @@ describe('gitPointerDirs', () => {
     const b = await tempDir();
     await writeFile(join(b, '.git'), 'gitdir: /elsewhere/repo/.git/worktrees/b\n');
     expect(gitPointerDirs(b)).toEqual([]);
+  });
+
+  it('finds the .git files of submodules (nested, and named with a slash) and linked worktrees, from the git dir only', async () => {
+    const root = await tempDir();
+    const g = join(root, '.git');
+    await mkdir(join(g, 'modules', 'sub', 'modules', 'inner'), { recursive: true });
+    await mkdir(join(g, 'modules', 'group', 'name'), { recursive: true });
+    await mkdir(join(g, 'worktrees', 'w'), { recursive: true });
+    await writeFile(join(g, 'modules', 'sub', 'config'), '[core]\n\tbare = false\n\tworktree = ../../../sub\n[branch "x"]\n\tworktree = nope\n');
+    await writeFile(join(g, 'modules', 'sub', 'modules', 'inner', 'config'), '[core]\n\tworktree = ../../../../../sub/inner\n');
+    await writeFile(join(g, 'modules', 'group', 'name', 'config'), '[core]\n\tworktree = ../../../../group/name\n');
+    await writeFile(join(g, 'worktrees', 'w', 'gitdir'), `${join(root, 'wt', '.git')}\n`);
+    await mkdir(join(g, 'worktrees', 'out'), { recursive: true });
+    await writeFile(join(g, 'worktrees', 'out', 'gitdir'), '/elsewhere/wt/.git\n');
+    expect(gitCheckoutFiles(root, [g]).sort()).toEqual([join(root, 'group', 'name', '.git'), join(root, 'sub', '.git'), join(root, 'sub', 'inner', '.git'), join(root, 'wt', '.git')].sort());
+    expect(gitLocations(root)).toEqual({ gitDirs: [], gitFiles: expect.arrayContaining([join(root, 'sub', '.git')]) });
+    expect(parseCoreWorktree('[core]\n  worktree = "../x"\n')).toBe('../x');
+    expect(parseCoreWorktree('[remote "o"]\n\tworktree = ../x\n')).toBeUndefined();
   });
 });
