@@ -1,7 +1,7 @@
 /**
  * The {@link HookRunner} of command hooks on Node: each run is one process in the sandbox `bash`
- * uses (SPEC §10.2): the same mode, network setting and private `/tmp`, dsh's secrets withheld
- * from its environment, and a PID namespace that dies with it, so no process the hook starts
+ * uses (SPEC §10.2): the same mode, network setting and private `/tmp`, the allowlisted environment
+ * (SPEC §10.8), and a PID namespace that dies with it, so no process the hook starts
  * outlives it (a timeout kills the whole tree). The call's JSON goes to its stdin.
  *
  * A program with a `/` in it (`.dsh/hooks/check.sh`, `./tools/x`) is taken from the workspace root;

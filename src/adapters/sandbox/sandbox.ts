@@ -36,9 +36,9 @@ export interface SandboxOptions {
   readonly root: string;
   /** Let commands reach the network (default false: a network namespace with only loopback, and nothing listens there). */
   readonly network?: boolean;
-  /** The environment commands start from, less its secrets (default `process.env`). */
+  /** The environment commands take their allowlisted names from (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Names passed through although they look like secrets (`NPM_TOKEN`, …). */
+  /** Names passed to commands on top of the allowlist (commandEnv.ts): `NPM_TOKEN`, `HTTPS_PROXY`, … */
   readonly passEnv?: readonly string[];
   /** The user-level config dir to protect (default `$XDG_CONFIG_HOME/dsh` or `~/.config/dsh`). */
   readonly userConfigDir?: string;
