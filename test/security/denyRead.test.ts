@@ -54,7 +54,7 @@ describe('credential files are not readable in the sandbox', () => {
     expect(await readFile(join(home, '.ssh', 'id_rsa'), 'utf8')).toBe(`${PLANTED['.ssh/id_rsa']}\n`);
   }, 120_000);
 
-  it.skipIf(skip)('a docker-style socket under the home does not answer (its directory is masked); a socket beside the workspace does (documented)', async () => {
+  it.skipIf(skip)('Unix sockets: none answers by default (socket(AF_UNIX) fails); with unixSockets: true, one beside the workspace does, a docker-style one under the home still does not (masked)', async () => {
     const { home, ws } = await world();
     const { createServer } = await import('node:net');
     await mkdir(join(home, '.docker', 'desktop'), { recursive: true });
@@ -66,9 +66,14 @@ describe('credential files are not readable in the sandbox', () => {
     try {
       await writeFile(join(ws, 'probe.cjs'), "const p = process.argv[2]; require('net').connect(p).on('data', (d) => process.stdout.write(p + ': ' + d)).on('error', (e) => console.log(p + ': ' + e.code));\n");
       const probe = (p: string) => `node probe.cjs ${p}`;
-      const [r] = await runBashCalls({ mode: 'workspace-write', root: ws, env: { PATH: process.env.PATH, HOME: home }, commands: [`${probe('~/.docker/desktop/docker.sock')}; ${probe('../beside.sock')}`] });
-      expect(r!.content).toMatch(/docker\.sock: E(NOENT|CONNREFUSED|ACCES)/);
-      expect(r!.content).toContain('beside.sock: answered');
+      const commands = [`${probe('~/.docker/desktop/docker.sock')}; ${probe('../beside.sock')}; python3 -c 'import socket; a, b = socket.socketpair(); a.send(b"p"); print("pair", b.recv(1))'`];
+      const [blocked] = await runBashCalls({ mode: 'workspace-write', root: ws, env: { PATH: process.env.PATH, HOME: home }, commands });
+      expect(blocked!.content).toMatch(/docker\.sock: EACCES/);
+      expect(blocked!.content).toMatch(/beside\.sock: EACCES/);
+      expect(blocked!.content).toContain("pair b'p'"); // socketpair still works
+      const [allowed] = await runBashCalls({ mode: 'workspace-write', root: ws, env: { PATH: process.env.PATH, HOME: home }, settings: { unixSockets: true }, commands });
+      expect(allowed!.content).toMatch(/docker\.sock: E(NOENT|CONNREFUSED|ACCES)/);
+      expect(allowed!.content).toContain('beside.sock: answered');
     } finally {
       await Promise.all(up.map((s) => new Promise((r) => s.close(r))));
     }
@@ -110,9 +115,11 @@ describe('denyReadPlan and the config', () => {
     expect(denyReadPlan({ home: '/h', root: '/w', kindOf, allow: ['~/.npmrc'] }).files).toEqual(['/etc/shadow']);
   });
 
-  it('a project file can add to denyRead, never allowRead (the user file can)', () => {
-    const m = mergeConfigs({ sandbox: { denyRead: ['~/a'] } }, { sandbox: { denyRead: ['~/b'], allowRead: ['~/.ssh'] } });
+  it('a project file can add to denyRead, never allowRead or unixSockets: true (the user file can)', () => {
+    const m = mergeConfigs({ sandbox: { denyRead: ['~/a'] } }, { sandbox: { denyRead: ['~/b'], allowRead: ['~/.ssh'], unixSockets: true } });
     expect(m.sandbox).toEqual({ denyRead: ['~/a', '~/b'] });
+    expect(mergeConfigs({ sandbox: { unixSockets: true } }, {}).sandbox).toEqual({ unixSockets: true });
+    expect(mergeConfigs({ sandbox: { unixSockets: true } }, { sandbox: { unixSockets: false } }).sandbox).toEqual({});
     expect(mergeConfigs({ sandbox: { allowRead: ['~/.npmrc'] } }, {}).sandbox).toEqual({ allowRead: ['~/.npmrc'] });
   });
 });

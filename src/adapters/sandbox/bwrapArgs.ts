@@ -43,6 +43,8 @@ export interface BwrapPlan {
   readonly hideDirs?: readonly string[];
   /** Files no command may read: each covered by `/dev/null` (after the binds). */
   readonly hideFiles?: readonly string[];
+  /** An fd of the spawned process holding a seccomp filter (unixSocketFilter.ts) for `--seccomp`. */
+  readonly seccompFd?: number;
   /** Files shown with another file's content (read-only), after the binds: `{ path, with }`. */
   readonly coverFiles?: readonly { readonly path: string; readonly with: string }[];
 }
@@ -68,6 +70,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   for (const d of plan.hideDirs ?? []) a.push('--perms', '0755', '--tmpfs', d, '--remount-ro', d);
   for (const f of plan.hideFiles ?? []) a.push('--ro-bind', '/dev/null', f);
   for (const c of plan.coverFiles ?? []) a.push('--ro-bind', c.with, c.path);
+  if (plan.seccompFd !== undefined) a.push('--seccomp', String(plan.seccompFd));
   a.push('--chdir', plan.cwd, '--');
   return a;
 }

@@ -24,6 +24,7 @@ import { protectedLayout, sweepProtected, type Quarantined } from './protectedLa
 import { statSync } from 'node:fs';
 import { denyReadPlan, type DenyReadPlan } from './denyRead.js';
 import { gitLocations } from './gitPointers.js';
+import { unixSocketFilterFile } from './unixSocketFilter.js';
 import { DSH_STATE_DIR, protectedPaths, userConfigDir, type ProtectedPath } from './protectedPaths.js';
 
 export { SANDBOX_MODES, type SandboxMode } from './bwrapArgs.js';
@@ -49,6 +50,11 @@ export interface SandboxOptions {
   readonly denyRead?: readonly string[];
   /** Paths taken off the deny-read list (exact, `~/…` or absolute): e.g. `~/.npmrc` for `npm publish`. */
   readonly allowRead?: readonly string[];
+  /**
+   * Let commands make Unix sockets (default false: `socket(AF_UNIX, …)` fails with EACCES, so no
+   * host socket answers, wherever it lies; unixSocketFilter.ts). `socketpair` works either way.
+   */
+  readonly unixSockets?: boolean;
   /** The bubblewrap binary (default `bwrap` on PATH). */
   readonly bwrap?: string;
   /** How bubblewrap support is found (default: probed once per process). */
@@ -185,6 +191,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       if (mode === 'workspace-write') await mkdir(join(root, DSH_STATE_DIR), { recursive: true });
       const layout = mode === 'workspace-write' ? await protectedLayout(root, list) : { pin: [], readOnly: [], absent: [] };
       const hidden = await denied();
+      const filter = p.seccomp === true && options.unixSockets !== true ? unixSocketFilterFile() : undefined;
       const args = bwrapArgs({
         mode,
         root,
@@ -199,11 +206,14 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         hideDirs: [...hidden.dirs, ...(wrapOptions.hideDirs ?? [])],
         hideFiles: hidden.files,
         coverFiles: wrapOptions.coverFiles ?? [],
+        ...(filter !== undefined ? { seccompFd: 9 } : {}),
       });
       const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { TMPDIR: '/tmp', SHLVL: env.SHLVL || '1' } });
+      // The filter reaches bubblewrap as fd 9, opened by a shell that then becomes bubblewrap.
+      const launch = filter !== undefined ? { file: '/bin/sh', pre: ['-c', 'exec "$@" 9<"$0"', filter, p.bwrap] } : { file: p.bwrap, pre: [] };
       return {
-        file: p.bwrap,
-        args: [...args, ...argv],
+        file: launch.file,
+        args: [...launch.pre, ...args, ...argv],
         env: e,
         cwd,
         confined: true,

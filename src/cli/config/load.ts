@@ -142,7 +142,7 @@ const SANDBOX_STRICTNESS = ['read-only', 'workspace-write', 'full-access'] as co
 /**
  * A project file cannot loosen the sandbox the user file sets: of two modes the stricter holds,
  * and the network stays off if either file turns it off. Pass-through names and deny-read paths are
- * both files'; `allowRead` is the user file's only.
+ * both files'; `allowRead` and `unixSockets: true` are the user file's only.
  */
 function mergeSandbox(user: NonNullable<DshConfig['sandbox']>, project: NonNullable<DshConfig['sandbox']>): NonNullable<DshConfig['sandbox']> {
   const out = { ...user, ...project };
@@ -153,6 +153,8 @@ function mergeSandbox(user: NonNullable<DshConfig['sandbox']>, project: NonNulla
   if (user.denyRead || project.denyRead) out.denyRead = [...new Set([...(user.denyRead ?? []), ...(project.denyRead ?? [])])];
   if (user.allowRead) out.allowRead = user.allowRead;
   else delete out.allowRead;
+  if (user.unixSockets === true && project.unixSockets !== false) out.unixSockets = true;
+  else delete out.unixSockets;
   return out;
 }
 

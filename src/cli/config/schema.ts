@@ -168,7 +168,8 @@ export const DshConfigSchema = z.strictObject({
    * (default false); `passEnv`: environment names passed to commands on top of the allowlist
    * (docs/sandbox.md); `denyRead`: more paths no command may read (`~/…` or absolute), on top of
    * the credential places hidden by default; `allowRead`: paths taken off that list (honoured
-   * from the user's own config file only).
+   * from the user's own config file only); `unixSockets`: let commands make Unix sockets (default
+   * false; `true` honoured from the user's own config file only).
    */
   sandbox: z
     .strictObject({
@@ -177,6 +178,7 @@ export const DshConfigSchema = z.strictObject({
       passEnv: z.array(z.string().min(1).regex(/^[^=\0]+$/, 'an environment variable name')).optional(),
       denyRead: z.array(z.string().regex(/^(~|~\/|\/)[^\0]*$/, 'a path starting with / or ~/')).optional(),
       allowRead: z.array(z.string().regex(/^(~|~\/|\/)[^\0]*$/, 'a path starting with / or ~/')).optional(),
+      unixSockets: z.boolean().optional(),
     })
     .optional(),
   /**
