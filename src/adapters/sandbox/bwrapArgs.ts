@@ -67,7 +67,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     for (const d of plan.pin) a.push('--bind', d, d);
     for (const p of plan.readOnly) a.push('--ro-bind', p, p);
   }
-  for (const d of plan.hideDirs ?? []) a.push('--perms', '0755', '--tmpfs', d, '--remount-ro', d);
+  for (const d of plan.hideDirs ?? []) a.push('--tmpfs', d, '--remount-ro', d);
   for (const f of plan.hideFiles ?? []) a.push('--ro-bind', '/dev/null', f);
   for (const c of plan.coverFiles ?? []) a.push('--ro-bind', c.with, c.path);
   if (plan.seccompFd !== undefined) a.push('--seccomp', String(plan.seccompFd));
