@@ -100,3 +100,14 @@ export function pythonCwdImport(command: readonly string[]): string | undefined 
   }
   return undefined;
 }
+
+/**
+ * When the home itself is tool-writable (a workspace at or above `$HOME`): the per-user module
+ * places an interpreter loads from it. Node's global folders are covered, and Python's user site
+ * (`~/.local/lib/python*`, with its `usercustomize`) is turned off (`PYTHONNOUSERSITE=1`).
+ */
+export function homeModulePlaces(home: string | undefined, isToolWritable: ToolWritable, kindOf: (path: string) => 'dir' | 'file' | 'missing'): { dirs: string[]; env: Record<string, string> } {
+  if (!home || !isAbsolute(home) || !isToolWritable(home)) return { dirs: [], env: {} };
+  const dirs = ['.node_modules', '.node_libraries'].map((d) => join(home, d)).filter((d) => kindOf(d) === 'dir');
+  return { dirs, env: { PYTHONNOUSERSITE: '1' } };
+}

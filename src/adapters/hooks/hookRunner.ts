@@ -14,7 +14,7 @@ import { realpath } from 'node:fs/promises';
 import { accessSync, constants, existsSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { HOOK_STRIPPED_ENV, hookHiddenPaths, hookSearchPath, pythonCwdImport, toolWritableIn, type ToolWritable } from './hookIsolation.js';
+import { HOOK_STRIPPED_ENV, homeModulePlaces, hookHiddenPaths, hookSearchPath, pythonCwdImport, toolWritableIn, type ToolWritable } from './hookIsolation.js';
 import type { HookRunner, HookRunOutcome } from '../../runtime/policies/commandHooks.js';
 import { SandboxUnavailableError, type Sandbox } from '../sandbox/sandbox.js';
 import { gitLocations } from '../sandbox/gitPointers.js';
@@ -134,8 +134,8 @@ function emptyPackageJsonFile(): string {
 }
 
 /** What a hook runs, from what tools cannot write: its program found on a safe PATH, and what to cover. */
-function hookPlan(root: string, argv: readonly string[], writable: ToolWritable, pathVar: string | undefined) {
-  const path = hookSearchPath(pathVar, writable);
+function hookPlan(root: string, argv: readonly string[], writable: ToolWritable, env: Readonly<Record<string, string | undefined>>) {
+  const path = hookSearchPath(env.PATH, writable);
   const first = argv[0]!;
   let program = resolveHookProgram(root, first);
   if (!first.includes('/')) {
@@ -154,14 +154,15 @@ function hookPlan(root: string, argv: readonly string[], writable: ToolWritable,
     }
   }
   const hidden = hookHiddenPaths(scripts, root, writable, kindOf);
-  return { path, program, hideDirs: hidden.dirs, coverFiles: hidden.files.map((p) => ({ path: p, with: emptyPackageJsonFile() })) };
+  const home = homeModulePlaces(env.HOME, writable, kindOf);
+  return { path, program, hideDirs: [...hidden.dirs, ...home.dirs], coverFiles: hidden.files.map((p) => ({ path: p, with: emptyPackageJsonFile() })), setEnv: home.env };
 }
 
 /** The hook's environment: the sandbox's, with the safe PATH and no interpreter-loading variable. */
-function hookEnv(env: Record<string, string>, path: string): Record<string, string> {
-  const out: Record<string, string> = { ...env, PATH: path };
+function hookEnv(env: Record<string, string>, plan: { path: string; setEnv: Record<string, string> }): Record<string, string> {
+  const out: Record<string, string> = { ...env, PATH: plan.path };
   for (const name of HOOK_STRIPPED_ENV) delete out[name];
-  return out;
+  return { ...out, ...plan.setEnv };
 }
 
 /** A runner of hook processes in `options.sandbox`. */
@@ -183,16 +184,16 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
     const cwd = await realpath(options.root);
     const own = protectedPaths({ root: cwd, ...gitLocations(cwd) });
     const writable = toolWritableIn(cwd, (p) => protectedBy(own, p) !== undefined || protectedBy(sandbox.protected, p) !== undefined);
-    const plan = hookPlan(cwd, argv, writable, (options.env ?? process.env).PATH);
+    const plan = hookPlan(cwd, argv, writable, options.env ?? process.env);
     const command = `exec ${[plan.program, ...argv.slice(1)].map(shellQuote).join(' ')}`;
     let prepared: { iso: Isolation; env: Record<string, string>; finish: () => Promise<unknown> };
     try {
       if (sandbox.mode === 'full-access') {
         const w = await sandbox.wrap(['/bin/bash', '-c', command], { cwd });
-        prepared = { iso: await isolationOutsideSandbox(), env: hookEnv(w.env, plan.path), finish: w.finish };
+        prepared = { iso: await isolationOutsideSandbox(), env: hookEnv(w.env, plan), finish: w.finish };
       } else {
         const w = await sandbox.wrap(initArgv(command, grace), { cwd, asPid1: true, infoFd: 3, hideDirs: plan.hideDirs, coverFiles: plan.coverFiles });
-        prepared = { iso: { kind: 'sandboxed', file: w.file, args: w.args, infoFd: 3 }, env: hookEnv(w.env, plan.path), finish: w.finish };
+        prepared = { iso: { kind: 'sandboxed', file: w.file, args: w.args, infoFd: 3 }, env: hookEnv(w.env, plan), finish: w.finish };
       }
     } catch (e) {
       if (e instanceof SandboxUnavailableError) throw new Error(`its ${sandbox.mode} sandbox cannot be made here (${e.reason})`);

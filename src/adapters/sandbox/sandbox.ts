@@ -11,17 +11,17 @@
  * - `full-access`: no file or network confinement at all (explicit choice only); the environment
  *   is still an allowlist (commandEnv.ts).
  * In the first two, no network unless `network: true`, no host sockets (`/run` is empty, `/tmp` is
- * private), no other process is visible, and the usual credential files are masked (denyRead.ts). Built on bubblewrap (see bwrapArgs.ts).
+ * private, and no Unix socket can be made: unixSocketFilter.ts), no other process is visible, and
+ * the usual credential files are masked (denyRead.ts). Built on bubblewrap (see bwrapArgs.ts).
  */
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
-import { rmSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bwrapArgs, type SandboxMode } from './bwrapArgs.js';
 import { bwrapSupport, type BwrapProbe } from './bwrapProbe.js';
 import { commandEnv } from './commandEnv.js';
 import { protectedLayout, sweepProtected, type Quarantined } from './protectedLayout.js';
-import { statSync } from 'node:fs';
 import { denyReadPlan, type DenyReadPlan } from './denyRead.js';
 import { gitLocations } from './gitPointers.js';
 import { unixSocketFilterFile } from './unixSocketFilter.js';

@@ -4,7 +4,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hookHiddenPaths, hookSearchPath, pythonCwdImport, toolWritableIn } from '../../../src/adapters/hooks/hookIsolation.js';
+import { homeModulePlaces, hookHiddenPaths, hookSearchPath, pythonCwdImport, toolWritableIn } from '../../../src/adapters/hooks/hookIsolation.js';
 import { createHookRunner } from '../../../src/adapters/hooks/hookRunner.js';
 import { probeBwrap } from '../../../src/adapters/sandbox/bwrapProbe.js';
 import { createSandbox } from '../../../src/adapters/sandbox/sandbox.js';
@@ -27,6 +27,12 @@ describe('hookIsolation', () => {
     const kinds: Record<string, 'dir' | 'file'> = { '/w/node_modules': 'dir', '/w/package.json': 'file', '/w/.dsh/hooks/node_modules': 'dir', '/node_modules': 'dir' };
     const h = hookHiddenPaths(['/w/.dsh/hooks/guard.mjs'], '/w', writable, (p) => kinds[p] ?? 'missing');
     expect(h).toEqual({ dirs: ['/w/node_modules'], files: ['/w/package.json'] });
+  });
+
+  it('a home the tools can write (a workspace at $HOME) loses its per-user module places', () => {
+    const kinds: Record<string, 'dir'> = { '/w/.node_modules': 'dir' };
+    expect(homeModulePlaces('/w', writable, (p) => kinds[p] ?? 'missing')).toEqual({ dirs: ['/w/.node_modules'], env: { PYTHONNOUSERSITE: '1' } });
+    expect(homeModulePlaces('/home/u', writable, () => 'dir')).toEqual({ dirs: [], env: {} });
   });
 
   it('says why python -m and -c would import from the workspace root', () => {
