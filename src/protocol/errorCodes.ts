@@ -21,7 +21,7 @@ export const ErrorCode = {
   TRUNCATED_CALL: 'TRUNCATED_CALL',
   /** Two calls of one step share a callId: the later one does not run. */
   DUPLICATE_CALL_ID: 'DUPLICATE_CALL_ID',
-  /** A file tool refused to change what governs the agent (`.dsh/`, dsh config, `.git/hooks`, `.git/config`). */
+  /** A file tool refused to change what governs the agent (`.dsh/`, dsh config, `.git`). */
   FS_PROTECTED: 'FS_PROTECTED',
 } as const;
 

@@ -39,7 +39,7 @@ describe('dsh run: the sandbox in force', () => {
     expect(r.code, r.err).toBe(0);
     const lines = r.out.split('\n').filter((l) => l.startsWith('sandbox: '));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^sandbox: workspace-write \(bubblewrap\): writes only in the workspace and a private \/tmp.*; no network; secrets withheld$/);
+    expect(lines[0]).toMatch(/^sandbox: workspace-write \(bubblewrap\): writes only in the workspace and a private \/tmp.*; no network; secrets withheld \(environment allowlisted, credential files hidden\)$/);
     const res = await bashResult(dir);
     expect(res.result.isError).toBe(false);
     expect(res.result.metadata).toMatchObject({ sandbox: 'workspace-write', network: false });
@@ -49,7 +49,7 @@ describe('dsh run: the sandbox in force', () => {
     const { dir, env } = workspace({ sandbox: { mode: 'read-only', network: true } });
     const r = await dsh(dir, ['run', 'go', '--model', 'embedded', '--allow', 'bash'], env);
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toMatch(/^sandbox: read-only \(bubblewrap\): no writes except a private \/tmp; network allowed; secrets withheld$/m);
+    expect(r.out).toMatch(/^sandbox: read-only \(bubblewrap\): no writes except a private \/tmp; network allowed; secrets withheld \(environment allowlisted, credential files hidden\)$/m);
     expect((await bashResult(dir)).result.metadata).toMatchObject({ sandbox: 'read-only', network: true });
   }, 120_000);
 });

@@ -119,7 +119,7 @@ describe('the model cannot rewrite the rules that govern it', () => {
     ]);
     expect(attempts[3]!.message).toMatch(/rule project-config/);
     expect(attempts[8]!.message).toMatch(/rule dsh-state/);
-    expect(attempts[12]!.message).toMatch(/rule git-hooks/);
+    expect(attempts[12]!.message).toMatch(/rule git-dir/);
     // Nothing changed: the config, the user config, the hooks; the log only grew by dsh's appends.
     expect(readFileSync(join(dir, 'dsh.config.json'), 'utf8')).toBe(CONFIG);
     expect(readFileSync(join(xdg, 'dsh', 'config.json'), 'utf8')).toBe(USER_CONFIG);

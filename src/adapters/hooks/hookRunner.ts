@@ -1,17 +1,23 @@
 /**
  * The {@link HookRunner} of command hooks on Node: each run is one process in the sandbox `bash`
- * uses (SPEC §10.2): the same mode, network setting and private `/tmp`, dsh's secrets withheld
- * from its environment, and a PID namespace that dies with it, so no process the hook starts
+ * uses (SPEC §10.2): the same mode, network setting and private `/tmp`, the allowlisted environment
+ * (SPEC §10.8), and a PID namespace that dies with it, so no process the hook starts
  * outlives it (a timeout kills the whole tree). The call's JSON goes to its stdin.
  *
  * A program with a `/` in it (`.dsh/hooks/check.sh`, `./tools/x`) is taken from the workspace root;
- * a bare name (`node`, `jq`) is looked up on PATH.
+ * a bare name (`node`, `jq`) is looked up on PATH, less the directories tools can write.
+ *
+ * What a hook runs is what the user installed (SPEC §10.7, hookIsolation.ts): no PATH entry,
+ * interpreter variable, `node_modules` or `package.json` that a tool call can write reaches it.
  */
 import { realpath } from 'node:fs/promises';
-import { existsSync, realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { accessSync, constants, existsSync, mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { HOOK_STRIPPED_ENV, homeModulePlaces, hookHiddenPaths, hookSearchPath, pythonCwdImport, toolWritableIn, type ToolWritable } from './hookIsolation.js';
 import type { HookRunner, HookRunOutcome } from '../../runtime/policies/commandHooks.js';
 import { SandboxUnavailableError, type Sandbox } from '../sandbox/sandbox.js';
+import { gitLocations } from '../sandbox/gitPointers.js';
 import { protectedBy, protectedPaths } from '../sandbox/protectedPaths.js';
 import { initArgv, runIsolated, type Isolation } from '../tools/isolatedProcess.js';
 import { pidNamespaceSupport, type PidNamespaceProbe } from '../tools/pidNamespace.js';
@@ -30,6 +36,8 @@ export interface HookRunnerOptions {
   readonly killGraceMs?: number;
   /** Most bytes of stdout + stderr kept (default 4 MiB). */
   readonly maxOutputBytes?: number;
+  /** Where the hook's PATH comes from (default `process.env`; the sandbox's environment should agree). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** A hook's program as it runs: a path with a `/` is taken from `root`; a bare name stays for PATH. */
@@ -48,14 +56,25 @@ function shellQuote(s: string): string {
  * outside its protected paths (`.dsh/`, …) could be rewritten by the agent's own `write` or
  * `bash`. Put hook scripts under `.dsh/hooks/`.
  */
-export function hookCommandProblem(root: string, command: readonly string[], userConfigDir?: string): string | undefined {
+export function hookCommandProblem(root: string, command: readonly string[], userConfigDir?: string, pathVar: string | undefined = process.env.PATH): string | undefined {
   let realRoot: string;
   try {
     realRoot = realpathSync(root);
   } catch {
     return undefined;
   }
-  const list = protectedPaths({ root: realRoot, ...(userConfigDir ? { userConfigDir } : {}) });
+  const list = protectedPaths({ root: realRoot, ...(userConfigDir ? { userConfigDir } : {}), ...gitLocations(realRoot) });
+  const python = pythonCwdImport(command);
+  if (python) return python;
+  const program = command[0];
+  if (program !== undefined && !program.includes('/')) {
+    // Found on PATH as the user's shell would: a planted program in the workspace is refused by name.
+    const writable = toolWritableIn(realRoot, (p) => protectedBy(list, p) !== undefined);
+    const found = findOnPath(program, (pathVar ?? '').split(':').map((d) => resolve(realRoot, d || '.')));
+    if (found !== undefined && writable(found)) {
+      return `the program ${JSON.stringify(program)} is found on PATH at ${found}, inside the workspace, where the agent can change it: name a program outside the workspace (or under .dsh/hooks/)`;
+    }
+  }
   for (const [i, arg] of command.entries()) {
     // The program is a path only with a `/` (else PATH finds it); an argument naming a file is a
     // path either way (`node check.js` runs the workspace's check.js).
@@ -80,6 +99,72 @@ export function hookCommandProblem(root: string, command: readonly string[], use
   return undefined;
 }
 
+/** The first executable `name` in `dirs`, symlinks resolved; undefined if none. */
+function findOnPath(name: string, dirs: readonly string[]): string | undefined {
+  for (const d of dirs) {
+    const candidate = join(d, name);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return realpathSync(candidate);
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+function kindOf(path: string): 'dir' | 'file' | 'missing' {
+  try {
+    return statSync(path).isDirectory() ? 'dir' : 'file';
+  } catch {
+    return 'missing';
+  }
+}
+
+let emptyPackageJson: string | undefined;
+/** A read-only `{}` file outside any workspace, shown in place of a tool-writable `package.json`. */
+function emptyPackageJsonFile(): string {
+  if (emptyPackageJson !== undefined && existsSync(emptyPackageJson)) return emptyPackageJson;
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-hook-'));
+  const file = join(dir, 'package.json');
+  writeFileSync(file, '{}\n', { mode: 0o444 });
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return (emptyPackageJson = file);
+}
+
+/** What a hook runs, from what tools cannot write: its program found on a safe PATH, and what to cover. */
+function hookPlan(root: string, argv: readonly string[], writable: ToolWritable, env: Readonly<Record<string, string | undefined>>) {
+  const path = hookSearchPath(env.PATH, writable);
+  const first = argv[0]!;
+  let program = resolveHookProgram(root, first);
+  if (!first.includes('/')) {
+    const found = findOnPath(first, path.split(':').filter(Boolean));
+    if (found === undefined) throw new Error(`${JSON.stringify(first)} was not found on the hook's PATH (${path || 'empty'}; directories the agent can write are left out)`);
+    program = found;
+  }
+  const scripts: string[] = [];
+  for (const arg of [program, ...argv.slice(1)]) {
+    if (arg === '' || arg.startsWith('-')) continue;
+    const abs = resolve(root, arg);
+    try {
+      if (statSync(abs).isFile()) scripts.push(realpathSync(abs));
+    } catch {
+      // not a file: nothing to look up from
+    }
+  }
+  const hidden = hookHiddenPaths(scripts, root, writable, kindOf);
+  const home = homeModulePlaces(env.HOME, writable, kindOf);
+  return { path, program, hideDirs: [...hidden.dirs, ...home.dirs], coverFiles: hidden.files.map((p) => ({ path: p, with: emptyPackageJsonFile() })), setEnv: home.env };
+}
+
+/** The hook's environment: the sandbox's, with the safe PATH and no interpreter-loading variable. */
+function hookEnv(env: Record<string, string>, plan: { path: string; setEnv: Record<string, string> }): Record<string, string> {
+  const out: Record<string, string> = { ...env, PATH: plan.path };
+  for (const name of HOOK_STRIPPED_ENV) delete out[name];
+  return { ...out, ...plan.setEnv };
+}
+
 /** A runner of hook processes in `options.sandbox`. */
 export function createHookRunner(options: HookRunnerOptions): HookRunner {
   const { sandbox } = options;
@@ -97,15 +182,18 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
   return async ({ argv, stdin, timeoutMs }): Promise<HookRunOutcome> => {
     if (argv.length === 0) throw new Error('a hook command is an argv with the program first');
     const cwd = await realpath(options.root);
-    const command = `exec ${[resolveHookProgram(cwd, argv[0]!), ...argv.slice(1)].map(shellQuote).join(' ')}`;
+    const own = protectedPaths({ root: cwd, ...gitLocations(cwd) });
+    const writable = toolWritableIn(cwd, (p) => protectedBy(own, p) !== undefined || protectedBy(sandbox.protected, p) !== undefined);
+    const plan = hookPlan(cwd, argv, writable, options.env ?? process.env);
+    const command = `exec ${[plan.program, ...argv.slice(1)].map(shellQuote).join(' ')}`;
     let prepared: { iso: Isolation; env: Record<string, string>; finish: () => Promise<unknown> };
     try {
       if (sandbox.mode === 'full-access') {
         const w = await sandbox.wrap(['/bin/bash', '-c', command], { cwd });
-        prepared = { iso: await isolationOutsideSandbox(), env: w.env, finish: w.finish };
+        prepared = { iso: await isolationOutsideSandbox(), env: hookEnv(w.env, plan), finish: w.finish };
       } else {
-        const w = await sandbox.wrap(initArgv(command, grace), { cwd, asPid1: true, infoFd: 3 });
-        prepared = { iso: { kind: 'sandboxed', file: w.file, args: w.args, infoFd: 3 }, env: w.env, finish: w.finish };
+        const w = await sandbox.wrap(initArgv(command, grace), { cwd, asPid1: true, infoFd: 3, hideDirs: plan.hideDirs, coverFiles: plan.coverFiles });
+        prepared = { iso: { kind: 'sandboxed', file: w.file, args: w.args, infoFd: 3 }, env: hookEnv(w.env, plan), finish: w.finish };
       }
     } catch (e) {
       if (e instanceof SandboxUnavailableError) throw new Error(`its ${sandbox.mode} sandbox cannot be made here (${e.reason})`);
@@ -116,7 +204,10 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
     try {
       const run = await runIsolated(command, { cwd, env: prepared.env, signal: deadline.signal, isolation: prepared.iso, killGraceMs: grace, maxOutputBytes, stdin });
       if (run.stopped) return { kind: 'timeout', stdout: run.stdout, stderr: run.stderr };
-      return { kind: 'exited', code: run.exitCode, signal: run.signal, stdout: run.stdout, stderr: run.stderr };
+      // A hook that failed while the workspace's node_modules were hidden from it says so first.
+      const hidden = sandbox.mode !== 'full-access' && run.exitCode !== 0 && run.exitCode !== 2 && plan.hideDirs.length > 0;
+      const note = hidden ? `[dsh: ${plan.hideDirs.map((d) => relative(cwd, d) || '.').join(', ')} hidden from hooks (the agent can write there): put a hook's dependencies in .dsh/hooks/node_modules] ` : '';
+      return { kind: 'exited', code: run.exitCode, signal: run.signal, stdout: run.stdout, stderr: note + run.stderr };
     } finally {
       clearTimeout(timer);
       // Every process of the hook is gone: what it made at a protected path is moved aside.

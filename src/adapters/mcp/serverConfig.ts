@@ -51,8 +51,8 @@ export const McpStdioServerSchema = z.object({
   cwd: z.string().optional(),
   /**
    * Run the server in dsh's OS sandbox, as `bash` (bubblewrap): `read-only`, `workspace-write`
-   * (writes only in the workspace and a private /tmp; .dsh/, dsh.config.json, .git/hooks and
-   * .git/config read-only) or `full-access`. Default: not sandboxed (the server has your rights).
+   * (writes only in the workspace and a private /tmp; .dsh/, dsh.config.json and .git
+   * read-only) or `full-access`. Default: not sandboxed (the server has your rights).
    */
   sandbox: z.enum(['read-only', 'workspace-write', 'full-access']).optional(),
   /** With `sandbox`: let the server reach the network (default false). */

@@ -8,7 +8,8 @@
  * directory at `/tmp`, and, in `workspace-write`, the workspace bound writable. Over that:
  * every directory between the root and an existing protected path is bound onto itself (a mount
  * point cannot be renamed or removed, so `mv .git .git-old && mkdir .git` fails), and every
- * existing protected path is bound read-only. All namespaces are new (user, PID, IPC, UTS,
+ * existing protected path is bound read-only. Last, what no command may read (denyRead.ts) is
+ * covered: an empty read-only tmpfs over a directory, `/dev/null` over a file. All namespaces are new (user, PID, IPC, UTS,
  * cgroup, and network unless allowed); no capability is kept; no further user namespace can be
  * made inside; the command leads a new session (no terminal to inject into).
  */
@@ -38,6 +39,14 @@ export interface BwrapPlan {
   readonly infoFd?: number;
   /** Whether `--unshare-user --disable-userns` works here (see probe); else `--unshare-user-try`. */
   readonly userns: boolean;
+  /** Directories no command may read: each covered by an empty read-only tmpfs (after the binds). */
+  readonly hideDirs?: readonly string[];
+  /** Files no command may read: each covered by `/dev/null` (after the binds). */
+  readonly hideFiles?: readonly string[];
+  /** An fd of the spawned process holding a seccomp filter (unixSocketFilter.ts) for `--seccomp`. */
+  readonly seccompFd?: number;
+  /** Files shown with another file's content (read-only), after the binds: `{ path, with }`. */
+  readonly coverFiles?: readonly { readonly path: string; readonly with: string }[];
 }
 
 /** The argv after `bwrap`, ending with `--` (the command follows). */
@@ -58,6 +67,10 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     for (const d of plan.pin) a.push('--bind', d, d);
     for (const p of plan.readOnly) a.push('--ro-bind', p, p);
   }
+  for (const d of plan.hideDirs ?? []) a.push('--tmpfs', d, '--remount-ro', d);
+  for (const f of plan.hideFiles ?? []) a.push('--ro-bind', '/dev/null', f);
+  for (const c of plan.coverFiles ?? []) a.push('--ro-bind', c.with, c.path);
+  if (plan.seccompFd !== undefined) a.push('--seccomp', String(plan.seccompFd));
   a.push('--chdir', plan.cwd, '--');
   return a;
 }

@@ -9,12 +9,22 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bwrapArgs } from './bwrapArgs.js';
+import { unixSocketFilterFile } from './unixSocketFilter.js';
 
-export type BwrapProbe = { readonly ok: true; readonly bwrap: string; readonly userns: boolean } | { readonly ok: false; readonly reason: string };
+export type BwrapProbe =
+  | {
+      readonly ok: true;
+      readonly bwrap: string;
+      readonly userns: boolean;
+      /** Whether a seccomp filter can be loaded (`--seccomp`): the Unix-socket filter is used only then. */
+      readonly seccomp?: boolean;
+    }
+  | { readonly ok: false; readonly reason: string };
 
-function tryOnce(bwrap: string, args: string[]): Promise<string | undefined> {
+function tryOnce(bwrap: string, args: string[], seccompFile?: string): Promise<string | undefined> {
+  const [file, pre] = seccompFile === undefined ? [bwrap, []] : ['/bin/sh', ['-c', 'exec "$@" 9<"$0"', seccompFile, bwrap]];
   return new Promise((resolve) => {
-    execFile(bwrap, [...args, '/bin/sh', '-c', 'echo $$'], { timeout: 30_000, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) => {
+    execFile(file, [...pre, ...args, '/bin/sh', '-c', 'echo $$'], { timeout: 30_000, encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }, (err, stdout, stderr) => {
       if (!err && stdout.trim() === '1') return resolve(undefined);
       const code = (err as NodeJS.ErrnoException | null)?.code;
       if (code === 'ENOENT') return resolve(`${bwrap} was not found (install bubblewrap: apt-get install bubblewrap)`);
@@ -32,7 +42,11 @@ export async function probeBwrap(bwrap = 'bwrap'): Promise<BwrapProbe> {
     for (const userns of [true, false]) {
       const args = bwrapArgs({ mode: 'workspace-write', root: dir, cwd: dir, tmpDir: dir, network: false, pin: [], readOnly: [], asPid1: true, userns });
       const failed = await tryOnce(bwrap, args);
-      if (failed === undefined) return { ok: true, bwrap, userns };
+      if (failed === undefined) {
+        const filter = unixSocketFilterFile();
+        const seccomp = filter !== undefined && (await tryOnce(bwrap, bwrapArgs({ mode: 'workspace-write', root: dir, cwd: dir, tmpDir: dir, network: false, pin: [], readOnly: [], asPid1: true, userns, seccompFd: 9 }), filter)) === undefined;
+        return { ok: true, bwrap, userns, seccomp };
+      }
       reason = failed;
       if (failed.includes('was not found')) break;
     }

@@ -1,18 +1,62 @@
 /**
- * The environment a sandboxed command gets: dsh's own, less its secrets (SPEC §10.2). Pure.
+ * The environment a command gets (`bash`, command hooks, sandboxed MCP servers): an allowlist
+ * (SPEC §10.8). Pure.
  *
- * A name is a secret when it contains `KEY`, `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`,
- * `CREDENTIAL` or `AUTH` (any case: `OPENAI_API_KEY`, `GITHUB_TOKEN`, `PGPASSWORD`,
- * `GOOGLE_APPLICATION_CREDENTIALS`, `SSH_AUTH_SOCK`), or is one of the URLs that carry a password
- * (`DSH_DATABASE_URL`, `DATABASE_URL`). Names in `passThrough` are kept whatever they look like.
+ * Only the names in {@link BASE_ENV_NAMES} (and every `LC_*` locale name) pass, plus the names
+ * the config passes (`sandbox.passEnv`); everything else in dsh's environment is withheld,
+ * whatever it is called. A filter by name missed `OTEL_EXPORTER_OTLP_HEADERS`, `SENTRY_DSN`, an
+ * `HTTPS_PROXY` with a password, `REDIS_URL`, `GH_PAT`, `DB_PW` (issue 31).
  */
 
-const SECRET_PARTS = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH/i;
-const SECRET_NAMES = new Set(['DSH_DATABASE_URL', 'DATABASE_URL']);
+/**
+ * What every command may see, and why: where programs are (`PATH`), who and where the user is
+ * (`HOME`, `USER`, `LOGNAME`, `SHELL`), the language and time zone (`LANG`, `LANGUAGE`, `LC_*`,
+ * `TZ`), how to draw (`TERM`, `COLORTERM`, `NO_COLOR`, `FORCE_COLOR`), the temporary directory
+ * (`TMPDIR`; the sandbox sets it to its private `/tmp`), and `CI` (tools turn off prompts and
+ * progress bars under it), `SHLVL` (bash sources `~/.bashrc` when its stdin is a socket, as a
+ * spawned process's is, unless it runs below another shell: the sandbox sets it to 1 when dsh's
+ * environment has none), and where toolchains live (`PYENV_ROOT`, `PYENV_VERSION`, `RBENV_ROOT`,
+ * `NVM_DIR`, `NVM_BIN`, `ASDF_DIR`, `ASDF_DATA_DIR`, `VOLTA_HOME`, `CARGO_HOME`, `RUSTUP_HOME`,
+ * `GOROOT`, `GOPATH`, `JAVA_HOME`: a shim or proxy on PATH, such as `~/.pyenv/shims/python`,
+ * needs them to find the interpreter when it is not in the default place; issue 37). None of them
+ * carries a credential by convention.
+ */
+export const BASE_ENV_NAMES: readonly string[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LANGUAGE',
+  'TZ',
+  'TERM',
+  'COLORTERM',
+  'NO_COLOR',
+  'FORCE_COLOR',
+  'TMPDIR',
+  'CI',
+  'SHLVL',
+  'PYENV_ROOT',
+  'PYENV_VERSION',
+  'RBENV_ROOT',
+  'NVM_DIR',
+  'NVM_BIN',
+  'ASDF_DIR',
+  'ASDF_DATA_DIR',
+  'VOLTA_HOME',
+  'CARGO_HOME',
+  'RUSTUP_HOME',
+  'GOROOT',
+  'GOPATH',
+  'JAVA_HOME',
+];
 
-/** Whether an environment variable's name marks it as a secret (see the module note). */
-export function isSecretName(name: string): boolean {
-  return SECRET_PARTS.test(name) || SECRET_NAMES.has(name.toUpperCase());
+const BASE = new Set(BASE_ENV_NAMES);
+
+/** Whether `name` passes without being named by the config: one of {@link BASE_ENV_NAMES}, or `LC_*`. */
+export function isBaseEnvName(name: string): boolean {
+  return BASE.has(name) || /^LC_[A-Z_]+$/.test(name);
 }
 
 export interface CommandEnv {
@@ -23,8 +67,8 @@ export interface CommandEnv {
 }
 
 /**
- * `env` without its secrets, keeping the names in `passThrough`; then `set` on top (e.g.
- * `TMPDIR`). Values that are undefined are dropped.
+ * The allowlisted part of `env` (see the module note), plus the names in `passThrough`; then
+ * `set` on top (e.g. `TMPDIR`). Values that are undefined are dropped.
  */
 export function commandEnv(
   env: Readonly<Record<string, string | undefined>>,
@@ -35,8 +79,8 @@ export function commandEnv(
   const withheld: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    if (isSecretName(name) && !keep.has(name)) withheld.push(name);
-    else out[name] = value;
+    if (isBaseEnvName(name) || keep.has(name)) out[name] = value;
+    else withheld.push(name);
   }
   Object.assign(out, options.set ?? {});
   return { env: out, withheld: withheld.sort() };

@@ -8,9 +8,9 @@
  * that does not exist cannot be bound (a bind needs something to bind onto, and making it would
  * change the workspace): the command could create it. So the sweep looks again once the
  * command and everything it started are gone, and moves whatever was created there into
- * `.dsh/quarantine/` (nothing is deleted): a `dsh.config.json`, a `.git` that is a file or a
- * symlink (it could point git anywhere), or the `hooks` and `config` of a `.git` made by
- * `git init` (git works without them).
+ * `.dsh/quarantine/` (nothing is deleted): a `dsh.config.json`, or a `.git` of any kind (a
+ * directory made by `git init`, or a file or symlink that could point git anywhere): a
+ * repository the command made would hold hooks and config the host's git runs later.
  */
 import { lstat, mkdir, rename } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';

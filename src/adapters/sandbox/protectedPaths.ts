@@ -9,7 +9,7 @@
 import { isAbsolute, join } from 'node:path';
 
 /** Names a rule, for the error a refusal carries (`FS_PROTECTED: … (rule dsh-state)`). */
-export type ProtectedRule = 'dsh-state' | 'project-config' | 'user-config' | 'git-hooks' | 'git-config';
+export type ProtectedRule = 'dsh-state' | 'project-config' | 'user-config' | 'git-dir';
 
 export interface ProtectedPath {
   /** Absolute path. Everything under it is protected too. */
@@ -26,6 +26,16 @@ export interface ProtectedPathsOptions {
   readonly root: string;
   /** The user-level config directory (see {@link userConfigDir}); omit to leave it out. */
   readonly userConfigDir?: string;
+  /**
+   * Git directories found through a `.git` file (its `gitdir:` and that directory's `commondir`),
+   * absolute and resolved (see gitPointers.ts); each is protected as a whole, like `<root>/.git`.
+   */
+  readonly gitDirs?: readonly string[];
+  /**
+   * The `.git` files of the checkouts those git directories manage inside the workspace
+   * (submodules, linked worktrees; see gitPointers.ts), absolute: each protected as a file.
+   */
+  readonly gitFiles?: readonly string[];
 }
 
 /** The project's state directory: session logs, leases, checkpoints, spills. */
@@ -38,9 +48,14 @@ export const PROJECT_CONFIG_NAME = 'dsh.config.json';
  * - `<root>/.dsh/` (logs, leases, checkpoints: the log is the truth);
  * - `<root>/dsh.config.json` (the rules);
  * - the user-level config directory (`$XDG_CONFIG_HOME/dsh`, the user's rules);
- * - `<root>/.git/hooks` and `<root>/.git/config`, which run code later, outside any sandbox
- *   (`core.hooksPath`, `core.fsmonitor`, aliases, …). The rest of `.git` stays writable: a
- *   command may commit, branch and fetch.
+ * - `<root>/.git` as a whole, and the git directories a `.git` file points at (`gitDirs`): git
+ *   runs what they hold later, on the host, outside any sandbox: `hooks/`, `config`
+ *   (`core.fsmonitor`, `core.hooksPath`, aliases, filters), `commondir` (which names another
+ *   directory's config and hooks), `worktrees/*` and `modules/*` (each with its own hooks and
+ *   config), `info/attributes` (filters). A narrower list misses the next pointer; the cost is
+ *   that a command cannot commit, branch or fetch (the user does, outside dsh);
+ * - the `.git` files of the submodules and linked worktrees those directories manage inside the
+ *   workspace (`gitFiles`): the host's `git status` follows a submodule's `.git` file.
  */
 export function protectedPaths(options: ProtectedPathsOptions): readonly ProtectedPath[] {
   const { root } = options;
@@ -53,10 +68,16 @@ export function protectedPaths(options: ProtectedPathsOptions): readonly Protect
     if (!isAbsolute(options.userConfigDir)) throw new TypeError(`protectedPaths: the user config dir must be absolute, got ${JSON.stringify(options.userConfigDir)}`);
     list.push({ path: options.userConfigDir, kind: 'dir', rule: 'user-config', reason: "the user's dsh config" });
   }
-  list.push(
-    { path: join(root, '.git', 'hooks'), kind: 'dir', rule: 'git-hooks', reason: 'git hooks run later, outside any sandbox' },
-    { path: join(root, '.git', 'config'), kind: 'file', rule: 'git-config', reason: 'git config can run commands later (core.hooksPath, core.fsmonitor, aliases)' },
-  );
+  const GIT_REASON = 'git runs what its directory holds later, outside any sandbox (hooks, config, commondir, worktrees, modules, attributes)';
+  list.push({ path: join(root, '.git'), kind: 'dir', rule: 'git-dir', reason: GIT_REASON });
+  for (const d of options.gitDirs ?? []) {
+    if (!isAbsolute(d)) throw new TypeError(`protectedPaths: a git dir must be absolute, got ${JSON.stringify(d)}`);
+    if (!list.some((p) => p.path === d)) list.push({ path: d, kind: 'dir', rule: 'git-dir', reason: GIT_REASON });
+  }
+  for (const f of options.gitFiles ?? []) {
+    if (!isAbsolute(f)) throw new TypeError(`protectedPaths: a git file must be absolute, got ${JSON.stringify(f)}`);
+    if (!list.some((p) => p.path === f)) list.push({ path: f, kind: 'file', rule: 'git-dir', reason: "a submodule's or worktree's .git file names the git directory git runs from" });
+  }
   return list;
 }
 

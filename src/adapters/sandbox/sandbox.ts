@@ -8,19 +8,23 @@
  * - `workspace-write` (default): the host's files read-only, except the workspace and the private
  *   tmp; the protected paths (protectedPaths.ts) read-only inside the workspace too.
  * - `read-only`: the workspace read-only as well; only the private tmp is writable.
- * - `full-access`: no file or network confinement at all (explicit choice only); secrets are
- *   still withheld from the environment.
+ * - `full-access`: no file or network confinement at all (explicit choice only); the environment
+ *   is still an allowlist (commandEnv.ts).
  * In the first two, no network unless `network: true`, no host sockets (`/run` is empty, `/tmp` is
- * private), and no other process is visible. Built on bubblewrap (see bwrapArgs.ts).
+ * private, and no Unix socket can be made: unixSocketFilter.ts), no other process is visible, and
+ * the usual credential files are masked (denyRead.ts). Built on bubblewrap (see bwrapArgs.ts).
  */
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
-import { rmSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bwrapArgs, type SandboxMode } from './bwrapArgs.js';
 import { bwrapSupport, type BwrapProbe } from './bwrapProbe.js';
 import { commandEnv } from './commandEnv.js';
 import { protectedLayout, sweepProtected, type Quarantined } from './protectedLayout.js';
+import { denyReadPlan, type DenyReadPlan } from './denyRead.js';
+import { gitLocations } from './gitPointers.js';
+import { unixSocketFilterFile } from './unixSocketFilter.js';
 import { DSH_STATE_DIR, protectedPaths, userConfigDir, type ProtectedPath } from './protectedPaths.js';
 
 export { SANDBOX_MODES, type SandboxMode } from './bwrapArgs.js';
@@ -33,12 +37,24 @@ export interface SandboxOptions {
   readonly root: string;
   /** Let commands reach the network (default false: a network namespace with only loopback, and nothing listens there). */
   readonly network?: boolean;
-  /** The environment commands start from, less its secrets (default `process.env`). */
+  /** The environment commands take their allowlisted names from (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Names passed through although they look like secrets (`NPM_TOKEN`, …). */
+  /** Names passed to commands on top of the allowlist (commandEnv.ts): `NPM_TOKEN`, `HTTPS_PROXY`, … */
   readonly passEnv?: readonly string[];
   /** The user-level config dir to protect (default `$XDG_CONFIG_HOME/dsh` or `~/.config/dsh`). */
   readonly userConfigDir?: string;
+  /**
+   * More paths no command may read (`~/…` or absolute), on top of the credential places masked by
+   * default (denyRead.ts: `~/.ssh`, `~/.aws`, `/etc/shadow`, …).
+   */
+  readonly denyRead?: readonly string[];
+  /** Paths taken off the deny-read list (exact, `~/…` or absolute): e.g. `~/.npmrc` for `npm publish`. */
+  readonly allowRead?: readonly string[];
+  /**
+   * Let commands make Unix sockets (default false: `socket(AF_UNIX, …)` fails with EACCES, so no
+   * host socket answers, wherever it lies; unixSocketFilter.ts). `socketpair` works either way.
+   */
+  readonly unixSockets?: boolean;
   /** The bubblewrap binary (default `bwrap` on PATH). */
   readonly bwrap?: string;
   /** How bubblewrap support is found (default: probed once per process). */
@@ -60,6 +76,10 @@ export interface WrapOptions {
   readonly asPid1?: boolean;
   /** Ask bubblewrap to write its JSON info (`child-pid`) to this fd of the spawned process. */
   readonly infoFd?: number;
+  /** More directories this command may not see, each covered by an empty tmpfs (a hook's `node_modules` on the way up). */
+  readonly hideDirs?: readonly string[];
+  /** Files this command sees with another file's content, read-only (a hook's `package.json` on the way up). */
+  readonly coverFiles?: readonly { readonly path: string; readonly with: string }[];
 }
 
 export interface SandboxedCommand {
@@ -80,6 +100,8 @@ export interface SandboxedCommand {
 export interface Sandbox {
   readonly mode: SandboxMode;
   readonly network: boolean;
+  /** The deny-read list the next command gets (denyRead.ts), for `dsh run` and docs. */
+  denied(): Promise<DenyReadPlan>;
   /** The protected paths this sandbox holds read-only. */
   readonly protected: readonly ProtectedPath[];
   /** Whether the sandbox can be made here (`full-access` always can). */
@@ -105,10 +127,10 @@ function removeAtExit(dir: string): void {
 
 /** One line saying what `mode` (with `network`) confines. */
 export function describeSandbox(mode: SandboxMode, network: boolean): string {
-  if (mode === 'full-access') return 'sandbox: full-access (commands run with your full rights: no file or network confinement; secrets withheld from their environment)';
+  if (mode === 'full-access') return 'sandbox: full-access (commands run with your full rights: no file or network confinement, credential files readable; environment allowlisted)';
   const net = network ? 'network allowed' : 'no network';
-  const writes = mode === 'read-only' ? 'no writes except a private /tmp' : 'writes only in the workspace and a private /tmp; .dsh, dsh.config.json, .git/hooks and .git/config read-only';
-  return `sandbox: ${mode} (bubblewrap): ${writes}; ${net}; secrets withheld`;
+  const writes = mode === 'read-only' ? 'no writes except a private /tmp' : 'writes only in the workspace and a private /tmp; .dsh, dsh.config.json and .git read-only';
+  return `sandbox: ${mode} (bubblewrap): ${writes}; ${net}; secrets withheld (environment allowlisted, credential files hidden)`;
 }
 
 export function createSandbox(options: SandboxOptions): Sandbox {
@@ -128,6 +150,16 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       return d;
     }));
 
+  const kindOf = (path: string): 'dir' | 'file' | 'missing' => {
+    try {
+      return statSync(path).isDirectory() ? 'dir' : 'file';
+    } catch {
+      return 'missing';
+    }
+  };
+  const denied = async (): Promise<DenyReadPlan> =>
+    denyReadPlan({ home: env.HOME || homedir(), root: await realRoot(), deny: options.denyRead ?? [], allow: options.allowRead ?? [], kindOf });
+
   const check = async (): Promise<{ ok: true } | { ok: false; reason: string }> => {
     if (mode === 'full-access') return { ok: true };
     const p = await probe();
@@ -141,14 +173,15 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       return list;
     },
     check,
+    denied,
     describe: () => describeSandbox(mode, network),
     async wrap(argv, wrapOptions = {}) {
       if (argv.length === 0) throw new TypeError('sandbox.wrap: empty argv');
       const root = await realRoot();
-      list = protectedPaths({ root, userConfigDir: configDir });
+      list = protectedPaths({ root, userConfigDir: configDir, ...gitLocations(root) });
       const cwd = wrapOptions.cwd ?? root;
       if (mode === 'full-access') {
-        const { env: e } = commandEnv(env, { passThrough: options.passEnv });
+        const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { SHLVL: env.SHLVL || '1' } });
         return { file: argv[0]!, args: argv.slice(1), env: e, cwd, confined: false, finish: async () => [] };
       }
       const p = await probe();
@@ -157,6 +190,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       // `.dsh` is dsh's own: made now so that it is held read-only from the first command on.
       if (mode === 'workspace-write') await mkdir(join(root, DSH_STATE_DIR), { recursive: true });
       const layout = mode === 'workspace-write' ? await protectedLayout(root, list) : { pin: [], readOnly: [], absent: [] };
+      const hidden = await denied();
+      const filter = p.seccomp === true && options.unixSockets !== true ? unixSocketFilterFile() : undefined;
       const args = bwrapArgs({
         mode,
         root,
@@ -168,11 +203,17 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         asPid1: wrapOptions.asPid1 === true,
         ...(wrapOptions.infoFd !== undefined ? { infoFd: wrapOptions.infoFd } : {}),
         userns: p.userns,
+        hideDirs: [...hidden.dirs, ...(wrapOptions.hideDirs ?? [])],
+        hideFiles: hidden.files,
+        coverFiles: wrapOptions.coverFiles ?? [],
+        ...(filter !== undefined ? { seccompFd: 9 } : {}),
       });
-      const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { TMPDIR: '/tmp' } });
+      const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { TMPDIR: '/tmp', SHLVL: env.SHLVL || '1' } });
+      // The filter reaches bubblewrap as fd 9, opened by a shell that then becomes bubblewrap.
+      const launch = filter !== undefined ? { file: '/bin/sh', pre: ['-c', 'exec "$@" 9<"$0"', filter, p.bwrap] } : { file: p.bwrap, pre: [] };
       return {
-        file: p.bwrap,
-        args: [...args, ...argv],
+        file: launch.file,
+        args: [...launch.pre, ...args, ...argv],
         env: e,
         cwd,
         confined: true,

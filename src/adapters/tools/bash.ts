@@ -142,7 +142,7 @@ export function createBashTool(ws: Workspace, options: BashToolOptions = {}) {
     name: 'bash',
     description:
       'Run a bash command in the workspace root. Returns stdout, stderr and the exit code (a non-zero exit code is not an error). ' +
-      'It runs in a sandbox (by default: writes only in the workspace and /tmp, no network, no credentials in the environment; .dsh, dsh.config.json, .git/hooks and .git/config are read-only). ' +
+      'It runs in a sandbox (by default: writes only in the workspace and /tmp, no network, no credentials in the environment; .dsh, dsh.config.json and .git are read-only: commit, branch and fetch are for the user). ' +
       'Nothing the command starts outlives it: background jobs, nohup, setsid and double-forked processes are killed when it ends, times out or is cancelled ' +
       '(a timed-out or cancelled command returns its output so far, marked partial).',
     input: BashInput,

@@ -34,8 +34,8 @@ export interface BuiltinToolsOptions {
   /**
    * The OS sandbox `bash` runs every command in (SPEC §10.2). A mode, or the mode with its
    * settings. Default `'workspace-write'`: writes only inside the workspace and a private `/tmp`
-   * (`.dsh/`, `dsh.config.json`, `.git/hooks`, `.git/config` read-only), no network, dsh's
-   * secrets withheld from the environment. `'read-only'`: no writes but the private `/tmp`.
+   * (`.dsh/`, `dsh.config.json`, `.git` read-only), no network, an allowlisted environment,
+   * credential files hidden. `'read-only'`: no writes but the private `/tmp`.
    * `'full-access'`: no confinement (explicit choice only). Where the sandbox cannot be made,
    * `bash` refuses with `TOOL_FAILED`.
    */

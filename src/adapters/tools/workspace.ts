@@ -10,6 +10,7 @@ import { ErrorCode } from '../../protocol/index.js';
 import { ToolError } from '../../runtime/toolError.js';
 import { openAtomicWriterIn } from '../fs/atomicWrite.js';
 import { realPathOfFd, type VerifiedDir } from '../fs/verifiedDir.js';
+import { gitLocations } from '../sandbox/gitPointers.js';
 import { protectedBy, protectedPaths, userConfigDir, type ProtectedPath } from '../sandbox/protectedPaths.js';
 import { openInWorkspace, realpathAllowMissing, resolveEntry, resolveInWorkspace, type OpenedEntry, type SandboxedPath } from './sandboxPath.js';
 
@@ -65,13 +66,13 @@ export class Workspace {
 
   /**
    * The paths no file tool may change (SPEC §10.3: `.dsh/`, `dsh.config.json`, the user-level
-   * config, `.git/hooks`, `.git/config`), resolved. Reading them is allowed.
+   * config, `.git` and the git directories a `.git` file points at), resolved. Reading them is allowed.
    */
   protectedPaths(): Promise<readonly ProtectedPath[]> {
     return (this.protectedP ??= (async () => {
       const realRoot = await this.realRoot();
       const userDir = this.options.userConfigDir ?? userConfigDir(process.env, process.env.HOME || homedir());
-      return protectedPaths({ root: realRoot, userConfigDir: await realpathAllowMissing(userDir).catch(() => userDir) });
+      return protectedPaths({ root: realRoot, userConfigDir: await realpathAllowMissing(userDir).catch(() => userDir), ...gitLocations(realRoot) });
     })().catch((e) => {
       this.protectedP = undefined;
       throw e;

@@ -1,7 +1,8 @@
 /**
  * The checks of a config's command hooks when `dsh run` (or `dsh resume`) loads it, before any
  * session file is made: every hook's program exists and lies out of the agent's reach (SPEC
- * §10.3: under `.dsh/hooks/`, or outside the workspace), and every example of a deciding hook
+ * §10.3, §10.7: under `.dsh/hooks/`, or outside the workspace; a program named bare is not found
+ * on PATH inside the workspace; no `python -m`/`-c`), and every example of a deciding hook
  * holds when the real hook is run, in the sandbox the session's `bash` would use. The first
  * problem is a one-line {@link ConfigError} naming the hook (and the example).
  */
@@ -40,7 +41,7 @@ export async function checkConfigHooks(o: {
   const userDir = userConfigDir(o.env, o.env.HOME || homedir());
   for (const stage of STAGES) {
     for (const [i, entry] of (hooks[stage] ?? []).entries()) {
-      const problem = hookCommandProblem(o.cwd, entry.command, userDir);
+      const problem = hookCommandProblem(o.cwd, entry.command, userDir, o.env.PATH);
       if (problem) throw new ConfigError(o.shownAs, `hooks.${stage}[${i}].command`, `${o.shownAs}: ${commandHookField(stage, i, entry)}: ${problem}`);
     }
   }
@@ -64,7 +65,7 @@ export async function runHookExamples(o: { config: DshConfig; cwd: string; env: 
   const userDir = userConfigDir(o.env, o.env.HOME || homedir());
   const sandbox = createSandbox({ ...(o.config.sandbox ?? {}), root: o.cwd, env: o.env, userConfigDir: userDir });
   try {
-    return await checkHookExamples(o.config, createHookRunner({ root: o.cwd, sandbox }), o.cwd);
+    return await checkHookExamples(o.config, createHookRunner({ root: o.cwd, sandbox, env: o.env }), o.cwd);
   } finally {
     await sandbox.dispose();
   }

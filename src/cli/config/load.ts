@@ -152,13 +152,20 @@ const SANDBOX_STRICTNESS = ['read-only', 'workspace-write', 'full-access'] as co
 
 /**
  * A project file cannot loosen the sandbox the user file sets: of two modes the stricter holds,
- * and the network stays off if either file turns it off. Pass-through names are both files'.
+ * and the network stays off if either file turns it off. Pass-through names and deny-read paths are
+ * both files'; `allowRead` and `unixSockets: true` are the user file's only.
  */
 function mergeSandbox(user: NonNullable<DshConfig['sandbox']>, project: NonNullable<DshConfig['sandbox']>): NonNullable<DshConfig['sandbox']> {
   const out = { ...user, ...project };
   if (user.mode && project.mode) out.mode = SANDBOX_STRICTNESS[Math.min(SANDBOX_STRICTNESS.indexOf(user.mode), SANDBOX_STRICTNESS.indexOf(project.mode))];
   if (user.network !== undefined && project.network !== undefined) out.network = user.network && project.network;
   if (user.passEnv || project.passEnv) out.passEnv = [...new Set([...(user.passEnv ?? []), ...(project.passEnv ?? [])])];
+  // Hiding more is both files' to ask; showing a credential again is the user's file's alone.
+  if (user.denyRead || project.denyRead) out.denyRead = [...new Set([...(user.denyRead ?? []), ...(project.denyRead ?? [])])];
+  if (user.allowRead) out.allowRead = user.allowRead;
+  else delete out.allowRead;
+  if (user.unixSockets === true && project.unixSockets !== false) out.unixSockets = true;
+  else delete out.unixSockets;
   return out;
 }
 

@@ -167,13 +167,20 @@ export const DshConfigSchema = z.strictObject({
   /**
    * The OS sandbox `bash` runs commands in (SPEC §10.2). `mode`: `workspace-write` (default),
    * `read-only` or `full-access` (no confinement); `network`: let commands reach the network
-   * (default false); `passEnv`: environment names passed through although they look like secrets.
+   * (default false); `passEnv`: environment names passed to commands on top of the allowlist
+   * (docs/sandbox.md); `denyRead`: more paths no command may read (`~/…` or absolute), on top of
+   * the credential places hidden by default; `allowRead`: paths taken off that list (honoured
+   * from the user's own config file only); `unixSockets`: let commands make Unix sockets (default
+   * false; `true` honoured from the user's own config file only).
    */
   sandbox: z
     .strictObject({
       mode: z.enum(['read-only', 'workspace-write', 'full-access']).optional(),
       network: z.boolean().optional(),
       passEnv: z.array(z.string().min(1).regex(/^[^=\0]+$/, 'an environment variable name')).optional(),
+      denyRead: z.array(z.string().regex(/^(~|~\/|\/)[^\0]*$/, 'a path starting with / or ~/')).optional(),
+      allowRead: z.array(z.string().regex(/^(~|~\/|\/)[^\0]*$/, 'a path starting with / or ~/')).optional(),
+      unixSockets: z.boolean().optional(),
     })
     .optional(),
   /**

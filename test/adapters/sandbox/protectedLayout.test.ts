@@ -8,15 +8,15 @@ import { protectedPaths } from '../../../src/adapters/sandbox/protectedPaths.js'
 import { tempDir } from '../workspaceFixture.js';
 
 describe('protectedLayout', () => {
-  it('binds existing protected paths read-only and pins the directories on the way (.git), parents first', async () => {
+  it('binds existing protected paths read-only, .git as a whole (no pins needed at the top level)', async () => {
     const root = await tempDir();
     await mkdir(join(root, '.dsh'));
     await mkdir(join(root, '.git', 'hooks'), { recursive: true });
     await writeFile(join(root, '.git', 'config'), '');
     await writeFile(join(root, 'dsh.config.json'), '{}');
     const l = await protectedLayout(root, protectedPaths({ root, userConfigDir: '/elsewhere/dsh' }));
-    expect(l.pin).toEqual([join(root, '.git')]);
-    expect([...l.readOnly].sort()).toEqual([join(root, '.dsh'), join(root, '.git', 'config'), join(root, '.git', 'hooks'), join(root, 'dsh.config.json')].sort());
+    expect(l.pin).toEqual([]);
+    expect([...l.readOnly].sort()).toEqual([join(root, '.dsh'), join(root, '.git'), join(root, 'dsh.config.json')].sort());
     expect(l.absent).toEqual([]);
   });
 
@@ -37,7 +37,7 @@ describe('protectedLayout', () => {
     const root = await tempDir();
     await mkdir(join(root, '.dsh'));
     const l = await protectedLayout(root, protectedPaths({ root }));
-    expect(l.absent.map((p) => p.rule).sort()).toEqual(['git-config', 'git-hooks', 'project-config']);
+    expect(l.absent.map((p) => p.rule).sort()).toEqual(['git-dir', 'project-config']);
     await writeFile(join(root, 'dsh.config.json'), '{"plan":false}');
     const { symlink } = await import('node:fs/promises');
     await mkdir(join(root, 'fake', 'hooks'), { recursive: true });
@@ -45,11 +45,21 @@ describe('protectedLayout', () => {
     const moved = await sweepProtected(root, l.absent, () => new Date('2026-12-01T00:00:00Z'));
     expect(moved.map((m) => [m.rule, m.path])).toEqual([
       ['project-config', 'dsh.config.json'],
-      ['git-hooks', '.git'],
+      ['git-dir', '.git'],
     ]);
     expect(existsSync(join(root, 'dsh.config.json')) || existsSync(join(root, '.git'))).toBe(false);
     // The symlink was moved, not followed: what it pointed at is still there.
     expect(existsSync(join(root, 'fake', 'hooks'))).toBe(true);
     expect(readdirSync(join(root, '.dsh', 'quarantine'))).toHaveLength(2);
+  });
+
+  it('a git dir a .git file points at inside the workspace is held read-only, its parents pinned', async () => {
+    const root = await tempDir();
+    await mkdir(join(root, '.dsh'));
+    await mkdir(join(root, 'meta', 'repo.git', 'hooks'), { recursive: true });
+    await writeFile(join(root, '.git'), 'gitdir: meta/repo.git\n');
+    const l = await protectedLayout(root, protectedPaths({ root, gitDirs: [join(root, 'meta', 'repo.git')] }));
+    expect([...l.readOnly].sort()).toEqual([join(root, '.dsh'), join(root, '.git'), join(root, 'meta', 'repo.git')].sort());
+    expect(l.pin).toEqual([join(root, 'meta')]);
   });
 });

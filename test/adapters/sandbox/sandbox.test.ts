@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { probeBwrap } from '../../../src/adapters/sandbox/bwrapProbe.js';
-import { commandEnv, isSecretName } from '../../../src/adapters/sandbox/commandEnv.js';
+import { commandEnv, isBaseEnvName } from '../../../src/adapters/sandbox/commandEnv.js';
 import { describeSandbox } from '../../../src/adapters/sandbox/sandbox.js';
 import { createBuiltinTools } from '../../../src/adapters/tools/builtinTools.js';
 import { ErrorCode } from '../../../src/protocol/index.js';
@@ -28,19 +28,22 @@ async function workspace(): Promise<string> {
 }
 
 describe('commandEnv', () => {
-  it('withholds provider keys and names with KEY, TOKEN, SECRET, PASSWORD (any case), keeping the pass-through list', () => {
-    const env = { OPENAI_API_KEY: 'a', ANTHROPIC_API_KEY: 'b', GITHUB_TOKEN: 'c', my_secret: 'd', PGPASSWORD: 'e', DSH_DATABASE_URL: 'f', NPM_TOKEN: 'g', PATH: '/bin', HOME: '/h', LANG: 'C' };
+  it('passes only the allowlist (and LC_*) plus the pass-through names; every other name is withheld, whatever it is called', () => {
+    const env = {
+      OPENAI_API_KEY: 'a', OTEL_EXPORTER_OTLP_HEADERS: 'x-key=s', SENTRY_DSN: 'https://k@s/1', HTTPS_PROXY: 'http://u:pw@p:1', REDIS_URL: 'redis://:pw@r', GH_PAT: 'g', DB_PW: 'd',
+      NPM_TOKEN: 'n', PATH: '/bin', HOME: '/h', LANG: 'C', LC_ALL: 'C.UTF-8', TERM: 'xterm', TZ: 'UTC', NODE_OPTIONS: '--require x', PYENV_ROOT: '/opt/pyenv',
+    };
     const r = commandEnv(env, { passThrough: ['NPM_TOKEN'], set: { TMPDIR: '/tmp' } });
-    expect(r.env).toEqual({ NPM_TOKEN: 'g', PATH: '/bin', HOME: '/h', LANG: 'C', TMPDIR: '/tmp' });
-    expect(r.withheld).toEqual(['ANTHROPIC_API_KEY', 'DSH_DATABASE_URL', 'GITHUB_TOKEN', 'OPENAI_API_KEY', 'PGPASSWORD', 'my_secret']);
-    expect(isSecretName('SSH_AUTH_SOCK')).toBe(true);
-    expect(isSecretName('TERM')).toBe(false);
+    expect(r.env).toEqual({ NPM_TOKEN: 'n', PATH: '/bin', HOME: '/h', LANG: 'C', LC_ALL: 'C.UTF-8', TERM: 'xterm', TZ: 'UTC', PYENV_ROOT: '/opt/pyenv', TMPDIR: '/tmp' });
+    expect(r.withheld).toEqual(['DB_PW', 'GH_PAT', 'HTTPS_PROXY', 'NODE_OPTIONS', 'OPENAI_API_KEY', 'OTEL_EXPORTER_OTLP_HEADERS', 'REDIS_URL', 'SENTRY_DSN']);
+    expect(isBaseEnvName('LC_CTYPE')).toBe(true);
+    expect(isBaseEnvName('SSH_AUTH_SOCK')).toBe(false);
   });
 });
 
 describe('describeSandbox', () => {
   it('names the mode and what it confines, in one line', () => {
-    expect(describeSandbox('workspace-write', false)).toMatch(/^sandbox: workspace-write \(bubblewrap\): writes only in the workspace and a private \/tmp.*; no network; secrets withheld$/);
+    expect(describeSandbox('workspace-write', false)).toMatch(/^sandbox: workspace-write \(bubblewrap\): writes only in the workspace and a private \/tmp.*; no network; secrets withheld \(environment allowlisted, credential files hidden\)$/);
     expect(describeSandbox('read-only', true)).toMatch(/network allowed/);
     expect(describeSandbox('full-access', false)).toMatch(/^sandbox: full-access \(commands run with your full rights/);
     for (const m of ['read-only', 'workspace-write', 'full-access'] as const) expect(describeSandbox(m, false)).not.toContain('\n');

@@ -53,14 +53,14 @@ const expectProtected = (r: ToolResult, rule: RegExp) => {
 };
 
 describe('protected paths: the file tools cannot change what governs the agent', () => {
-  it('write and edit refuse dsh.config.json, .dsh/, the user config, .git/hooks and .git/config, naming the rule; read still works', async () => {
+  it('write and edit refuse dsh.config.json, .dsh/, the user config and anything in .git, naming the rule; read still works', async () => {
     const { root, userConfigDir, rt } = await setup();
     const before = await tree(root);
     const targets: Array<[string, RegExp]> = [
       ['dsh.config.json', /rule project-config/],
       ['.dsh/sessions/s1.jsonl', /rule dsh-state/],
       ['home/.config/dsh/config.json', /rule user-config/],
-      ['.git/config', /rule git-config/],
+      ['.git/config', /rule git-dir/],
     ];
     for (const [path, rule] of targets) {
       const read = await call(rt, 'read', { path });
@@ -71,7 +71,7 @@ describe('protected paths: the file tools cannot change what governs the agent',
     // New files under a protected tree (and new directories on the way) are refused too.
     expectProtected(await call(rt, 'write', { path: '.dsh/sessions/forged.jsonl', content: LOG_LINE }), /rule dsh-state/);
     expectProtected(await call(rt, 'write', { path: '.dsh/new/deeper/x', content: 'x' }), /rule dsh-state/);
-    expectProtected(await call(rt, 'write', { path: '.git/hooks/pre-commit', content: '#!/bin/sh\ntouch /tmp/pwned\n' }), /rule git-hooks/);
+    expectProtected(await call(rt, 'write', { path: '.git/hooks/pre-commit', content: '#!/bin/sh\ntouch /tmp/pwned\n' }), /rule git-dir/);
     expectProtected(await call(rt, 'write', { path: 'home/.config/dsh/other.json', content: '{}' }), /rule user-config/);
     // Spellings that normalise to a protected path.
     expectProtected(await call(rt, 'write', { path: './x/../dsh.config.json', content: '{}' }), /rule project-config/);
@@ -92,18 +92,20 @@ describe('protected paths: the file tools cannot change what governs the agent',
     expectProtected(await call(rt, 'edit', { path: 'innocent.json', oldString: 'rm', newString: 'xx' }), /rule project-config/);
     expectProtected(await call(rt, 'write', { path: 'logs/s2.jsonl', content: LOG_LINE }), /rule dsh-state/);
     expectProtected(await call(rt, 'write', { path: 'state/a/b/c', content: 'x' }), /rule dsh-state/);
-    expectProtected(await call(rt, 'write', { path: 'hooks/post-checkout', content: '#!/bin/sh\n' }), /rule git-hooks/);
+    expectProtected(await call(rt, 'write', { path: 'hooks/post-checkout', content: '#!/bin/sh\n' }), /rule git-dir/);
     expect(await tree(root)).toEqual(before);
   });
 
-  it('the rest of .git stays writable (objects, refs, HEAD are what git commands are for)', async () => {
+  it('all of .git is protected: HEAD, commondir, a planted config, a submodule hooks, info/attributes (issue 31 item 3)', async () => {
     const { root, rt } = await setup();
+    const before = await tree(root);
     expect((await call(rt, 'read', { path: '.git/HEAD' })).isError).toBe(false);
-    const r = await call(rt, 'write', { path: '.git/HEAD', content: 'ref: refs/heads/other\n' });
-    expect(r.isError, r.content).toBe(false);
-    expect(await readFile(join(root, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/other\n');
-    expect((await call(rt, 'write', { path: '.git/info/exclude', content: 'x\n' })).isError).toBe(false);
+    for (const path of ['.git/HEAD', '.git/commondir', '.git/x/config', '.git/modules/sub/hooks/pre-commit', '.git/worktrees/w/config', '.git/info/attributes']) {
+      expectProtected(await call(rt, 'write', { path, content: '[core]\n\tfsmonitor = touch /tmp/pwned\n' }), /rule git-dir/);
+    }
+    expect(await tree(root)).toEqual(before);
   });
+
 
   it('a directory exchanged again and again with a symlink to .dsh never lets a write land in .dsh', { timeout: 300_000 }, async () => {
     const { base, root, rt } = await setup();
