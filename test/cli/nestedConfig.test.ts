@@ -93,6 +93,20 @@ describe('a config below the project root only narrows (loadConfig)', () => {
     expect((await loadConfig({ cwd: join(dir, 'ws'), env })).config).toEqual({ plan: true });
   });
 
+  it('narrowConfig: more hidden paths and more questions count; showing a path again, Unix sockets or fewer questions do not', () => {
+    const r = narrowConfig(
+      { sandbox: { denyRead: ['~/.kube'] }, askBefore: ['write', 'bash'] },
+      { sandbox: { denyRead: ['~/secrets'], allowRead: ['~/.ssh'], unixSockets: true }, askBefore: ['mcp__db__query'] },
+      'x/dsh.config.json',
+    );
+    expect(r.config).toEqual({ sandbox: { denyRead: ['~/.kube', '~/secrets'] }, askBefore: ['write', 'bash', 'mcp__db__query'] });
+    expect(r.ignored.map((l) => l.slice('dsh: x/dsh.config.json: '.length, l.indexOf(' ignored')))).toEqual([
+      'sandbox.allowRead',
+      'sandbox.unixSockets: true',
+      'askBefore without "write", "bash" (still asked about)',
+    ]);
+  });
+
   it('narrowConfig: a mode equal to the one in force, or plan false where it is off, is no widening and says nothing', () => {
     expect(narrowConfig({}, { sandbox: { mode: 'workspace-write', network: false }, plan: false }, 'x/dsh.config.json')).toEqual({ config: { sandbox: { network: false } }, ignored: [] });
     expect(narrowConfig({ plan: true }, { plan: false }, 'x').ignored).toHaveLength(1);

@@ -6,6 +6,7 @@
  * - `permissions` rules whose decision is `deny`: they come first (so they win);
  * - `sandbox.mode`: only a stricter mode (read-only < workspace-write < full-access);
  * - `sandbox.network: false`;
+ * - `sandbox.denyRead`: its paths are hidden too;
  * - `plan: true`;
  * - `askBefore`: its tools are asked about too (it cannot take one off the list).
  * Anything else it sets (a wider sandbox, the network on, `passEnv`, `hooks`, `mcpServers`,
@@ -59,7 +60,7 @@ export function narrowConfig(base: DshConfig, nested: DshConfig, shownAs: string
         break;
       }
       case 'sandbox': {
-        const { mode, network, passEnv } = nested.sandbox!;
+        const { mode, network, passEnv, denyRead, allowRead, unixSockets } = nested.sandbox!;
         const sandbox = { ...base.sandbox };
         const current: SandboxMode = base.sandbox?.mode ?? 'workspace-write';
         if (mode !== undefined) {
@@ -69,6 +70,10 @@ export function narrowConfig(base: DshConfig, nested: DshConfig, shownAs: string
         if (network === false) sandbox.network = false;
         else if (network === true && base.sandbox?.network !== true) ignore('sandbox.network: true');
         if (passEnv && passEnv.length > 0) ignore('sandbox.passEnv');
+        // Hiding more paths narrows; showing one again, or Unix sockets, widens.
+        if (denyRead && denyRead.length > 0) sandbox.denyRead = [...(base.sandbox?.denyRead ?? []), ...denyRead];
+        if (allowRead && allowRead.length > 0) ignore('sandbox.allowRead');
+        if (unixSockets === true) ignore('sandbox.unixSockets: true');
         if (Object.keys(sandbox).length > 0) out.sandbox = sandbox;
         break;
       }
