@@ -25,6 +25,7 @@
 import { ALLOW } from '../pipeline/listenerAnswers.js';
 import { ErrorCode, type PreExecuteDecision, type PostExecuteDecision, type ToolResult } from '../../protocol/index.js';
 import { errorInfo } from '../toolError.js';
+import { MAX_MODEL_FACING_CHARS, visible } from '../../protocol/visibleText.js';
 import {
   GuardHookAnswerSchema,
   HOOK_MESSAGE_VERSION,
@@ -144,8 +145,9 @@ export interface HookCallContext {
   readonly callId: string;
 }
 
+/** A hook's text as one line: control characters shown (SPEC §10.6), whitespace runs made one space, cut at `max`. */
 function oneLine(s: string, max = 500): string {
-  const t = s.replace(/\s+/g, ' ').trim();
+  const t = visible(s).replace(/\s+/g, ' ').trim();
   return t.length > max ? `${t.slice(0, max)}…` : t;
 }
 
@@ -158,7 +160,7 @@ async function consult(hook: CompiledHook, runner: HookRunner, input: HookInput,
     throw new CommandHookError(`could not be started: ${oneLine(e instanceof Error ? e.message : String(e))}`);
   }
   if (run.kind === 'timeout') throw new CommandHookError(`TIMEOUT: no answer within ${timeoutMs} ms (the hook and every process it started were killed)`);
-  if (run.code === 2) return { exit2: oneLine(run.stderr, 10_000) || `${hook.entry.command[0]} exited with code 2 (no reason on stderr)` };
+  if (run.code === 2) return { exit2: oneLine(run.stderr, MAX_MODEL_FACING_CHARS) || `${hook.entry.command[0]} exited with code 2 (no reason on stderr)` };
   if (run.code !== 0) {
     const how = run.code === null ? `was killed by ${run.signal ?? 'a signal'}` : `exited with code ${run.code}`;
     const err = oneLine(run.stderr, 300);

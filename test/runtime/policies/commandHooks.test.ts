@@ -40,6 +40,8 @@ const SCRIPTS: Record<string, string> = {
     '',
   ].join('\n'),
   'exit2.sh': `#!/bin/sh\ncat >/dev/null\necho 'the build directory is off limits' >&2\nexit 2\n`,
+  // 10,108 bytes of every byte value on stderr, escape sequences included (issue 31 item 1).
+  'binary2.sh': `#!/bin/sh\ncat >/dev/null\nhead -c 10108 /dev/urandom >&2\nprintf '\\033]0;pwned\\007\\033[2J' >&2\nexit 2\n`,
   'exit1.sh': `#!/bin/sh\ncat >/dev/null\necho 'something broke' >&2\nexit 1\n`,
   'garbage.sh': `#!/bin/sh\ncat >/dev/null\necho 'sure, go ahead!'\n`,
   // Starts a child that would outlive it, says it is ready, then hangs.
@@ -167,6 +169,19 @@ describe.skipIf(skip)('preExecute hooks', () => {
     expect(r.error?.code).toBe('POLICY_DENIED');
     expect(r.content).toContain('the build directory is off limits');
     expect(bash.ran).toEqual([]);
+  }, 60_000);
+
+  it('an exit-2 reason of binary noise reaches the model and the terminal bounded and printable, from a preExecute and a guard hook', async () => {
+    for (const stage of ['preExecute', 'guard'] as const) {
+      const { rt, bash } = setup({ [stage]: [{ command: sh('binary2.sh') }] }, { answer: 'allowed-once' });
+      const r = await call(rt, 'bash', { command: 'ls' });
+      expect(r.error?.code).toBe(stage === 'guard' ? 'GUARD_DENIED' : 'POLICY_DENIED');
+      for (const text of [r.content, r.error!.message]) {
+        expect(text.length, stage).toBeLessThan(5_000);
+        expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+      }
+      expect(bash.ran).toEqual([]);
+    }
   }, 60_000);
 
   it('any other exit code fails closed: HOOK_FAILED naming the hook, with its stderr, logged', async () => {
