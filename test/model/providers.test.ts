@@ -23,7 +23,7 @@ async function failure(p: Promise<unknown>): Promise<ModelResolveError> {
 describe('resolveModel errors', () => {
   it('a spec without provider, with an unknown provider, or without a model name says how to write it', async () => {
     expect(await failure(resolveModel('gpt-4.1', { env: {} }))).toMatchObject({ code: 'BAD_MODEL_SPEC', message: expect.stringContaining('openai:gpt-4.1') });
-    expect(await failure(resolveModel('mistral:large', { env: {} }))).toMatchObject({ code: 'UNKNOWN_PROVIDER', message: expect.stringContaining('openai, anthropic, openai-compatible') });
+    expect(await failure(resolveModel('mistral:large', { env: {} }))).toMatchObject({ code: 'UNKNOWN_PROVIDER', message: expect.stringContaining('openai, anthropic, openai-compatible, deepseek') });
     expect(await failure(resolveModel('anthropic:', { env: {} }))).toMatchObject({ code: 'BAD_MODEL_SPEC', message: expect.stringContaining('anthropic:MODEL') });
     expect(await failure(resolveModel('openai:gpt\n-x', { env: {} }))).toMatchObject({ code: 'BAD_MODEL_SPEC' });
     // Hostile provider names never reach Object prototype lookups.
@@ -33,6 +33,15 @@ describe('resolveModel errors', () => {
   it('a missing key names the environment variable to set', async () => {
     expect(await failure(resolveModel('openai:gpt-4.1', { env: {} }))).toMatchObject({ code: 'MISSING_API_KEY', message: 'openai needs an API key: set OPENAI_API_KEY in the environment' });
     expect(await failure(resolveModel('anthropic:claude-sonnet-4-5', { env: { ANTHROPIC_API_KEY: '  ' } }))).toMatchObject({ code: 'MISSING_API_KEY', message: expect.stringContaining('ANTHROPIC_API_KEY') });
+  });
+
+  it('a missing package is said before a missing key (installing it comes first)', async () => {
+    const notInstalled = () => import(/* @vite-ignore */ ['@ai-sdk', 'not-installed-dsh-probe'].join('/'));
+    expect(await failure(resolveModel('openai:gpt-4.1', { env: {}, importPackage: notInstalled }))).toMatchObject({ code: 'MISSING_PACKAGE' });
+    expect(await failure(resolveModel('deepseek:deepseek-chat', { env: {}, importPackage: notInstalled }))).toMatchObject({
+      code: 'MISSING_PACKAGE',
+      message: 'the model provider package @ai-sdk/deepseek is not installed: run npm i @ai-sdk/deepseek@2.0',
+    });
   });
 
   it('openai-compatible needs --base-url (and a URL that is http)', async () => {
@@ -54,16 +63,22 @@ describe('resolveModel errors', () => {
 
   it('parses model ids that contain colons (Ollama tags)', () => {
     expect(parseModelSpec('openai-compatible:qwen3:8b')).toEqual({ provider: 'openai-compatible', modelId: 'qwen3:8b' });
-    expect(Object.keys(MODEL_PROVIDERS)).toEqual(['openai', 'anthropic', 'openai-compatible']);
+    expect(Object.keys(MODEL_PROVIDERS)).toEqual(['openai', 'anthropic', 'openai-compatible', 'deepseek']);
   });
 
   it('the real packages load and give LanguageModelV3 models', async () => {
-    const env = { OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'k' };
-    const models = [await resolveModel('openai:gpt-4.1', { env }), await resolveModel('anthropic:claude-sonnet-4-5', { env }), await resolveModel('openai-compatible:llama3', { env, baseUrl: 'http://127.0.0.1:1/v1' })];
+    const env = { OPENAI_API_KEY: 'k', ANTHROPIC_API_KEY: 'k', DEEPSEEK_API_KEY: 'k' };
+    const models = [
+      await resolveModel('openai:gpt-4.1', { env }),
+      await resolveModel('anthropic:claude-sonnet-4-5', { env }),
+      await resolveModel('openai-compatible:llama3', { env, baseUrl: 'http://127.0.0.1:1/v1' }),
+      await resolveModel('deepseek:deepseek-chat', { env }),
+    ];
     expect(models.map((m) => [m.specificationVersion, m.provider, m.modelId])).toEqual([
       ['v3', 'openai.chat', 'gpt-4.1'],
       ['v3', 'anthropic.messages', 'claude-sonnet-4-5'],
       ['v3', 'openai-compatible.chat', 'llama3'],
+      ['v3', 'deepseek.chat', 'deepseek-chat'],
     ]);
   });
 });

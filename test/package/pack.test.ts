@@ -125,7 +125,7 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     expect(existsSync(join(app, 'node_modules', 'dsh', 'node_modules'))).toBe(false);
     const manifest = JSON.parse(readFileSync(join(app, 'node_modules', 'dsh', 'package.json'), 'utf8')) as { peerDependencies: Record<string, string>; peerDependenciesMeta?: Record<string, { optional?: boolean }>; dependencies: Record<string, string> };
     // zod and xstate are required peers; the model provider packages are optional ones (resolveModel loads them on demand).
-    const providers = ['@ai-sdk/anthropic', '@ai-sdk/openai', '@ai-sdk/openai-compatible'];
+    const providers = ['@ai-sdk/anthropic', '@ai-sdk/deepseek', '@ai-sdk/openai', '@ai-sdk/openai-compatible'];
     // So are pg and graphile-worker (the Postgres session store and queue load them on demand), and
     // react (only `dsh/react` imports it), and @opentelemetry/api (the runtime imports only its
     // types; `--otel` loads it with the SDK).

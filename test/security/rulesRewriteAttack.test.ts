@@ -2,7 +2,7 @@
  * Issue 23 items 2 and 5: a model that tries to rewrite its own rules, then a resume that still
  * enforces them. Real `dsh run` / `dsh resume` processes with a scripted model:
  *
- * 1. `dsh run`: `bash.deny: ["^rm\\s"]` holds (`rm -r victim` is GUARD_DENIED).
+ * 1. `dsh run`: `bash.deny: ["^rm\\s"]` holds (`rm -r victim` is denied before any question: POLICY_DENIED).
  * 2. `dsh resume --allow write,edit`: the model reads `dsh.config.json` and tries to write it back
  *    without its deny pattern, to edit the pattern away, to write it through a symlink planted in
  *    the workspace, to rewrite the session log with a forged `allowed-always` answer (CRC-32C is
@@ -11,7 +11,7 @@
  *    (`FS_PROTECTED`, or `FS_OUTSIDE_WORKSPACE` for the user config outside the workspace); the
  *    config, the user config and the hooks are byte for byte as before; the log only grew by
  *    dsh's own appends and holds no `allowed-always`.
- * 3. `dsh resume --allow bash`: `rm -r victim` is still GUARD_DENIED, and the victim is there.
+ * 3. `dsh resume --allow bash`: `rm -r victim` is still POLICY_DENIED, and the victim is there.
  *
  * The same attack through `bash` is `rulesRewriteBash.test.ts` (the OS sandbox's read-only binds
  * of the same protected paths).
@@ -71,7 +71,7 @@ describe('the model cannot rewrite the rules that govern it', () => {
     expect(sessions).toHaveLength(1);
     const id = sessions[0]!.slice(0, -'.jsonl'.length);
     const logPath = join(dir, '.dsh', 'sessions', sessions[0]!);
-    expect(results((await readJsonlLog(logPath)).events).map((r) => r.code)).toEqual(['GUARD_DENIED']);
+    expect(results((await readJsonlLog(logPath)).events).map((r) => r.code)).toEqual(['POLICY_DENIED']);
     expect(existsSync(join(dir, 'victim', 'precious.txt'))).toBe(true);
 
     // 2. The attack, in a resumed turn that may write and edit without asking.
@@ -92,7 +92,7 @@ describe('the model cannot rewrite the rules that govern it', () => {
       { toolCalls: [{ toolName: 'write', input: { path: 'settings.json', content: '{}\n' } }] },
       { toolCalls: [{ toolName: 'edit', input: { path: 'settings.json', oldString: 'deny', newString: 'allow' } }] },
       { toolCalls: [{ toolName: 'write', input: { path: `.dsh/sessions/${id}.jsonl`, content: forged } }] },
-      { toolCalls: [{ toolName: 'edit', input: { path: `.dsh/sessions/${id}.jsonl`, oldString: '"GUARD_DENIED"', newString: '"TOOL_FAILED"' } }] },
+      { toolCalls: [{ toolName: 'edit', input: { path: `.dsh/sessions/${id}.jsonl`, oldString: '"POLICY_DENIED"', newString: '"TOOL_FAILED"' } }] },
       { toolCalls: [{ toolName: 'write', input: { path: '.dsh/sessions/forged.jsonl', content: forged } }] },
       { toolCalls: [{ toolName: 'write', input: { path: '.dsh/config.json', content: '{}\n' } }] },
       { toolCalls: [{ toolName: 'write', input: { path: join(xdg, 'dsh', 'config.json'), content: '{}\n' } }] },
@@ -135,7 +135,7 @@ describe('the model cannot rewrite the rules that govern it', () => {
     expect(third.code, third.err).toBe(0);
     const final = await readJsonlLog(logPath);
     const turn3 = final.events.filter((e) => e.type === 'turn/start').at(-1)!.turnId;
-    expect(results(final.events, turn3).map((r) => `${r.tool} ${r.code}`)).toEqual(['bash GUARD_DENIED']);
+    expect(results(final.events, turn3).map((r) => `${r.tool} ${r.code}`)).toEqual(['bash POLICY_DENIED']);
     expect(existsSync(join(dir, 'victim', 'precious.txt'))).toBe(true);
   }, HANG);
 });

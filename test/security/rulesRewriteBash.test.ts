@@ -67,7 +67,7 @@ describe('the model cannot rewrite its rules through bash', () => {
     expect(third.code, third.err).toBe(0);
     const final = await readJsonlLog(logPath);
     const turn3 = final.events.filter((e) => e.type === 'turn/start').at(-1)!.turnId;
-    expect(bashResults(final.events, turn3).map((r) => (r.result.isError ? r.result.error?.code : 'ok'))).toEqual(['GUARD_DENIED']);
+    expect(bashResults(final.events, turn3).map((r) => (r.result.isError ? r.result.error?.code : 'ok'))).toEqual(['POLICY_DENIED']);
     expect(existsSync(join(dir, 'victim', 'precious.txt'))).toBe(true);
   }, 180_000);
 });

@@ -47,9 +47,10 @@ export const MODEL_PROVIDERS = {
   openai: { package: '@ai-sdk/openai', keyVar: 'OPENAI_API_KEY', baseUrlVar: 'OPENAI_BASE_URL', keyRequired: true },
   anthropic: { package: '@ai-sdk/anthropic', keyVar: 'ANTHROPIC_API_KEY', baseUrlVar: 'ANTHROPIC_BASE_URL', keyRequired: true },
   'openai-compatible': { package: '@ai-sdk/openai-compatible', keyVar: 'OPENAI_COMPATIBLE_API_KEY', baseUrlVar: 'OPENAI_COMPATIBLE_BASE_URL', keyRequired: false },
+  deepseek: { package: '@ai-sdk/deepseek', keyVar: 'DEEPSEEK_API_KEY', baseUrlVar: 'DEEPSEEK_BASE_URL', keyRequired: true },
 } as const satisfies Record<string, ProviderInfo>;
 
-/** The providers `resolveModel` knows: `openai`, `anthropic` and `openai-compatible`. */
+/** The providers `resolveModel` knows: `openai`, `anthropic`, `openai-compatible` and `deepseek`. */
 export type ModelProviderName = keyof typeof MODEL_PROVIDERS;
 
 /** A parsed `provider:model` spec. */
@@ -82,13 +83,16 @@ export function parseModelSpec(spec: string): ModelSpec {
 }
 
 /**
- * Resolves `openai:MODEL` (Chat Completions), `anthropic:MODEL` (Messages) or
- * `openai-compatible:MODEL` (needs `baseUrl`: Ollama, vLLM, LM Studio, llama.cpp server) into a
- * `LanguageModelV3`. The key comes from the provider's usual environment variable.
+ * Resolves `openai:MODEL` (Chat Completions), `anthropic:MODEL` (Messages), `deepseek:MODEL`
+ * (DeepSeek's API: `deepseek-chat`, `deepseek-reasoner`) or `openai-compatible:MODEL` (needs
+ * `baseUrl`: Ollama, vLLM, LM Studio, llama.cpp server) into a `LanguageModelV3`. The key comes
+ * from the provider's usual environment variable. A missing package is said first: installing it
+ * is the first thing to do, before finding a key.
  */
 export async function resolveModel(spec: string, options: ResolveModelOptions = {}): Promise<LanguageModelV3> {
   const { provider, modelId } = parseModelSpec(spec);
   const info: ProviderInfo = MODEL_PROVIDERS[provider];
+  const mod = await loadPackage(info.package, options.importPackage);
   const env = options.env ?? (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
   const apiKey = info.keyVar ? nonEmpty(env[info.keyVar]) : undefined;
   if (info.keyRequired && apiKey === undefined) {
@@ -104,7 +108,6 @@ export async function resolveModel(spec: string, options: ResolveModelOptions = 
       `openai-compatible:${modelId} needs the server's URL: add --base-url, for example http://127.0.0.1:11434/v1 (Ollama) or http://127.0.0.1:8000/v1 (vLLM)`,
     );
   }
-  const mod = await loadPackage(info.package, options.importPackage);
   const common = { ...(baseURL !== undefined ? { baseURL } : {}), ...(options.headers ? { headers: options.headers } : {}) };
   try {
     switch (provider) {
@@ -124,6 +127,10 @@ export async function resolveModel(spec: string, options: ResolveModelOptions = 
           chatModel(id: string): LanguageModelV3;
         };
         return p.chatModel(modelId);
+      }
+      case 'deepseek': {
+        const create = exportOf(mod, 'createDeepSeek', info.package);
+        return (create({ ...common, apiKey }) as { chat(id: string): LanguageModelV3 }).chat(modelId);
       }
     }
   } catch (error) {
@@ -157,13 +164,19 @@ function exportOf(mod: unknown, name: string, pkg: string): Factory {
   return fn as Factory;
 }
 
-const PEER_RANGES: Record<string, string> = { '@ai-sdk/openai': '3.0', '@ai-sdk/anthropic': '3.0', '@ai-sdk/openai-compatible': '2.0' };
+const PEER_RANGES: Record<string, string> = { '@ai-sdk/openai': '3.0', '@ai-sdk/anthropic': '3.0', '@ai-sdk/openai-compatible': '2.0', '@ai-sdk/deepseek': '2.0' };
 function peerRange(pkg: string): string {
   return PEER_RANGES[pkg] ?? 'latest';
 }
 
 function example(provider: ModelProviderName): string {
-  return provider === 'openai' ? 'openai:gpt-4.1' : provider === 'anthropic' ? 'anthropic:claude-sonnet-4-5' : 'openai-compatible:qwen3:8b --base-url http://127.0.0.1:11434/v1';
+  return provider === 'openai'
+    ? 'openai:gpt-4.1'
+    : provider === 'anthropic'
+      ? 'anthropic:claude-sonnet-4-5'
+      : provider === 'deepseek'
+        ? 'deepseek:deepseek-chat'
+        : 'openai-compatible:qwen3:8b --base-url http://127.0.0.1:11434/v1';
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

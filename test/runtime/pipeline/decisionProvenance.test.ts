@@ -27,13 +27,19 @@ describe('decision provenance', () => {
     expect(write.ran).toEqual([]);
   });
 
-  it('a bash deny pattern: guard, deny, dsh:bash-deny, bash.deny[index] /pattern/', async () => {
+  it('a bash deny pattern: decided before any question (pre-execute, deny, dsh:bash-commands), or by the guard (guard, deny, dsh:bash-deny) behind a listener that allowed; the rule is bash.deny[index] /pattern/', async () => {
     const bash = fakeBash();
     const rt = createRuntime({ tools: [bash.tool] });
     applyConfig(rt, { bash: { deny: ['^git push', '^rm\\s'] } });
     const r = await call(rt, 'bash', { command: 'ls && rm -r build' });
-    expect(r.isError && r.error.code).toBe('GUARD_DENIED');
-    expect(r.decision).toEqual({ stage: 'guard', outcome: 'deny', by: 'dsh:bash-deny', rule: 'bash.deny[1] /^rm\\s/' });
+    expect(r.isError && r.error.code).toBe('POLICY_DENIED');
+    expect(r.decision).toEqual({ stage: 'pre-execute', outcome: 'deny', by: 'dsh:bash-commands', rule: 'bash.deny[1] /^rm\\s/' });
+    // A listener ordered ahead of the rules that allows: the guard still denies, and names itself.
+    rt.hooks.on('tools/pre-execute', 'allow-everything', () => ({ kind: 'allow' }));
+    rt.hooks.order('tools/pre-execute', ['allow-everything']);
+    const g = await call(rt, 'bash', { command: 'ls && rm -r build' });
+    expect(g.isError && g.error.code).toBe('GUARD_DENIED');
+    expect(g.decision).toEqual({ stage: 'guard', outcome: 'deny', by: 'dsh:bash-deny', rule: 'bash.deny[1] /^rm\\s/' });
     expect(bash.ran).toEqual([]);
   });
 
