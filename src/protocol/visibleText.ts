@@ -20,6 +20,11 @@ export function visible(text: string): string {
   return HAS_CONTROL.test(text) ? text.replace(CONTROL, escape) : text;
 }
 
+/** {@link visible}, with newline and tab escaped too: the text stays on one terminal line (a config's path, a command in a question). */
+export function visibleLine(text: string): string {
+  return visible(text).replace(/[\n\t]/g, escape);
+}
+
 /** Whether `text` holds a character {@link visible} would show escaped. */
 export function hasControlCharacters(text: string): boolean {
   return HAS_CONTROL.test(text);

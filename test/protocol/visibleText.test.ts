@@ -1,7 +1,7 @@
 // SPEC §10.6: control characters a model, tool, hook or log chose are shown, never obeyed.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { boundedVisible, containsControlCharacters, hasControlCharacters, MAX_MODEL_FACING_CHARS, visible } from '../../src/protocol/visibleText.js';
+import { boundedVisible, containsControlCharacters, hasControlCharacters, MAX_MODEL_FACING_CHARS, visible, visibleLine } from '../../src/protocol/visibleText.js';
 
 const shown = [
   ...Array.from({ length: 0x20 }, (_, i) => i).filter((c) => c !== 0x09 && c !== 0x0a),
@@ -69,5 +69,12 @@ describe('boundedVisible', () => {
     expect(out.length).toBeLessThan(MAX_MODEL_FACING_CHARS + 40);
     expect(out).toMatch(/… \(\d+ more chars cut\)$/);
     expect(boundedVisible('short reason')).toBe('short reason');
+  });
+});
+
+describe('visibleLine', () => {
+  it('keeps a config path or a command on one line: newline and tab escaped as well', () => {
+    expect(visibleLine('a\nb\tc\x1bd')).toBe('a\\u000ab\\u0009c\\u001bd');
+    expect(visibleLine('plain text')).toBe('plain text');
   });
 });

@@ -14,7 +14,7 @@
  * is ignored, and each ignored key is said in one line naming the file and the key.
  */
 import { DEFAULT_ASK_BEFORE } from '../../runtime/policies/askBeforeChanges.js';
-import { printable } from './printable.js';
+import { visibleLine } from '../../protocol/visibleText.js';
 import type { DshConfig } from './schema.js';
 
 const SANDBOX_STRICTNESS = ['read-only', 'workspace-write', 'full-access'] as const;
@@ -29,7 +29,7 @@ export interface Narrowed {
 /** `base` narrowed by `nested` (a config below the project root, shown as `shownAs`). Pure. */
 export function narrowConfig(base: DshConfig, nested: DshConfig, shownAs: string): Narrowed {
   const ignored: string[] = [];
-  const ignore = (key: string) => ignored.push(`dsh: ${printable(shownAs)}: ${key} ignored (a config below the project root can only narrow what the root and user configs allow: docs/configuration.md)`);
+  const ignore = (key: string) => ignored.push(`dsh: ${visibleLine(shownAs)}: ${key} ignored (a config below the project root can only narrow what the root and user configs allow: docs/configuration.md)`);
   const out: DshConfig = { ...base };
   for (const key of Object.keys(nested) as Array<keyof DshConfig>) {
     if (nested[key] === undefined || key === '$schema') continue;

@@ -19,7 +19,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { userConfigDir } from '../../adapters/sandbox/protectedPaths.js';
 import { isStdioServer, type McpServerConfig, type McpServers } from '../../adapters/mcp/serverConfig.js';
-import { printable } from './printable.js';
+import { visibleLine } from '../../protocol/visibleText.js';
 
 /** Where a server's entry came from: a project file, its path (as shown) and its text. */
 export interface ServerOrigin {
@@ -46,7 +46,7 @@ const quoteArg = (a: string) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.
 export function serverCommandLine(entry: McpServerConfig): string {
   if (!isStdioServer(entry)) {
     const headers = Object.keys(entry.headers ?? {});
-    return printable(`${entry.url}${headers.length ? ` (headers: ${headers.join(', ')})` : ''}`);
+    return visibleLine(`${entry.url}${headers.length ? ` (headers: ${headers.join(', ')})` : ''}`);
   }
   const env = Object.keys(entry.env ?? {}).sort();
   const where = [
@@ -54,7 +54,7 @@ export function serverCommandLine(entry: McpServerConfig): string {
     ...(entry.cwd !== undefined ? [`cwd ${entry.cwd}`] : []),
     `sandbox ${entry.sandbox ?? 'none'}${entry.sandbox && entry.sandbox !== 'full-access' ? (entry.network ? ', network' : ', no network') : ''}`,
   ];
-  return printable(`${[entry.command, ...(entry.args ?? [])].map(quoteArg).join(' ')} (${where.join('; ')})`);
+  return visibleLine(`${[entry.command, ...(entry.args ?? [])].map(quoteArg).join(' ')} (${where.join('; ')})`);
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -135,17 +135,17 @@ export async function trustedServers(o: TrustServersOptions): Promise<McpServers
       out[name] = entry;
       continue;
     }
-    if (o.ask && (await o.ask(`? start MCP server ${name} (from ${printable(origin.shownAs)}): ${command} [y/N] `))) {
+    if (o.ask && (await o.ask(`? start MCP server ${name} (from ${visibleLine(origin.shownAs)}): ${command} [y/N] `))) {
       out[name] = entry;
       try {
         await addTrusted(file, new Map([[key, { server: name, file: origin.file, command, at: new Date().toISOString() }]]));
       } catch (e) {
-        o.warn(`dsh: MCP server "${name}" starts this once: the approval could not be remembered in ${file}: ${printable((e as Error).message)}`);
+        o.warn(`dsh: MCP server "${name}" starts this once: the approval could not be remembered in ${file}: ${visibleLine((e as Error).message)}`);
       }
       continue;
     }
     o.warn(
-      `dsh: MCP server "${name}" (from ${printable(origin.shownAs)}) not started: its command is not trusted yet (${command}); trust it with dsh mcp trust, or pass --trust-project-servers for one run`,
+      `dsh: MCP server "${name}" (from ${visibleLine(origin.shownAs)}) not started: its command is not trusted yet (${command}); trust it with dsh mcp trust, or pass --trust-project-servers for one run`,
     );
   }
   return out;
@@ -161,7 +161,7 @@ export async function trustAllProjectServers(servers: McpServers, origins: Reado
     const entry = withDefaultSandbox(raw);
     const command = serverCommandLine(entry);
     records.set(serverTrustKey(name, entry, origin), { server: name, file: origin.file, command, at: new Date().toISOString() });
-    lines.push(`trusted MCP server ${name} (from ${printable(origin.shownAs)}): ${command}`);
+    lines.push(`trusted MCP server ${name} (from ${visibleLine(origin.shownAs)}): ${command}`);
   }
   if (records.size > 0) await addTrusted(trustFilePath(env), records);
   return lines;
