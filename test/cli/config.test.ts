@@ -115,11 +115,12 @@ describe('loadConfig', () => {
       concurrency: 2,
       plan: true,
       timeouts: { hookMs: 2000, approvalMs: 5000 },
+      // Each rule and pattern names the file it came from (a denial names it: issue 32 item 2).
       permissions: [
-        { tool: 'write', path: 'vendor/**', decision: 'deny' },
-        { tool: 'bash', decision: 'ask' },
+        { tool: 'write', path: 'vendor/**', decision: 'deny', from: join(repo, 'dsh.config.json') },
+        { tool: 'bash', decision: 'ask', from: join(xdg, 'dsh', 'config.json') },
       ],
-      bash: { deny: ['^sudo', '^git push'] },
+      bash: { deny: [{ pattern: '^sudo', from: join(xdg, 'dsh', 'config.json') }, { pattern: '^git push', from: join(repo, 'dsh.config.json') }] },
       mcpServers: { a: { command: 'user-a' }, b: { command: 'project-b' } },
     });
     expect(runtimeOptionsFromConfig(loaded.config)).toEqual({ concurrency: 2, limits: { hookTimeoutMs: 2000, approvalTimeoutMs: 5000 } });

@@ -45,6 +45,8 @@ describe.skipIf(!hasTmux)('deny before ask, on a terminal', () => {
     expect(screen).not.toContain('? allow');
     expect(screen).toMatch(/^✗ bash ls && node test\.js {2}POLICY_DENIED/m);
     expect(screen).toContain('decided: pre-execute deny by dsh:bash-commands (bash.deny[0] /^ls\\b/)');
+    // The message names the file the rule came from (the project's, not "the user's configuration").
+    expect(screen.replace(/\s+/g, ' ')).toContain('matches the deny pattern /^ls\\b/ of dsh.config.json');
     tmux('kill-session', '-t', 'deny');
   }, 180_000);
 });

@@ -50,9 +50,9 @@ describe('a config below the project root only narrows (loadConfig)', () => {
     const loaded = await loadConfig({ cwd: app, env });
     expect(loaded.files).toEqual([join(repo, 'dsh.config.json'), join(app, 'dsh.config.json')]);
     expect(loaded.config).toEqual({
-      bash: { deny: ['^rm\\s', '^curl\\s'] },
+      bash: { deny: [{ pattern: '^rm\\s', from: join(repo, 'dsh.config.json') }, { pattern: '^curl\\s', from: 'dsh.config.json' }] },
       sandbox: { mode: 'workspace-write' },
-      permissions: [{ tool: 'write', decision: 'deny' }],
+      permissions: [{ tool: 'write', decision: 'deny', from: 'dsh.config.json' }],
     });
     expect([...loaded.ignored].sort()).toEqual(
       ['sandbox.mode "full-access" (wider than "workspace-write")', 'sandbox.network: true', 'sandbox.passEnv', 'bash.allow', 'mcpServers', 'hooks', 'permissions[0] (decision "allow")', 'model', 'baseUrl'].map(
@@ -62,11 +62,11 @@ describe('a config below the project root only narrows (loadConfig)', () => {
   });
 
   it('narrowing holds: a stricter mode, network off, plan on, more deny patterns and deny rules (first)', async () => {
-    const { app, env } = await repoWorld();
+    const { repo, app, env } = await repoWorld();
     await writeFile(join(app, 'dsh.config.json'), JSON.stringify({ sandbox: { mode: 'read-only', network: false }, plan: true, bash: { deny: ['^git push'] } }));
     const loaded = await loadConfig({ cwd: app, env });
     expect(loaded.ignored).toEqual([]);
-    expect(loaded.config).toEqual({ bash: { deny: ['^rm\\s', '^git push'] }, sandbox: { mode: 'read-only', network: false }, plan: true });
+    expect(loaded.config).toEqual({ bash: { deny: [{ pattern: '^rm\\s', from: join(repo, 'dsh.config.json') }, { pattern: '^git push', from: 'dsh.config.json' }] }, sandbox: { mode: 'read-only', network: false }, plan: true });
     expect(loaded.root).toBe(app);
   });
 

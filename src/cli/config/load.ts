@@ -246,7 +246,23 @@ async function readConfigText(path: string, shownAs: string, mustExist: boolean)
     if (!mustExist && code === 'ENOENT') return undefined;
     throw new ConfigError(shownAs, undefined, `${shownAs}: cannot be read: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : (e as Error).message}`, { cause: e });
   }
-  return { config: parseConfig(text, shownAs), text };
+  return { config: withOrigin(parseConfig(text, shownAs), shownAs), text };
+}
+
+/**
+ * Each permission rule and bash pattern of a file, marked with the file it came from (`from`), so
+ * a denial names it (issue 32 item 2) once the files are merged.
+ */
+function withOrigin(config: DshConfig, shownAs: string): DshConfig {
+  const out: DshConfig = { ...config };
+  if (config.permissions) out.permissions = config.permissions.map((r) => ({ ...r, from: shownAs }));
+  if (config.bash) {
+    const mark = (list: readonly BashPatternConfig[] | undefined) => list?.map((e) => ({ ...(typeof e === 'string' ? { pattern: e } : e), from: shownAs }));
+    const deny = mark(config.bash.deny);
+    const allow = mark(config.bash.allow);
+    out.bash = { ...(deny ? { deny } : {}), ...(allow ? { allow } : {}) };
+  }
+  return out;
 }
 
 /** Finds, reads, validates and merges the user and project config files. */

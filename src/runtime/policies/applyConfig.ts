@@ -37,7 +37,7 @@ export interface PolicyConfig {
 }
 
 /** A bash pattern as a config writes it: the RE2 source, or the source with examples beside it. */
-export type BashPatternEntry = string | { readonly pattern: string; readonly examples?: RuleExamples<string> };
+export type BashPatternEntry = string | { readonly pattern: string; readonly examples?: RuleExamples<string>; /** The file it came from (set by the config loader), named when it denies. */ readonly from?: string };
 
 /** The RE2 source of a pattern entry. */
 export const patternOf = (entry: BashPatternEntry): string => (typeof entry === 'string' ? entry : entry.pattern);
@@ -80,14 +80,15 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
     );
     first.push(POLICY_NAMES.planMode);
   }
-  const deny = (config.bash?.deny ?? []).map(patternOf);
+  const denyEntries = config.bash?.deny ?? [];
+  const deny = denyEntries.map(patternOf);
   const allow = (config.bash?.allow ?? []).map(patternOf);
   if (deny.length > 0 || allow.length > 0) {
     const matchers = allow.map((p) => {
       const re = compileBashPattern(p);
       return (s: string) => re.matcher(s).find();
     });
-    removers.push(rt.hooks.on('tools/pre-execute', POLICY_NAMES.bashCommands, bashCommandRules({ allow: matchers, ...(deny.length > 0 ? { deny: bashDenyCheck(deny) } : {}) })));
+    removers.push(rt.hooks.on('tools/pre-execute', POLICY_NAMES.bashCommands, bashCommandRules({ allow: matchers, ...(deny.length > 0 ? { deny: bashDenyCheck(denyEntries) } : {}) })));
     first.push(POLICY_NAMES.bashCommands);
   }
   if (config.permissions && config.permissions.length > 0) {
@@ -111,7 +112,7 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
     first.push(...installed.preExecute);
   }
   if (first.length > 0) rt.hooks.order('tools/pre-execute', first);
-  if (deny.length > 0) rt.tools.guard(bashDenyGuard({ patterns: deny }), POLICY_NAMES.bashDeny);
+  if (deny.length > 0) rt.tools.guard(bashDenyGuard({ patterns: denyEntries }), POLICY_NAMES.bashDeny);
   return () => {
     for (const r of removers.reverse()) r();
   };

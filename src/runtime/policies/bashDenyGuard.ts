@@ -28,8 +28,8 @@ import { commandSpellings } from './commandRules.js';
 import { parseShellCommand, type CommandParse } from './shellCommands.js';
 
 export interface BashDenyGuardOptions {
-  /** RE2 patterns; a command any of them matches (in any spelling above) is denied. */
-  readonly patterns: readonly string[];
+  /** RE2 patterns (with the file each came from, when known); a command any of them matches (in any spelling above) is denied. */
+  readonly patterns: readonly DenyPattern[];
   /** The tool whose `command` argument is checked (default `bash`). */
   readonly tool?: string;
 }
@@ -43,12 +43,18 @@ export function compileBashPattern(pattern: string): RE2JS {
   }
 }
 
+/** A deny pattern: its RE2 source, or the source with the file it came from (named in a denial). */
+export type DenyPattern = string | { readonly pattern: string; readonly from?: string };
+
 /** Why the deny patterns refuse a command (and which rule), or undefined when none does. */
 export type BashDenyCheck = (command: string, parse?: CommandParse) => { reason: string; rule: string } | undefined;
 
 /** The deny patterns as one check (see the module note), shared by the guard and the command rules' listener. */
-export function bashDenyCheck(patterns: readonly string[]): BashDenyCheck {
-  const compiled = patterns.map((p, index) => ({ source: p, index, re: compileBashPattern(p) }));
+export function bashDenyCheck(patterns: readonly DenyPattern[]): BashDenyCheck {
+  const compiled = patterns.map((p, index) => {
+    const source = typeof p === 'string' ? p : p.pattern;
+    return { source, index, of: typeof p !== 'string' && p.from !== undefined ? p.from : 'the configuration', re: compileBashPattern(source) };
+  });
   return (command, parse = parseShellCommand(command)) => {
     if (compiled.length === 0) return undefined;
     if (!parse.parsed) {
@@ -60,12 +66,12 @@ export function bashDenyCheck(patterns: readonly string[]): BashDenyCheck {
       };
     }
     const spellings = commandSpellings(command, parse);
-    for (const { source, index, re } of compiled) {
+    for (const { source, index, of, re } of compiled) {
       const hit = spellings.find((s) => re.matcher(s).find());
       if (hit !== undefined) {
         return {
           reason:
-            `the command matches the deny pattern /${source}/ of the configuration (in "${hit.slice(0, 200)}"). ` +
+            `the command matches the deny pattern /${source}/ of ${of} (in "${hit.slice(0, 200)}"). ` +
             'Do not rerun it in another spelling; find another way that does not need it, or ask the user.',
           rule: `bash.deny[${index}] /${source}/`,
         };

@@ -35,6 +35,8 @@ export interface PermissionRule {
   readonly reason?: string;
   /** Calls the rule is for, and what the policies must decide about each (ruleExamples.ts). */
   readonly examples?: RuleExamples<ExampleCall>;
+  /** The file the rule came from (set by the config loader), named when it denies. */
+  readonly from?: string;
 }
 
 export interface PermissionRulesOptions {
@@ -86,6 +88,6 @@ function decide(
   return {
     kind: 'deny',
     rule: named,
-    reason: rule.reason ?? `${what} denies ${toolName}${target}; this is the user's configuration, so do not retry it another way: use another path or tool, or ask the user`,
+    reason: rule.reason ?? `${what}${rule.from !== undefined ? ` of ${rule.from}` : ''} denies ${toolName}${target}; this is the user's configuration, so do not retry it another way: use another path or tool, or ask the user`,
   };
 }

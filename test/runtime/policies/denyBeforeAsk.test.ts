@@ -19,6 +19,15 @@ function setup() {
 }
 
 describe('deny before ask', () => {
+  it('a denial names the file its rule came from', async () => {
+    const write = pathTool('write');
+    const rt = createRuntime({ tools: [write.tool] });
+    applyConfig(rt, { permissions: [{ tool: 'write', path: '.env*', decision: 'deny', from: 'packages/app/dsh.config.json' }] });
+    const r = await call(rt, 'write', { path: '.env.local' });
+    expect(r.error?.code).toBe('POLICY_DENIED');
+    expect(r.content).toContain('permission rule 0 (tool "write", path ".env*") of packages/app/dsh.config.json denies write');
+  });
+
   it('an ask rule followed by a listener that denies: denied, nobody asked, the denier named', async () => {
     const { rt, write, approval } = setup();
     const r = await call(rt, 'write', { path: '.env' });
