@@ -50,6 +50,8 @@ export interface ToolCallContext {
   readonly disarmDeadline: (() => void) | undefined;
   /** Withdraws the pending approval question (a handle, created on entering `awaitingApproval`). */
   readonly approvalAbort: AbortController | undefined;
+  /** Who allowed an asked call (`the person`, or a remembered `allowed-always`): the result names them as its final decider. */
+  readonly approvedBy: string | undefined;
   /** When each stage was entered, for a metered call: a new object per stage. */
   readonly marks: StageMarks | undefined;
   readonly result: ToolResult | undefined;
@@ -110,6 +112,9 @@ export interface Verdict {
   readonly settlement: Settlement;
   readonly failure?: ListenerFailure;
 }
+
+/** Who decided at the approval stage, as a result's `decision` names them. */
+const APPROVED_BY = { person: 'the person', remembered: 'an earlier allowed-always', cancel: 'a cancel of the turn', deadline: 'the approval deadline' } as const;
 
 /** The result's `decision` of a policy stage's outcome. */
 const decidedBy = (stage: DecisionProvenance['stage'], outcome: DecisionProvenance['outcome'], by: string, rule?: string): { decision: DecisionProvenance } => ({
@@ -220,7 +225,7 @@ const toGuardOrExecuting = [
 /** A pre-execute outcome, in `preExecute` or `preExecuteWaiting`: refused, a remembered ask, an ask, or allowed. */
 const preDecided = [
   { guard: 'preRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ event }: { event: ToolCallMachineEvent }) => (event.type === 'PRE.DECIDED' ? preVerdict(event.outcome) : undefined) } },
-  { guard: 'preAskRemembered', target: 'guard', actions: ['keepPreOutcome', { type: 'recordApproval', params: 'remembered' }] },
+  { guard: 'preAskRemembered', target: 'guard', actions: ['keepPreOutcome', { type: 'recordApproval', params: 'remembered' }, 'approvedByMemory'] },
   { guard: 'preAsk', target: 'awaitingApproval', actions: 'keepPreOutcome' },
   { guard: 'hasGuards', target: 'guard', actions: 'keepPreOutcome' },
   { guard: 'noGuards', target: 'executing', actions: 'keepPreOutcome' },
@@ -319,7 +324,11 @@ export const toolCallMachine = setup({
     }),
     /** An `ask` (remembered or not) is kept: the approval request gives its reason. */
     keepPreOutcome: assign({ pre: ({ context, event }) => (event.type === 'PRE.DECIDED' ? event.outcome : context.pre) }),
-    cancelBeforeDispatch: assign({ settlement: () => fail(ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the tool body was dispatched') }),
+    approvedByPerson: assign({ approvedBy: () => APPROVED_BY.person }),
+    approvedByMemory: assign({ approvedBy: () => APPROVED_BY.remembered }),
+    cancelBeforeDispatch: assign({
+      settlement: () => ({ ...fail(ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the tool body was dispatched'), ...decidedBy('pre-execute', 'cancelled', APPROVED_BY.cancel) }),
+    }),
     takeSettlement: assign({ settlement: ({ context, event }) => (event.type === 'EXECUTED' ? event.settlement : context.settlement) }),
     abortBody: ({ context }, reason: string | undefined) => context.abort?.abort(reason ?? 'cancelled'),
     disarmDeadline: ({ context }) => context.disarmDeadline?.(),
@@ -372,6 +381,7 @@ export const toolCallMachine = setup({
       abort: new AbortController(),
       disarmDeadline: undefined,
       approvalAbort: undefined,
+      approvedBy: undefined,
       marks,
       result: undefined,
     };
@@ -417,8 +427,10 @@ export const toolCallMachine = setup({
           actions: [
             { type: 'recordApproval', params: 'timeout' },
             assign({
-              settlement: ({ context }) =>
-                fail(ErrorCode.APPROVAL_DENIED, `approval not answered within ${context.pipeline.limits.approvalTimeoutMs} ms`),
+              settlement: ({ context }) => ({
+                ...fail(ErrorCode.APPROVAL_DENIED, `approval not answered within ${context.pipeline.limits.approvalTimeoutMs} ms`),
+                ...decidedBy('approval', 'timeout', APPROVED_BY.deadline, `approvalTimeoutMs ${context.pipeline.limits.approvalTimeoutMs}`),
+              }),
             }),
           ],
         },
@@ -428,17 +440,19 @@ export const toolCallMachine = setup({
           {
             guard: 'approvedAlways',
             target: 'guard',
-            actions: [{ type: 'recordApproval', params: 'allowed-always' }, 'rememberApproval'],
+            actions: [{ type: 'recordApproval', params: 'allowed-always' }, 'rememberApproval', 'approvedByPerson'],
           },
-          { guard: 'approvedOnce', target: 'guard', actions: { type: 'recordApproval', params: 'allowed-once' } },
+          { guard: 'approvedOnce', target: 'guard', actions: [{ type: 'recordApproval', params: 'allowed-once' }, 'approvedByPerson'] },
           {
             guard: 'approvalRefused',
             target: 'finalizing',
             actions: [
               'recordRefusal',
               assign({
-                settlement: ({ event }) =>
-                  fail(ErrorCode.APPROVAL_DENIED, `approval ${event.answer === 'cancelled' ? 'cancelled' : 'denied'}${event.type === 'APPROVAL.ANSWERED' && event.reason ? `: ${event.reason}` : ''}`),
+                settlement: ({ event }) => ({
+                  ...fail(ErrorCode.APPROVAL_DENIED, `approval ${event.answer === 'cancelled' ? 'cancelled' : 'denied'}${event.type === 'APPROVAL.ANSWERED' && event.reason ? `: ${event.reason}` : ''}`),
+                  ...(event.answer === 'cancelled' ? decidedBy('approval', 'cancelled', APPROVED_BY.cancel) : decidedBy('approval', 'deny', APPROVED_BY.person)),
+                }),
               }),
             ],
           },
@@ -447,7 +461,7 @@ export const toolCallMachine = setup({
           target: 'finalizing',
           actions: [
             { type: 'recordApproval', params: 'cancelled' },
-            assign({ settlement: () => fail(ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled while waiting for approval') }),
+            assign({ settlement: () => ({ ...fail(ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled while waiting for approval'), ...decidedBy('approval', 'cancelled', APPROVED_BY.cancel) }) }),
           ],
         },
       },
@@ -508,10 +522,17 @@ export const toolCallMachine = setup({
           // EXECUTED event that entered this state.
           const settled =
             context.settlement ?? (event.type === 'EXECUTED' ? event.settlement : fail(ErrorCode.TOOL_FAILED, 'the call ended without a settlement'));
-          // A call a listener allowed or asked about names it, however the call then ended (unless a
-          // later stage decided).
+          // The result names its final decider: the stage that settled it (a deny, a block, the
+          // person's no, a cancel, a deadline), else whoever allowed it: the person who answered an
+          // ask, else the listener that allowed (or asked about) it.
           const pre = context.pre?.kind === 'ask' || context.pre?.kind === 'allow' ? context.pre : undefined;
-          const settlement = pre?.by !== undefined && !settled.decision ? { ...settled, ...decidedBy('pre-execute', pre.kind, pre.by, pre.rule) } : settled;
+          const settlement = settled.decision
+            ? settled
+            : context.approvedBy !== undefined
+              ? { ...settled, ...decidedBy('approval', 'allow', context.approvedBy) }
+              : pre?.by !== undefined
+                ? { ...settled, ...decidedBy('pre-execute', pre.kind, pre.by, pre.rule) }
+                : settled;
           const prepared = context.prepareOutcome.ok ? context.prepareOutcome.prepared : undefined;
           return { settlement, marks, result: context.pipeline.finalize(context.request, prepared, settlement, marks) };
         }),

@@ -20,8 +20,9 @@ export type PreExecuteDecision = z.infer<typeof PreExecuteDecisionSchema>;
  * it named one. A `tool/result` carries it as `result.decision` (issue 26: provenance in the log).
  */
 export const DecisionProvenanceSchema = z.object({
-  stage: z.enum(['pre-execute', 'guard', 'post-execute']),
-  outcome: z.enum(['allow', 'deny', 'ask', 'block', 'failed']),
+  /** `approval`: the person (or the memory of an `allowed-always`), the approval deadline, or a cancel while asking decided last. */
+  stage: z.enum(['pre-execute', 'approval', 'guard', 'post-execute']),
+  outcome: z.enum(['allow', 'deny', 'ask', 'block', 'failed', 'cancelled', 'timeout']),
   /** The listener's, guard's or hook's registered name (`dsh:permissions`, `dsh:hook preExecute[0] ./check.sh`). */
   by: z.string(),
   /** The rule inside it, when it named one (`permissions[2] (tool "write", path ".env")`, `bash.deny[0] /^rm\\s/`). */

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../../src/protocol/index.js';
+import type { ApprovalService } from '../../../src/runtime/pipeline/index.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { applyConfig } from '../../../src/runtime/policies/applyConfig.js';
 import { call, fakeBash, pathTool, recordingApproval } from '../policies/fixtures.js';
@@ -43,7 +44,7 @@ describe('decision provenance', () => {
     expect(bash.ran).toEqual([]);
   });
 
-  it('an asked call names the listener that asked, whether the person then allowed or denied it', async () => {
+  it('an asked call names its final decider: the person who allowed or denied it, or the memory of an allowed-always (issue 32 item 3)', async () => {
     for (const answer of ['allowed-once', 'denied'] as const) {
       const write = pathTool('write');
       const approval = recordingApproval(answer);
@@ -51,8 +52,39 @@ describe('decision provenance', () => {
       applyConfig(rt, { permissions: [{ tool: 'write', decision: 'ask' }] });
       const r = await call(rt, 'write', { path: 'a.txt', text: 'x' });
       expect(r.isError, answer).toBe(answer === 'denied');
-      expect(r.decision, answer).toEqual({ stage: 'pre-execute', outcome: 'ask', by: 'dsh:permissions', rule: 'permissions[0] (tool "write")' });
+      expect(r.decision, answer).toEqual({ stage: 'approval', outcome: answer === 'denied' ? 'deny' : 'allow', by: 'the person' });
     }
+    const write = pathTool('write');
+    const approval = recordingApproval('allowed-always');
+    const rt = createRuntime({ tools: [write.tool], approval: approval.service });
+    applyConfig(rt, { permissions: [{ tool: 'write', decision: 'ask' }] });
+    expect((await call(rt, 'write', { path: 'a.txt', text: 'x' })).decision).toEqual({ stage: 'approval', outcome: 'allow', by: 'the person' });
+    expect((await call(rt, 'write', { path: 'a.txt', text: 'x' })).decision).toEqual({ stage: 'approval', outcome: 'allow', by: 'an earlier allowed-always' });
+    expect(approval.asked).toHaveLength(1);
+  });
+
+  it('a call cancelled while asking, or whose question timed out, names the cancel or the deadline, not the listener that asked', async () => {
+    const write = pathTool('write');
+    const never: ApprovalService = { request: (_req, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))) };
+    const rt = createRuntime({ tools: [write.tool], approval: never, limits: { approvalTimeoutMs: 20 } });
+    applyConfig(rt, { permissions: [{ tool: 'write', decision: 'ask' }] });
+    const timedOut = await call(rt, 'write', { path: 'a.txt', text: 'x' });
+    expect(timedOut.error?.code).toBe('APPROVAL_DENIED');
+    expect(timedOut.decision).toEqual({ stage: 'approval', outcome: 'timeout', by: 'the approval deadline', rule: 'approvalTimeoutMs 20' });
+
+    // Cancelled once the question is up (the approval service was asked).
+    let asked!: () => void;
+    const askedP = new Promise<void>((r) => (asked = r));
+    const waiting: ApprovalService = { request: (req, signal) => (asked(), never.request(req, signal)) };
+    const rt2 = createRuntime({ tools: [write.tool], approval: waiting });
+    applyConfig(rt2, { permissions: [{ tool: 'write', decision: 'ask' }] });
+    const handle = rt2.runCall({ callId: 'c-cancel', toolName: 'write', input: { path: 'b.txt', text: 'x' } });
+    await askedP;
+    handle.cancel();
+    const cancelled = await handle.result;
+    expect(cancelled.error?.code).toBe('ABORTED_BEFORE_DISPATCH');
+    expect(cancelled.decision).toEqual({ stage: 'approval', outcome: 'cancelled', by: 'a cancel of the turn' });
+    expect(write.ran).toEqual([]);
   });
 
   it('a rule that allows outright is named too; a call every listener handed over has no decision', async () => {
