@@ -164,6 +164,8 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     expect(r.out).toMatch(/tool\/result call-1-0 ✓/);
     const file = /session log: (\S+)/.exec(r.out)?.[1];
     expect(file && file.startsWith(join(app, '.dsh', 'sessions'))).toBe(true);
+    // The hint names a command that works in the user's shell, where dsh is not on the PATH.
+    expect(r.out).toContain(`(npx dsh log ${file}; npx dsh resume ${file})`);
     const printed = ok(await run(join(app, 'node_modules', '.bin', 'dsh'), ['log', file!, '--full'], app), 'dsh log --full');
     expect(printed.out).toMatch(/turn\/end turn-1: completed after 4 steps/);
     const list = ok(await run(join(app, 'node_modules', '.bin', 'dsh'), ['sessions'], app), 'dsh sessions');

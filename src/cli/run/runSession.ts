@@ -15,7 +15,9 @@
  * Ctrl-C: see interruptLadder.ts (the table). Exit: 0 the last turn completed, 1 it failed or ran
  * out of steps, 3 suspended, 130 cancelled; the REPL exits 0 on /exit, Ctrl-D or Ctrl-C at its prompt.
  */
+import { realpathSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import { delimiter, isAbsolute, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import type { InspectionEvent } from 'xstate';
@@ -427,8 +429,30 @@ async function runHeld(o: RunSessionOptions, held: HeldSessionLease, otel: OtlpT
  * How to run dsh again from here: `dsh`, or `npm run dsh --` in dsh's own checkout under `npm start`
  * / `npm run dsh` (there is no `dsh` on the PATH there).
  */
-export function dshCommandHint(env: Readonly<Record<string, string | undefined>>): string {
-  return env.npm_package_name === 'dsh' && (env.npm_lifecycle_event === 'start' || env.npm_lifecycle_event === 'dsh') ? 'npm run dsh --' : 'dsh';
+export function dshCommandHint(env: Readonly<Record<string, string | undefined>>, bin: string | undefined = process.argv[1]): string {
+  if (env.npm_package_name === 'dsh' && (env.npm_lifecycle_event === 'start' || env.npm_lifecycle_event === 'dsh')) return 'npm run dsh --';
+  // npx puts the package's bin on this process's PATH only: the user's shell does not have it.
+  if (env.npm_command === 'exec') return 'npx dsh';
+  return bin !== undefined && dshOnPath(env.PATH, bin) ? 'dsh' : 'npx dsh';
+}
+
+/** Whether a `dsh` on `path` is this very program (`bin`, symlinks resolved): then the hint can say plain `dsh`. */
+function dshOnPath(path: string | undefined, bin: string): boolean {
+  let self: string;
+  try {
+    self = realpathSync(bin);
+  } catch {
+    return false;
+  }
+  for (const dir of (path ?? '').split(delimiter)) {
+    if (!isAbsolute(dir)) continue;
+    try {
+      if (realpathSync(join(dir, 'dsh')) === self) return true;
+    } catch {
+      // not there
+    }
+  }
+  return false;
 }
 
 function exitCodeOf(r: TurnResult): number {
