@@ -247,12 +247,12 @@ export { result, turnMachine };
 defineTool({ name: 1 });
 `,
     );
-    // skipLibCheck as apps have it (@ai-sdk/provider's .d.ts import json-schema types that only its
-    // @types/json-schema gives); the app's uses above are still checked against dsh's .d.ts.
+    // skipLibCheck off (issue 32 item 7): every .d.ts the app reaches through dsh is checked too;
+    // @ai-sdk/provider's import json-schema types, which dsh's dependency @types/json-schema gives.
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, lib: ['ES2023', 'DOM'], typeRoots: [join(root, 'node_modules', '@types')], types: ['node'] },
+        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: false, lib: ['ES2023', 'DOM'], typeRoots: [join(root, 'node_modules', '@types')], types: ['node'] },
         files: ['app.ts'],
       }),
     );
