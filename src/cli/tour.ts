@@ -18,7 +18,6 @@ export interface TourOptions {
 /** Runs the tour turn; prints the log as it grows; resolves with the turn's outcome. */
 export async function runTour(options: TourOptions = {}): Promise<TurnResult & { notes: string | undefined }> {
   const print = options.print ?? ((line: string) => console.log(line));
-  let ignoredBody: Promise<string> | undefined;
   const files = new Map([
     ['README.md', '# demo\nA tiny workspace.\n'],
     ['notes.txt', 'buy milk\n'],
@@ -47,10 +46,14 @@ export async function runTour(options: TourOptions = {}): Promise<TurnResult & {
   const rm = defineTool({ name: 'rm', description: 'Delete a file', input: z.object({ path: z.string() }), execute: async () => 'deleted' });
   const fetchUrl = defineTool({
     name: 'fetch',
-    description: 'Fetch a URL (this demo one never answers, and ignores its abort signal)',
+    description: 'Fetch a URL (this demo one never answers; it stops when its call is aborted, as a real tool does)',
     input: z.object({ url: z.string() }),
     isConcurrencySafe: () => true,
-    execute: () => (ignoredBody = new Promise<string>((resolve) => setTimeout(() => resolve('too late'), 800))),
+    execute: (_args, exec) =>
+      new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => resolve('too late'), 800);
+        exec.signal.addEventListener('abort', () => (clearTimeout(timer), reject(exec.signal.reason)), { once: true });
+      }),
   });
 
   const rt = createRuntime({
@@ -97,9 +100,6 @@ export async function runTour(options: TourOptions = {}): Promise<TurnResult & {
   for (const e of rt.log.events()) print(formatEvent(e));
   rt.log.subscribe((e) => print(formatEvent(e)));
   const outcome = await rt.startTurn({ model, input: 'Tidy up my notes' }).done;
-  // The fetch body ignored its abort: wait for it, so the log also shows its late outcome discarded.
-  await ignoredBody;
-  await new Promise((r) => setTimeout(r, 0));
   print(`\noutcome: ${outcome.outcome}; notes.txt is now ${JSON.stringify(files.get('notes.txt'))}`);
   return { ...outcome, notes: files.get('notes.txt') };
 }

@@ -22,6 +22,9 @@ describe('dsh command', () => {
     expect(first.out).toMatch(/turn\/end turn-1: completed after 2 steps/);
     for (const code of ['POLICY_DENIED', 'GUARD_DENIED', 'TIMEOUT', 'TOOL_FAILED', 'INVALID_ARGS']) expect(first.out).toContain(code);
     expect(first.out).toContain('tool/approval-answer');
+    // A tour shows the pipeline, not internal warnings (issue 32 item 7): its slow fetch stops at its abort.
+    expect(first.out).not.toMatch(/\bwarning\b/);
+    expect(first.out.trim().split('\n').at(-1)).toMatch(/^outcome: completed;/);
     const second = await run('tour', '--log', file);
     expect(second.code).toBe(0);
     const printed = await run('log', file);
