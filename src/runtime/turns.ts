@@ -183,7 +183,11 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
           hub.end('failed');
           reject(failure.error);
         } else {
-          resolve({ ...output!, ...turnAnswer(deps.log.events({ from: firstSeq }), turnId) });
+          // A steer held when the turn ended becomes its follow-up as the steering child closes,
+          // which XState starts after this notification: `done` waits that long, so the steer's
+          // promise (its follow-up turn) has settled before `done` does.
+          const result = { ...output!, ...turnAnswer(deps.log.events({ from: firstSeq }), turnId) };
+          queueMicrotask(() => resolve(result));
         }
       });
     });

@@ -112,9 +112,14 @@ describe('steering a running turn (issue 15.3)', () => {
     const turn = rt.startTurn({ model, input: 'what is the answer?' });
     await until(clock, () => rt.log.events().some((e) => e.type === 'step/start'));
     const steered = turn.steer('keep it short');
+    // The steer's promise settles (it became the follow-up) before the turn's `done` (issue 32 item 7).
+    const order: string[] = [];
+    void steered.then(() => order.push('steer'));
+    void turn.done.then(() => order.push('done'));
     const first = await settle(clock, turn.done);
     expect(first.outcome).toBe('completed');
     const outcome = await steered;
+    expect(order).toEqual(['steer', 'done']);
     expect(outcome.delivered).toBe('follow-up');
     if (outcome.delivered !== 'follow-up') return;
     expect(outcome.turn.turnId).toBe('turn-2');
