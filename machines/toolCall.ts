@@ -175,9 +175,10 @@ function postVerdict(o: PostExecuteOutcome): Verdict {
  * content and metadata are kept), and a value that came after the cancel is discarded.
  */
 function abortedSettlement(s: Settlement): Settlement {
-  if (s.ok) return fail(ErrorCode.ABORTED, 'cancelled; the tool body returned after the cancel and its result was discarded');
-  if (s.error.code === ErrorCode.ABORTED) return s;
-  return { ok: false, error: errorInfo(ErrorCode.ABORTED, `cancelled: ${s.error.message}`), metadata: s.metadata };
+  const byCancel = decidedBy('execute', 'cancelled', APPROVED_BY.cancel);
+  if (s.ok) return { ...fail(ErrorCode.ABORTED, 'cancelled; the tool body returned after the cancel and its result was discarded'), ...byCancel };
+  if (s.error.code === ErrorCode.ABORTED) return { ...s, ...byCancel };
+  return { ok: false, error: errorInfo(ErrorCode.ABORTED, `cancelled: ${s.error.message}`), metadata: s.metadata, ...byCancel };
 }
 
 /** What the machine needs to know of a listener stage (pre- or post-execute). */
@@ -493,7 +494,7 @@ export const toolCallMachine = setup({
       after: {
         abortGrace: {
           target: 'finalizing',
-          actions: assign({ settlement: () => fail(ErrorCode.ABORTED, 'cancelled; the tool body did not settle within the grace period') }),
+          actions: assign({ settlement: () => ({ ...fail(ErrorCode.ABORTED, 'cancelled; the tool body did not settle within the grace period'), ...decidedBy('execute', 'cancelled', APPROVED_BY.cancel) }) }),
         },
       },
       on: {

@@ -20,8 +20,8 @@ export type PreExecuteDecision = z.infer<typeof PreExecuteDecisionSchema>;
  * it named one. A `tool/result` carries it as `result.decision` (issue 26: provenance in the log).
  */
 export const DecisionProvenanceSchema = z.object({
-  /** `approval`: the person (or the memory of an `allowed-always`), the approval deadline, or a cancel while asking decided last. */
-  stage: z.enum(['pre-execute', 'approval', 'guard', 'post-execute']),
+  /** `approval`: the person (or the memory of an `allowed-always`), the approval deadline, or a cancel while asking decided last; `execute`: a cancel while the body ran. */
+  stage: z.enum(['pre-execute', 'approval', 'guard', 'execute', 'post-execute']),
   outcome: z.enum(['allow', 'deny', 'ask', 'block', 'failed', 'cancelled', 'timeout']),
   /** The listener's, guard's or hook's registered name (`dsh:permissions`, `dsh:hook preExecute[0] ./check.sh`). */
   by: z.string(),

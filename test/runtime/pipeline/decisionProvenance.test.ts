@@ -6,7 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../../src/protocol/index.js';
 import type { ApprovalService } from '../../../src/runtime/pipeline/index.js';
+import { z } from 'zod';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
+import { defineTool } from '../../../src/runtime/defineTool.js';
 import { applyConfig } from '../../../src/runtime/policies/applyConfig.js';
 import { call, fakeBash, pathTool, recordingApproval } from '../policies/fixtures.js';
 
@@ -61,6 +63,24 @@ describe('decision provenance', () => {
     expect((await call(rt, 'write', { path: 'a.txt', text: 'x' })).decision).toEqual({ stage: 'approval', outcome: 'allow', by: 'the person' });
     expect((await call(rt, 'write', { path: 'a.txt', text: 'x' })).decision).toEqual({ stage: 'approval', outcome: 'allow', by: 'an earlier allowed-always' });
     expect(approval.asked).toHaveLength(1);
+  });
+
+  it('a call cancelled while its body runs names the cancel (stage execute), not whoever allowed it', async () => {
+    let started!: () => void;
+    const startedP = new Promise<void>((r) => (started = r));
+    const slow = defineTool({
+      name: 'slow',
+      input: z.object({}),
+      execute: (_a, exec) => new Promise<string>((_resolve, reject) => (started(), exec.signal.addEventListener('abort', () => reject(exec.signal.reason), { once: true }))),
+    });
+    const rt = createRuntime({ tools: [slow] });
+    rt.hooks.on('tools/pre-execute', 'allow-slow', () => ({ kind: 'allow' }));
+    const handle = rt.runCall({ callId: 'c-body', toolName: 'slow', input: {} });
+    await startedP;
+    handle.cancel();
+    const r = await handle.result;
+    expect(r.error?.code).toBe('ABORTED');
+    expect(r.decision).toEqual({ stage: 'execute', outcome: 'cancelled', by: 'a cancel of the turn' });
   });
 
   it('a call cancelled while asking, or whose question timed out, names the cancel or the deadline, not the listener that asked', async () => {
