@@ -32,7 +32,7 @@ describe('dsh run --suspend / dsh resume (issue 15.4)', () => {
     writeFileSync(script, JSON.stringify([{ toolCalls: [{ toolName: 'read', input: { path: 'a.txt' } }, { toolName: 'bash', input: { command: 'echo made > made.txt' } }] }]));
     const run = await dsh(dir, ['run', 'build it', '--suspend', '--model', `scripted:${script}`]);
     expect(run.code, run.err).toBe(3);
-    expect(run.err).toMatch(/turn-1 is suspended on an approval; answer it with: dsh resume /);
+    expect(run.err).toMatch(/turn-1 is suspended on an approval; answer it with: npx dsh resume /);
     expect(existsSync(join(dir, 'made.txt'))).toBe(false);
     const [id] = sessionIds(dir);
     const file = join(dir, '.dsh', 'sessions', `${id}.jsonl`);
