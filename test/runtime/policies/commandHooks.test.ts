@@ -230,6 +230,15 @@ describe.skipIf(skip)('preExecute hooks', () => {
     expect(await waitForProcesses(root, (ps) => ps.length === 0)).toEqual([]);
   }, 90_000);
 
+  it('a hook\'s own deadline is capped by timeouts.hookMs, as docs/hooks.md promises', async () => {
+    const { rt, root, bash } = setup({ preExecute: [{ command: sh('hang.sh'), timeoutMs: 600_000 }] }, { config: { timeouts: { hookMs: 1_000 } } });
+    const r = await call(rt, 'bash', { command: 'ls' });
+    expect(r.error?.code).toBe('HOOK_FAILED');
+    expect(r.error?.message).toContain('TIMEOUT: no answer within 1000 ms');
+    expect(bash.ran).toEqual([]);
+    expect(await waitForProcesses(root, (ps) => ps.length === 0)).toEqual([]);
+  }, 90_000);
+
   it("a hook never sees dsh's secrets (OPENAI_API_KEY is absent), though it gets the rest of the environment", async () => {
     const { rt } = setup({ preExecute: [{ command: node('env.js') }] }, { env: { ...process.env, OPENAI_API_KEY: 'sk-test-not-for-hooks' } });
     const r = await call(rt, 'bash', { command: 'ls' });
