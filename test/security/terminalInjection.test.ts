@@ -4,30 +4,27 @@
 // (`\u001b…`), the question must say the command holds control characters, nothing may run that
 // was not shown, and the window title must stay dsh's. `dsh log` of the same session prints no
 // ESC byte. Needs tmux.
-import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLoopbackServer, type LoopbackServer } from '../model/wire/loopbackServer.js';
 import { openAiChatReply } from '../model/wire/openaiChat.js';
-import { dsh, dshArgv, testEnv, waitFor } from '../cli/spawnDsh.js';
+import { dsh, testEnv } from '../cli/spawnDsh.js';
+import { hasTmux, tmuxServer } from '../cli/tmuxPane.js';
 
-const hasTmux = spawnSync('tmux', ['-V']).status === 0;
-const socket = `dsh-inject-${process.pid}`;
+const tmux = tmuxServer('inject');
 const dirs: string[] = [];
 let server: LoopbackServer;
 beforeAll(async () => {
   server = await startLoopbackServer();
 });
 afterAll(async () => {
-  spawnSync('tmux', ['-L', socket, 'kill-server']);
+  tmux.kill();
   await server.close();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
-const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 const ESC = '\x1b';
 
 function workspace(): { dir: string; xdg: string } {
@@ -42,12 +39,10 @@ function workspace(): { dir: string; xdg: string } {
 }
 
 function pane(name: string, dir: string, xdg: string, args: string[]) {
+  const p = tmux.pane(name, dir, args, { XDG_CONFIG_HOME: xdg });
   // The pane's title starts as a known value: a model's OSC 0/2 would replace it.
-  tmux('new-session', '-d', '-s', name, '-x', '160', '-y', '50', '-c', dir, `env XDG_CONFIG_HOME=${q(xdg)} ${dshArgv(...args).map(q).join(' ')}; echo "exit=$?"; sleep 600`);
-  tmux('select-pane', '-t', name, '-T', 'dsh-test-title');
-  const shot = (escapes = false) => tmux('capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', name);
-  const see = (re: RegExp, what: string) => waitFor(() => re.test(shot()) && shot(), what, 90_000);
-  return { shot, see, keys: (...k: string[]) => tmux('send-keys', '-t', name, ...k), title: () => tmux('display-message', '-p', '-t', name, '#{pane_title}').trim() };
+  p.setTitle('dsh-test-title');
+  return p;
 }
 
 describe.skipIf(!hasTmux)('escape sequences from the model reach the terminal as text', () => {
@@ -88,7 +83,7 @@ describe.skipIf(!hasTmux)('escape sequences from the model reach the terminal as
       // --json stays JSON with the same values.
       if (args.includes('--json')) for (const line of r.out.trim().split('\n')) JSON.parse(line);
     }
-    tmux('kill-session', '-t', 'bash');
+    p.close();
   }, 180_000);
 
   it('a tool name and call id carrying escapes cannot draw a fake `✓ read … done` row over their UNKNOWN_TOOL error or set the title', async () => {
@@ -104,6 +99,6 @@ describe.skipIf(!hasTmux)('escape sequences from the model reach the terminal as
     expect(screen).toContain('UNKNOWN_TOOL');
     expect(screen).not.toMatch(/^✓ read README\.md {2}done/m);
     expect(p.title()).toBe('dsh-test-title');
-    tmux('kill-session', '-t', 'tool');
+    p.close();
   }, 180_000);
 });

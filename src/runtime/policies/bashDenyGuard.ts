@@ -24,8 +24,8 @@
  */
 import { RE2JS } from 're2js';
 import type { Guard } from '../hooks.js';
-import { commandSpellings } from './commandRules.js';
-import { parseShellCommand, type CommandParse } from './shellCommands.js';
+import { commandSpellings, type BashDenyCheck } from './commandRules.js';
+import { parseShellCommand } from './shellCommands.js';
 
 export interface BashDenyGuardOptions {
   /** RE2 patterns (with the file each came from, when known); a command any of them matches (in any spelling above) is denied. */
@@ -45,9 +45,6 @@ export function compileBashPattern(pattern: string): RE2JS {
 
 /** A deny pattern: its RE2 source, or the source with the file it came from (named in a denial). */
 export type DenyPattern = string | { readonly pattern: string; readonly from?: string };
-
-/** Why the deny patterns refuse a command (and which rule), or undefined when none does. */
-export type BashDenyCheck = (command: string, parse?: CommandParse) => { reason: string; rule: string } | undefined;
 
 /** The deny patterns as one check (see the module note), shared by the guard and the command rules' listener. */
 export function bashDenyCheck(patterns: readonly DenyPattern[]): BashDenyCheck {

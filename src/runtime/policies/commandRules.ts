@@ -10,7 +10,6 @@
  */
 import type { PreExecuteDecision } from '../../protocol/index.js';
 import type { PreExecuteListener } from '../hooks.js';
-import type { BashDenyCheck } from './bashDenyGuard.js';
 import { PRIVILEGE_WRAPPERS, parseShellCommand, type CommandLayer, type CommandParse } from './shellCommands.js';
 
 /** Matches one string (a compiled RE2 pattern's `find`). */
@@ -74,6 +73,9 @@ function uncovered(parse: CommandParse, allow: readonly CommandMatcher[]): strin
     .filter((c) => !allowedByPatterns({ parsed: true, commands: [c], opaque: [] }, allow))
     .map((c) => c.layers[c.layers.length - 1]!.words.join(' '));
 }
+
+/** Why the deny patterns refuse a command (and which rule), or undefined when none does (`bashDenyCheck` in bashDenyGuard.ts makes one). */
+export type BashDenyCheck = (command: string, parse?: CommandParse) => { reason: string; rule: string } | undefined;
 
 export interface BashCommandRulesOptions {
   /** Allow patterns (compiled): a line all of whose commands match runs without a question. */
