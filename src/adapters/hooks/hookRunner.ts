@@ -204,10 +204,11 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
     try {
       const run = await runIsolated(command, { cwd, env: prepared.env, signal: deadline.signal, isolation: prepared.iso, killGraceMs: grace, maxOutputBytes, stdin });
       if (run.stopped) return { kind: 'timeout', stdout: run.stdout, stderr: run.stderr };
-      // A hook that failed while the workspace's node_modules were hidden from it says so first.
+      // A hook that failed while the workspace's node_modules were hidden from it says so, beside
+      // its own words (a note of its own, so that cutting a long stderr loses neither).
       const hidden = sandbox.mode !== 'full-access' && run.exitCode !== 0 && run.exitCode !== 2 && plan.hideDirs.length > 0;
-      const note = hidden ? `[dsh: ${plan.hideDirs.map((d) => relative(cwd, d) || '.').join(', ')} hidden from hooks (the agent can write there): put a hook's dependencies in .dsh/hooks/node_modules] ` : '';
-      return { kind: 'exited', code: run.exitCode, signal: run.signal, stdout: run.stdout, stderr: note + run.stderr };
+      const note = hidden ? `[dsh: ${plan.hideDirs.map((d) => relative(cwd, d) || '.').join(', ')} hidden from hooks (the agent can write there): put a hook's dependencies in .dsh/hooks/node_modules]` : undefined;
+      return { kind: 'exited', code: run.exitCode, signal: run.signal, stdout: run.stdout, stderr: run.stderr, ...(note ? { note } : {}) };
     } finally {
       clearTimeout(timer);
       // Every process of the hook is gone: what it made at a protected path is moved aside.

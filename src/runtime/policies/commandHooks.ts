@@ -80,7 +80,15 @@ export interface HookRunRequest {
 
 /** How a hook's run ended: it exited (with its output), or it was killed at its deadline. */
 export type HookRunOutcome =
-  | { readonly kind: 'exited'; readonly code: number | null; readonly signal?: string | null; readonly stdout: string; readonly stderr: string }
+  | {
+      readonly kind: 'exited';
+      readonly code: number | null;
+      readonly signal?: string | null;
+      readonly stdout: string;
+      readonly stderr: string;
+      /** What the runner adds for a person reading the failure (say, what it hid from the hook). */
+      readonly note?: string;
+    }
   | { readonly kind: 'timeout'; readonly stdout: string; readonly stderr: string };
 
 /**
@@ -163,7 +171,7 @@ async function consult(hook: CompiledHook, runner: HookRunner, input: HookInput,
   if (run.code === 2) return { exit2: oneLine(run.stderr, MAX_MODEL_FACING_CHARS) || `${hook.entry.command[0]} exited with code 2 (no reason on stderr)` };
   if (run.code !== 0) {
     const how = run.code === null ? `was killed by ${run.signal ?? 'a signal'}` : `exited with code ${run.code}`;
-    const err = oneLine(run.stderr, 300);
+    const err = [run.note, oneLine(run.stderr, 300)].filter(Boolean).join(' ');
     throw new CommandHookError(`${how}${err ? `: ${err}` : ''}`);
   }
   let answer: unknown;

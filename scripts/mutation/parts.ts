@@ -1,0 +1,75 @@
+/**
+ * The core rooms `npm run mutate` covers, each a part of the run, with the share of mutants its
+ * tests must kill (issue 37), and the arithmetic of a part's score. Pure: the script and the docs
+ * test both read it.
+ */
+import type { MutantResult } from '@stryker-mutator/api/core';
+
+export interface MutationPart {
+  /** Stryker `mutate` globs. */
+  readonly mutate: readonly string[];
+  /** The share of mutants (in %) the part's tests must kill. */
+  readonly target: number;
+}
+
+export const MUTATION_PARTS: Readonly<Record<string, MutationPart>> = {
+  machines: { mutate: ['machines/**/*.ts', '!machines/index.ts', '!machines/registry.ts'], target: 95 },
+  pipeline: { mutate: ['src/runtime/pipeline/**/*.ts', '!src/runtime/pipeline/index.ts'], target: 95 },
+  policies: { mutate: ['src/runtime/policies/**/*.ts', '!src/runtime/policies/index.ts', '!src/runtime/policies/**/*.d.ts'], target: 90 },
+  view: { mutate: ['src/view/**/*.ts', '!src/view/index.ts'], target: 90 },
+  'cli-policy': { mutate: ['src/cli/policy/**/*.ts'], target: 90 },
+};
+
+const ROOM_OF: readonly (readonly [string, string])[] = [
+  ['machines/', 'machines'],
+  ['src/runtime/pipeline/', 'pipeline'],
+  ['src/runtime/policies/', 'policies'],
+  ['src/view/', 'view'],
+  ['src/cli/policy/', 'cli-policy'],
+];
+
+/** The part a repository path belongs to, if it is in a core room. */
+export function partOf(path: string): string | undefined {
+  if (!path.endsWith('.ts')) return undefined;
+  return ROOM_OF.find(([prefix]) => path.startsWith(prefix))?.[1];
+}
+
+export interface FileScore {
+  readonly tested: number;
+  readonly killed: number;
+  readonly survived: number;
+  readonly noCoverage: number;
+  /** (killed + timed out) ÷ tested, in %. */
+  readonly score: number;
+}
+
+export interface PartScore extends FileScore {
+  readonly files: Readonly<Record<string, FileScore>>;
+  readonly minutes?: number;
+}
+
+export interface MutationScores {
+  parts: Record<string, PartScore>;
+}
+
+const tally = (results: readonly MutantResult[]): FileScore => {
+  let killed = 0;
+  let survived = 0;
+  let noCoverage = 0;
+  for (const r of results) {
+    if (r.status === 'Killed' || r.status === 'Timeout') killed++;
+    else if (r.status === 'Survived') survived++;
+    else if (r.status === 'NoCoverage') noCoverage++;
+  }
+  const tested = killed + survived + noCoverage;
+  return { tested, killed, survived, noCoverage, score: tested === 0 ? 100 : Math.floor((killed / tested) * 1000) / 10 };
+};
+
+/** A part's score and its files', from Stryker's results (static, ignored and broken mutants left out). */
+export function scoreOf(results: readonly MutantResult[]): PartScore {
+  const byFile = new Map<string, MutantResult[]>();
+  for (const r of results) byFile.set(r.fileName, [...(byFile.get(r.fileName) ?? []), r]);
+  const files: Record<string, FileScore> = {};
+  for (const [file, rs] of [...byFile].sort(([a], [b]) => a.localeCompare(b))) files[file.replace(/\\/g, '/').replace(/^.*?(?=(machines|src)\/)/, '')] = tally(rs);
+  return { ...tally(results), files };
+}

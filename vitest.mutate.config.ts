@@ -1,0 +1,21 @@
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * The tests Stryker runs against each mutant (`npm run mutate`, scripts/mutate.ts): the in-process
+ * tests of the core rooms. No process, browser or Postgres test: a mutant is judged by tests that
+ * run in a few seconds, and those slower tests pin the same behaviour through the CLI.
+ */
+export default defineConfig({
+  test: {
+    testTimeout: 60_000,
+    include: [
+      'test/machines/**/*.test.ts',
+      'test/paths/**/*.test.ts',
+      'test/runtime/**/*.test.ts',
+      'test/view/**/*.test.ts',
+      'test/protocol/**/*.test.ts',
+      'test/cli/policyReplayStream.test.ts',
+    ],
+    exclude: [...configDefaults.exclude],
+  },
+});
