@@ -14,8 +14,8 @@
  * `TZ`), how to draw (`TERM`, `COLORTERM`, `NO_COLOR`, `FORCE_COLOR`), the temporary directory
  * (`TMPDIR`; the sandbox sets it to its private `/tmp`), and `CI` (tools turn off prompts and
  * progress bars under it), `SHLVL` (bash sources `~/.bashrc` when its stdin is a socket, as a
- * spawned process's is, unless it runs below another shell: the sandbox sets it to 1 when dsh's
- * environment has none), and where toolchains live (`PYENV_ROOT`, `PYENV_VERSION`, `RBENV_ROOT`,
+ * spawned process's is, unless it runs below another shell: the sandbox raises it to at least 1,
+ * see `shellLevel`), and where toolchains live (`PYENV_ROOT`, `PYENV_VERSION`, `RBENV_ROOT`,
  * `NVM_DIR`, `NVM_BIN`, `ASDF_DIR`, `ASDF_DATA_DIR`, `VOLTA_HOME`, `CARGO_HOME`, `RUSTUP_HOME`,
  * `GOROOT`, `GOPATH`, `JAVA_HOME`: a shim or proxy on PATH, such as `~/.pyenv/shims/python`,
  * needs them to find the interpreter when it is not in the default place; issue 37). None of them
@@ -53,6 +53,16 @@ export const BASE_ENV_NAMES: readonly string[] = [
 ];
 
 const BASE = new Set(BASE_ENV_NAMES);
+
+/**
+ * The `SHLVL` a command gets: dsh's own, at least 1. bash reads `~/.bashrc` (and whatever a user's
+ * rc prints, such as pyenv's "cannot rehash") when its stdin is a socket and its level is below 2;
+ * a dsh started from a background job or a daemon can have `SHLVL=0` or none at all.
+ */
+export function shellLevel(env: Readonly<Record<string, string | undefined>>): string {
+  const level = Number.parseInt(env.SHLVL ?? '', 10);
+  return String(Number.isFinite(level) && level >= 1 ? level : 1);
+}
 
 /** Whether `name` passes without being named by the config: one of {@link BASE_ENV_NAMES}, or `LC_*`. */
 export function isBaseEnvName(name: string): boolean {

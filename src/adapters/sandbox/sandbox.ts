@@ -20,7 +20,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bwrapArgs, type SandboxMode } from './bwrapArgs.js';
 import { bwrapSupport, type BwrapProbe } from './bwrapProbe.js';
-import { commandEnv } from './commandEnv.js';
+import { commandEnv, shellLevel } from './commandEnv.js';
 import { protectedLayout, sweepProtected, type Quarantined } from './protectedLayout.js';
 import { denyReadPlan, type DenyReadPlan } from './denyRead.js';
 import { gitLocations } from './gitPointers.js';
@@ -181,7 +181,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
       list = protectedPaths({ root, userConfigDir: configDir, ...gitLocations(root) });
       const cwd = wrapOptions.cwd ?? root;
       if (mode === 'full-access') {
-        const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { SHLVL: env.SHLVL || '1' } });
+        const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { SHLVL: shellLevel(env) } });
         return { file: argv[0]!, args: argv.slice(1), env: e, cwd, confined: false, finish: async () => [] };
       }
       const p = await probe();
@@ -208,7 +208,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         coverFiles: wrapOptions.coverFiles ?? [],
         ...(filter !== undefined ? { seccompFd: 9 } : {}),
       });
-      const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { TMPDIR: '/tmp', SHLVL: env.SHLVL || '1' } });
+      const { env: e } = commandEnv(env, { passThrough: options.passEnv, set: { TMPDIR: '/tmp', SHLVL: shellLevel(env) } });
       // The filter reaches bubblewrap as fd 9, opened by a shell that then becomes bubblewrap.
       const launch = filter !== undefined ? { file: '/bin/sh', pre: ['-c', 'exec "$@" 9<"$0"', filter, p.bwrap] } : { file: p.bwrap, pre: [] };
       return {

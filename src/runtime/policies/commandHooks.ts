@@ -171,7 +171,7 @@ async function consult(hook: CompiledHook, runner: HookRunner, input: HookInput,
   if (run.code === 2) return { exit2: oneLine(run.stderr, MAX_MODEL_FACING_CHARS) || `${hook.entry.command[0]} exited with code 2 (no reason on stderr)` };
   if (run.code !== 0) {
     const how = run.code === null ? `was killed by ${run.signal ?? 'a signal'}` : `exited with code ${run.code}`;
-    const err = [run.note, oneLine(run.stderr, 300)].filter(Boolean).join(' ');
+    const err = [oneLine(run.stderr, 300), run.note].filter(Boolean).join(' ');
     throw new CommandHookError(`${how}${err ? `: ${err}` : ''}`);
   }
   let answer: unknown;

@@ -195,6 +195,18 @@ describe.skipIf(skip)('preExecute hooks', () => {
     expect(bash.ran).toEqual([]);
   }, 60_000);
 
+  it("a dsh started with SHLVL=0 (a background job, a daemon): the user's ~/.bashrc never runs around a hook, so its noise is not the hook's stderr", async () => {
+    const home = mkdtempSync(join('/var/tmp', 'dsh-home-'));
+    dirs.push(home);
+    writeFileSync(join(home, '.bashrc'), 'echo "pyenv: cannot rehash: shims is not writable" >&2\n');
+    const { rt, bash } = setup({ preExecute: [{ command: sh('exit1.sh') }] }, { env: { ...process.env, HOME: home, SHLVL: '0' } });
+    const r = await call(rt, 'bash', { command: 'ls' });
+    expect(r.error?.code).toBe('HOOK_FAILED');
+    expect(r.error?.message).toContain('exited with code 1: something broke');
+    expect(r.error?.message).not.toContain('pyenv');
+    expect(bash.ran).toEqual([]);
+  }, 60_000);
+
   it('garbage on stdout fails closed: HOOK_FAILED, saying the answer is not JSON', async () => {
     const { rt, bash } = setup({ preExecute: [{ command: sh('garbage.sh') }] });
     const r = await call(rt, 'bash', { command: 'ls' });
