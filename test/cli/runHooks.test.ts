@@ -1,7 +1,7 @@
 // `dsh run` with command hooks in dsh.config.json (issue 26 item 1), as a user runs it: a real
 // process, a scripted model, real hook scripts under .dsh/hooks/, no terminal (every question is
 // denied unless --allow answers it). Also: what the config loader refuses, in one line.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readJsonlLog } from '../../src/adapters/log/jsonlLog.js';
@@ -35,6 +35,16 @@ const ECHO_OK_JS = [
   `  const ok = /^echo /.test(args.command);`,
   `  process.stdout.write(JSON.stringify({ version: 1, decision: ok ? 'allow' : 'next' }));`,
   `});`,
+  '',
+].join('\n');
+
+const PYTHON_GUARD = [
+  'import json, sys',
+  'call = json.load(sys.stdin)',
+  "if call['args'].get('command', '').startswith('rm '):",
+  "    print(json.dumps({'version': 1, 'decision': 'deny', 'reason': 'python says: no rm'}))",
+  'else:',
+  "    print(json.dumps({'version': 1, 'decision': 'next'}))",
   '',
 ].join('\n');
 
@@ -96,6 +106,33 @@ describe.skipIf(skip)('dsh run with command hooks', () => {
     expect(seen[0]!.sessionId).toBe(log!.replace(/\.jsonl$/, ''));
     expect(seen[0]!.turnId).toMatch(/^turn-/);
     expect(readFileSync(join(dir, 'results.jsonl'), 'utf8')).not.toContain('sk-never-seen-by-hooks');
+  }, 120_000);
+
+  it('a Python guard found through a pyenv-style shim on PATH, from a dsh started with SHLVL=0 and a noisy ~/.bashrc: dsh run and dsh policy test both get its decisions', async () => {
+    const examples = { allow: [{ tool: 'bash', args: { command: 'ls' } }], deny: [{ tool: 'bash', args: { command: 'rm -r victim' } }] };
+    const { dir, xdg, env } = workspace({ hooks: { guard: [{ command: ['python3', '.dsh/hooks/guard.py'], tools: 'bash', examples }] } });
+    writeFileSync(join(dir, '.dsh', 'hooks', 'guard.py'), PYTHON_GUARD);
+    // A pyenv layout outside the workspace: shims/python3 execs the interpreter under PYENV_ROOT.
+    const pyenv = join(xdg, 'pyenv');
+    mkdirSync(join(pyenv, 'shims'), { recursive: true });
+    mkdirSync(join(pyenv, 'versions', '3', 'bin'), { recursive: true });
+    symlinkSync('/usr/bin/python3', join(pyenv, 'versions', '3', 'bin', 'python3'));
+    writeFileSync(join(pyenv, 'shims', 'python3'), '#!/usr/bin/env bash\nset -e\nexec "${PYENV_ROOT:?}/versions/3/bin/python3" "$@"\n');
+    chmodSync(join(pyenv, 'shims', 'python3'), 0o755);
+    const home = join(xdg, 'home');
+    mkdirSync(home);
+    writeFileSync(join(home, '.bashrc'), 'echo "pyenv: cannot rehash: $PYENV_ROOT/shims isn\'t writable" >&2\n');
+    const shimEnv = { ...env, HOME: home, SHLVL: '0', PYENV_ROOT: pyenv, PATH: `${join(pyenv, 'shims')}:${env.PATH}` };
+    const r = await dsh(dir, ['run', 'go', '--allow', 'bash', '--model', `scripted:${script(xdg, ['echo hi', 'rm -r victim'])}`], shimEnv);
+    expect(r.code, r.err).toBe(0);
+    const [log] = readdirSync(join(dir, '.dsh', 'sessions')).filter((n) => n.endsWith('.jsonl'));
+    const results = (await readJsonlLog(join(dir, '.dsh', 'sessions', log!))).events.flatMap((e) => (e.type === 'tool/result' ? [e.result] : []));
+    expect(results.map((x) => (x.isError ? x.error?.code : 'ok')), JSON.stringify(results)).toEqual(['ok', 'GUARD_DENIED']);
+    expect(results[1]!.content).toContain('python says: no rm');
+    expect(results[1]!.content).not.toContain('cannot rehash');
+    expect(existsSync(join(dir, 'victim', 'precious.txt'))).toBe(true);
+    const t = await dsh(dir, ['policy', 'test'], shimEnv);
+    expect([t.code, t.out], t.err).toEqual([0, '2 of 2 examples hold\n']);
   }, 120_000);
 
   it('a suspended approval resumed in another process is judged by the guard hook again before it runs', async () => {
