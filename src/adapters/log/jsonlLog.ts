@@ -52,6 +52,13 @@ export interface OpenedJsonlSessionLog {
   resumedFrom?: number;
   /** The writer lease the log is written under (absent with `lease: false`). */
   lease?: HeldSessionLease;
+  /**
+   * Ends the session's writing: flushes what is buffered, closes the file, and releases the lease
+   * this call took (a lease passed in `options.lease` stays its holder's). Same as `sink.close()`;
+   * also `await using opened = await openJsonlSessionLog(path)` (`Symbol.asyncDispose`).
+   */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**
@@ -88,7 +95,8 @@ export async function openJsonlSessionLog(path: string, options: OpenJsonlSessio
     });
     sink = opened.sink;
     if (lostBeforeSink) sink.abort(lostBeforeSink);
-    return { ...opened, ...(lease ? { lease } : {}) };
+    const close = () => opened.sink.close();
+    return { ...opened, ...(lease ? { lease } : {}), close, [Symbol.asyncDispose]: close };
   } catch (e) {
     if (!given) lease?.release();
     throw e;
@@ -101,7 +109,7 @@ async function openHeld(
   checkpointEvery: number,
   fromCheckpoint: boolean,
   sinkOptions: Omit<JsonlLogSinkOptions, 'path'>,
-): Promise<Omit<OpenedJsonlSessionLog, 'lease'>> {
+): Promise<Omit<OpenedJsonlSessionLog, 'lease' | 'close' | typeof Symbol.asyncDispose>> {
   const resumed = fromCheckpoint ? await resumeFromCheckpoint(path).catch(() => undefined) : undefined;
   let events: LogEvent[] = resumed?.events ?? [];
   let torn = resumed?.torn;

@@ -164,6 +164,26 @@ describe('one writer per JSONL session in the library (the session lease)', () =
     await again.sink.close();
   });
 
+  it('the opened handle is what a user closes: close() and `await using` write what is buffered and free the session; a lease passed in stays held', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'handle.jsonl');
+    {
+      await using opened = await openJsonlSessionLog(file, { fsync: false });
+      opened.log.append({ type: 'turn/start', turnId: 't1', input: 'hi' } as Parameters<typeof opened.log.append>[0]);
+      await expect(openJsonlSessionLog(file, { fsync: false })).rejects.toMatchObject({ code: 'LEASE_HELD' });
+    }
+    expect((await readJsonlLog(file)).events.map((e) => e.type)).toEqual(['turn/start']);
+    const second = await openJsonlSessionLog(file, { fsync: false });
+    await second.close();
+    await second.close(); // twice is fine
+    const held = await holdSessionLease(file);
+    const third = await openJsonlSessionLog(file, { fsync: false, lease: held });
+    await third.close();
+    await expect(openJsonlSessionLog(file, { fsync: false })).rejects.toMatchObject({ code: 'LEASE_HELD' });
+    held.release();
+    await (await openJsonlSessionLog(file, { fsync: false })).close();
+  });
+
   it('stray files named like leases (<id>.lease.1e3, .0x10, .07, .-1, .1.5) are not leases: the session opens, and the next token is 1', async () => {
     const dir = tempDir();
     const file = join(dir, 'stray.jsonl');
