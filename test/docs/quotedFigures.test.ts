@@ -13,6 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { machineRegistry } from '../../machines/registry.js';
 import { BUNDLE_BUDGET_BYTES, REACT_BUNDLE_BUDGET_BYTES } from '../../bench/workloads/bundle.js';
 import { catalogOf } from '../paths/catalog.js';
+import { renderScoreTable, replaceScoreTable } from '../../scripts/mutation/table.js';
+import type { MutationScores } from '../../scripts/mutation/parts.js';
 import { markdownFiles, repoRoot as root } from './markdownFiles.js';
 
 const read = (p: string) => readFileSync(join(root, p), 'utf8');
@@ -42,6 +44,17 @@ describe('figures quoted in the docs', () => {
       }
     }
     expect(offenders).toEqual([]);
+  });
+
+  it("docs/testing.md's mutation scores are the table `npm run mutate` renders from docs/mutation-scores.json", () => {
+    let scores: MutationScores = { parts: {} };
+    try {
+      scores = JSON.parse(read('docs/mutation-scores.json')) as MutationScores;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    const doc = read('docs/testing.md');
+    expect(replaceScoreTable(doc, renderScoreTable(scores))).toBe(doc);
   });
 
   it('no test count is quoted', () => {
