@@ -44,8 +44,6 @@ export interface SchedulerContext {
   readonly gate: CommitGate;
   readonly inputClosed: boolean;
   readonly cancelled: boolean;
-  /** Why the input ended early, if it did: not-started calls get this code. */
-  readonly cutOff: { code: ErrorCode; message: string } | undefined;
 }
 
 export interface SchedulerOutput {
@@ -112,9 +110,8 @@ function addCall(ctx: SchedulerContext, ch: Change, request: ToolCallRequest): v
   }
 }
 
-/** The calls of a `CALL.ADD`, in order. */
-function addCalls(ctx: SchedulerContext, ch: Change, event: SchedulerEvent): void {
-  if (event.type !== 'CALL.ADD') return;
+/** The calls of a `CALL.ADD` (the only event the machine routes to `add`), in order. */
+function addCalls(ctx: SchedulerContext, ch: Change, event: Extract<SchedulerEvent, { type: 'CALL.ADD' }>): void {
   if ('requests' in event) for (const request of event.requests) addCall(ctx, ch, request);
   else addCall(ctx, ch, event.request);
 }
@@ -148,17 +145,17 @@ function pump(ctx: SchedulerContext, ch: Change): void {
   }
 }
 
-/** The index of the call whose actor sent a `xstate.done.actor.call-<i>` / `xstate.error.actor.call-<i>` event. */
-function indexOfChild(event: SchedulerEvent): number | undefined {
-  if (!event.type.startsWith('xstate.done.actor.') && !event.type.startsWith('xstate.error.actor.')) return undefined;
-  const id = (event as { actorId: string }).actorId;
-  return id.startsWith(CHILD_PREFIX) ? Number(id.slice(CHILD_PREFIX.length)) : undefined;
+/**
+ * The index of the call whose actor sent a `xstate.done.actor.call-<i>` / `xstate.error.actor.call-<i>`
+ * event: the machine routes only those here, and its only children are its calls.
+ */
+function indexOfChild(event: SchedulerEvent): number {
+  return Number((event as { actorId: string }).actorId.slice(CHILD_PREFIX.length));
 }
 
 /** A call's actor finished: its result settles the call, and the actor leaves the scheduler's children. */
 function settleChild(ch: Change, event: SchedulerEvent): void {
   const index = indexOfChild(event);
-  if (index === undefined || !event.type.startsWith('xstate.done.actor.')) return;
   ch.edit.settle(index, (event as { output: ToolResult }).output);
   ch.stop.push(index);
 }
@@ -166,9 +163,7 @@ function settleChild(ch: Change, event: SchedulerEvent): void {
 /** A call actor that crashed still answers its call: TOOL_FAILED, so no tool/call is left unpaired. */
 function settleCrashedChild(ctx: SchedulerContext, ch: Change, event: SchedulerEvent): void {
   const index = indexOfChild(event);
-  if (index === undefined || !event.type.startsWith('xstate.error.actor.')) return;
-  const entry = ch.edit.entry(index);
-  if (entry) ch.edit.settle(index, synthetic(ctx, entry, ErrorCode.TOOL_FAILED, `the call machine failed: ${String((event as { error: unknown }).error)}`));
+  ch.edit.settle(index, synthetic(ctx, ch.edit.entry(index)!, ErrorCode.TOOL_FAILED, `the call machine failed: ${String((event as { error: unknown }).error)}`));
   ch.stop.push(index);
 }
 
@@ -179,8 +174,8 @@ function settleCrashedChild(ctx: SchedulerContext, ch: Change, event: SchedulerE
  */
 type Work = (ctx: SchedulerContext, ch: Change, event: SchedulerEvent) => void;
 
-function cutOffOf(event: SchedulerEvent): SchedulerContext['cutOff'] {
-  if (event.type !== 'INPUT.END') return undefined;
+/** Why the input ended early, if it did (an `INPUT.END`, the only event routed to `cutOff`): the calls not started get this code. */
+function cutOffOf(event: Extract<SchedulerEvent, { type: 'INPUT.END' }>): { code: ErrorCode; message: string } | undefined {
   if (event.finishReason === 'length') {
     return {
       code: ErrorCode.TRUNCATED_CALL,
@@ -191,7 +186,7 @@ function cutOffOf(event: SchedulerEvent): SchedulerContext['cutOff'] {
 }
 
 const works = {
-  add: ((ctx, ch, event) => addCalls(ctx, ch, event)) as Work,
+  add: ((ctx, ch, event) => addCalls(ctx, ch, event as Extract<SchedulerEvent, { type: 'CALL.ADD' }>)) as Work,
   pump: ((ctx, ch) => pump(ctx, ch)) as Work,
   commit: ((ctx, ch) => commit(ctx, ch)) as Work,
   settle: ((_ctx, ch, event) => settleChild(ch, event)) as Work,
@@ -200,7 +195,7 @@ const works = {
     ch.inputClosed = true;
   }) as Work,
   cutOff: ((ctx, ch, event) => {
-    const cutOff = cutOffOf(event);
+    const cutOff = cutOffOf(event as Extract<SchedulerEvent, { type: 'INPUT.END' }>);
     if (cutOff) settleQueued(ctx, ch, cutOff.code, cutOff.message);
   }) as Work,
   drain: ((ctx, ch) => settleQueued(ctx, ch, ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the call was dispatched')) as Work,
@@ -212,11 +207,8 @@ function batchAction(...pieces: ReadonlyArray<keyof typeof works>) {
     const ch = begin(context);
     for (const piece of pieces) works[piece](context, ch, event);
     const gate = ch.edit.done();
-    const update: Partial<Mutable<SchedulerContext>> = {};
-    if (gate !== context.gate) update.gate = gate;
-    if (ch.inputClosed !== context.inputClosed) update.inputClosed = ch.inputClosed;
-    if (event.type === 'INPUT.END' && pieces.includes('cutOff')) update.cutOff = cutOffOf(event);
-    if (Object.keys(update).length) enqueue.assign(update);
+    // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: assigning the values the context already holds is the same state (only a context copy is saved)
+    if (gate !== context.gate || ch.inputClosed !== context.inputClosed) enqueue.assign({ gate, inputClosed: ch.inputClosed });
     for (const index of ch.stop) enqueue.stopChild(callActorId(index));
     for (const e of ch.start) {
       const input: ToolCallInput = {
@@ -230,7 +222,6 @@ function batchAction(...pieces: ReadonlyArray<keyof typeof works>) {
   });
 }
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /** The scheduler's one kind of child, as `setup({ actors })` declares it. */
 type CallActorLogic = { src: 'toolCall'; logic: typeof toolCallMachine; id: string | undefined };
 
@@ -263,8 +254,9 @@ export const schedulerMachine = setup({
     /** `CANCEL`: nothing new starts; every running call is told to cancel. */
     cancelRunning: enqueueActions(({ context, event, enqueue }) => {
       enqueue.assign({ cancelled: true });
+      const { reason } = event as Extract<SchedulerEvent, { type: 'CANCEL' }>;
       for (const e of context.gate.entries) {
-        if (e.status === 'running') enqueue.sendTo(callActorId(e.index), { type: 'CANCEL', reason: event.type === 'CANCEL' ? event.reason : undefined });
+        if (e.status === 'running') enqueue.sendTo(callActorId(e.index), { type: 'CANCEL', reason });
       }
     }),
   },
@@ -283,11 +275,10 @@ export const schedulerMachine = setup({
     self.subscribe({
       next: (s) => (last = s as SchedulerSnapshot),
       complete: () => {
+        // Stryker disable next-line ConditionalExpression,LogicalOperator: a scheduler that finished has no call left among its children, so there is nothing to let go of either way
         if (self.getSnapshot().status !== 'stopped' || !last) return;
-        for (const child of Object.values(last.children)) {
-          const call = child?.getSnapshot();
-          if (call?.status === 'stopped') releaseStoppedCall(call.context, 'the scheduler was stopped');
-        }
+        // Every child of a stopped scheduler was stopped with it.
+        for (const child of Object.values(last.children)) releaseStoppedCall(child!.getSnapshot().context, 'the scheduler was stopped');
       },
       error: () => {},
     });
@@ -299,7 +290,6 @@ export const schedulerMachine = setup({
       gate: emptyGate(input.concurrency ?? 8),
       inputClosed: input.complete === true,
       cancelled: input.cancelled === true,
-      cutOff: undefined,
     };
     if (!input.calls?.length) return ctx;
     // Calls known up front are logged and entered now; the entry `pump` starts them.

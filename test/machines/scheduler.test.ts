@@ -1,7 +1,7 @@
 import { createActor, toPromise, type AnyActorRef } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { schedulerMachine } from '../../machines/scheduler.js';
+import { callsOf, schedulerMachine } from '../../machines/scheduler.js';
 import { toolCallMachine } from '../../machines/toolCall.js';
 import { ErrorCode } from '../../src/protocol/index.js';
 import { ManualClock, sleep } from '../../src/runtime/clock.js';
@@ -145,5 +145,98 @@ describe('scheduler', () => {
     const results = rt.log.events().filter((e) => e.type === 'tool/result');
     expect(results.map((e) => e.type === 'tool/result' && e.result.error?.code)).toEqual([ErrorCode.TOOL_FAILED, ErrorCode.TOOL_FAILED]);
     expect(results[0]!.type === 'tool/result' && results[0]!.result.error?.message).toContain('port exploded');
+  });
+});
+
+// Issue 37: what the scheduler reports of a batch, beyond its log events (each pinned from what a
+// user of `dsh/machines` reads: its output, `callsOf`, the results' messages, a body's signal).
+describe('scheduler: what it reports', () => {
+  function runtimeWithExclusive(clock = new ManualClock()) {
+    const reasons: unknown[] = [];
+    const wait = defineTool({
+      name: 'wait',
+      input: z.object({ ms: z.number() }),
+      isConcurrencySafe: () => true,
+      execute: async (a, exec) => {
+        exec.signal.addEventListener('abort', () => reasons.push(exec.signal.reason));
+        await sleep(clock, a.ms, exec.signal);
+        return `waited ${a.ms}`;
+      },
+    });
+    const alone = defineTool({ name: 'alone', input: z.object({}), execute: async () => 'alone' });
+    return { clock, rt: createRuntime({ tools: [wait, alone], clock }), reasons };
+  }
+
+  it('a concurrency limit below 1 is refused: the scheduler fails with a RangeError naming it', () => {
+    const { rt } = runtimeWithExclusive();
+    const actor = createActor(schedulerMachine, { input: { pipeline: rt.pipeline, log: rt.log, calls: [], concurrency: 0 } });
+    actor.subscribe({ error: () => {} });
+    actor.start();
+    expect(actor.getSnapshot().status).toBe('error');
+    expect(actor.getSnapshot().error).toEqual(new RangeError('concurrency limit must be >= 1, got 0'));
+  });
+
+  it('output.maxRunning is the most calls that ran at once: three parallel calls, then an exclusive one alone', async () => {
+    const { clock, rt } = runtimeWithExclusive();
+    const alone = { callId: 'x', toolName: 'alone', input: '{}' };
+    const actor = createActor(schedulerMachine, { input: { pipeline: rt.pipeline, log: rt.log, calls: [call('a', 3), call('b', 2), call('c', 1), alone], complete: true, concurrency: 3 }, clock });
+    const done = toPromise(actor);
+    actor.start();
+    const out = (await drive(clock, done)) as { maxRunning: number; results: { callId: string; isError: boolean }[] };
+    expect(out.results.map((r) => [r.callId, r.isError])).toEqual([['a', false], ['b', false], ['c', false], ['x', false]]);
+    expect(out.maxRunning).toBe(3);
+  });
+
+  it('callsOf: the calls in order with their status, the live actor of each running one, one frozen array per snapshot', async () => {
+    const { clock, rt } = runtimeWithExclusive();
+    const actor = createActor(schedulerMachine, { input: { pipeline: rt.pipeline, log: rt.log, calls: [call('a', 5), call('b', 1), call('c', 1)], complete: true, concurrency: 2 }, clock });
+    const done = toPromise(actor);
+    actor.start();
+    const first = actor.getSnapshot();
+    const calls = callsOf(first);
+    expect(calls.map((c) => [c.index, c.request.callId, c.status])).toEqual([[0, 'a', 'running'], [1, 'b', 'running'], [2, 'c', 'queued']]);
+    expect(calls[0]!.actor).toBe(first.children['call-0']);
+    expect(calls[1]!.actor).toBe(first.children['call-1']);
+    expect(calls[0]!.actor).toBeDefined();
+    expect(calls[2]!.actor).toBeUndefined();
+    expect(callsOf(first)).toBe(calls);
+    expect(Object.isFrozen(calls) && Object.isFrozen(calls[0])).toBe(true);
+    await drive(clock, done);
+    const last = callsOf(actor.getSnapshot());
+    expect(last.map((c) => [c.status, c.result?.isError, c.actor])).toEqual([['committed', false, undefined], ['committed', false, undefined], ['committed', false, undefined]]);
+  });
+
+  it("what the model reads for calls that never ran: a repeated callId, a call added to a cancelled batch, the model's stream failing", async () => {
+    const { clock, rt } = runtimeWithExclusive();
+    const messages = (log: typeof rt.log) => log.events().flatMap((e) => (e.type === 'tool/result' ? [`${e.callId}:${e.result.error?.code ?? 'ok'}:${e.result.error?.message ?? ''}`] : []));
+    const dup = createActor(schedulerMachine, { input: { pipeline: rt.pipeline, log: rt.log, calls: [call('a'), call('a')], complete: true }, clock });
+    const dupDone = toPromise(dup);
+    dup.start();
+    await drive(clock, dupDone);
+    expect(messages(rt.log)).toEqual(['a:ok:', `a:${ErrorCode.DUPLICATE_CALL_ID}:callId "a" is used by an earlier call of this step; this call did not run`]);
+
+    const late = runtimeWithExclusive();
+    const cancelled = createActor(schedulerMachine, { input: { pipeline: late.rt.pipeline, log: late.rt.log, cancelled: true } }).start();
+    cancelled.send({ type: 'CALL.ADD', request: call('b') });
+    cancelled.send({ type: 'INPUT.END', finishReason: 'tool-calls' });
+    expect(cancelled.getSnapshot().status).toBe('done');
+    expect(messages(late.rt.log)).toEqual([`b:${ErrorCode.ABORTED_BEFORE_DISPATCH}:cancelled before the call was dispatched`]);
+
+    const failed = runtimeWithExclusive();
+    const alone = { callId: 'x', toolName: 'alone', input: '{}' };
+    const cut = createActor(schedulerMachine, { input: { pipeline: failed.rt.pipeline, log: failed.rt.log, calls: [alone] } }).start();
+    cut.send({ type: 'INPUT.END', finishReason: 'error', error: 'socket hang up' });
+    expect(messages(failed.rt.log)).toEqual([`x:${ErrorCode.ABORTED_BEFORE_DISPATCH}:the model's response failed before this call was dispatched: socket hang up`]);
+  });
+
+  it("CANCEL's reason reaches the running bodies' abort signals", async () => {
+    const { clock, rt, reasons } = runtimeWithExclusive();
+    const actor = createActor(schedulerMachine, { input: { pipeline: rt.pipeline, log: rt.log, calls: [call('a', 50), call('b', 50)], complete: true }, clock });
+    const done = toPromise(actor);
+    actor.start();
+    await new Promise((r) => setImmediate(r));
+    actor.send({ type: 'CANCEL', reason: 'the user pressed stop' });
+    await drive(clock, done);
+    expect(reasons).toEqual(['the user pressed stop', 'the user pressed stop']);
   });
 });

@@ -167,7 +167,7 @@ export function serializeScheduler(s: AnyMachineSnapshot): string {
   const c = ctx(s);
   // Settled entries keep their result code: a call that crashed and one that finished are different outcomes.
   const entries = c.gate.entries.map((e, i) => `${kindOfRequest(e.request, i)}:${e.status}${e.result ? `:${e.result.error?.code ?? 'ok'}` : ''}`).join(',');
-  return `${JSON.stringify(s.value)} in=${c.inputClosed ? 'closed' : 'open'}${c.cancelled ? ' cancelled' : ''}${c.cutOff ? ` cut=${c.cutOff.code}` : ''} [${entries}]`;
+  return `${JSON.stringify(s.value)} in=${c.inputClosed ? 'closed' : 'open'}${c.cancelled ? ' cancelled' : ''} [${entries}]`;
 }
 
 export function describeSchedulerEvent(e: AnyEventObject): string {
