@@ -15,6 +15,7 @@ export default defineConfig({
       'test/view/**/*.test.ts',
       'test/protocol/**/*.test.ts',
       'test/cli/policyReplayStream.test.ts',
+      'test/cli/policyReplayTally.test.ts',
     ],
     exclude: [...configDefaults.exclude],
   },

@@ -54,6 +54,33 @@ describe('what happened then, read from the log', () => {
     expect(skipped).toBe(3);
   });
 
+  it('a call is keyed by its turn and id; what decided then is kept; a result or question for no pending call is ignored', () => {
+    const inTurn = (turnId: string, e: LogEvent) => ({ ...e, turnId }) as LogEvent;
+    const { calls, skipped } = replay([
+      inTurn('t1', callEv('a')),
+      inTurn('t2', callEv('a')),
+      inTurn('t2', asked('a')),
+      asked('stray'),
+      result('stray', { isError: false }),
+      inTurn('t2', result('a', failed('APPROVAL_DENIED', { stage: 'approval', outcome: 'deny', by: 'person' }))),
+      inTurn('t1', result('a', failed('POLICY_DENIED', { stage: 'pre-execute', outcome: 'deny', by: 'dsh:permissions' }))),
+    ]);
+    expect(calls).toEqual([
+      { session: 's', turnId: 't2', callId: 'a', toolName: 'bash', input: '{}', then: 'ask', ran: false, thenDecision: { stage: 'approval', outcome: 'deny', by: 'person' } },
+      { session: 's', turnId: 't1', callId: 'a', toolName: 'bash', input: '{}', then: 'deny', ran: false, thenDecision: { stage: 'pre-execute', outcome: 'deny', by: 'dsh:permissions' } },
+    ]);
+    expect(skipped).toBe(0);
+  });
+
+  it('a call logged again (a resumed step) is one pending call, the newest: it is the last to be dropped', () => {
+    const events = [callEv('first'), ...Array.from({ length: MAX_PENDING_CALLS - 1 }, (_, i) => callEv(`c${i}`)), callEv('first'), callEv('one-more')];
+    events.push(result('first', { isError: false }), result('c0', { isError: false }));
+    const { calls, skipped } = replay(events);
+    // `first` moved to the end when logged again, so c0 (then the oldest) was dropped for one-more.
+    expect(calls.map((c) => c.callId)).toEqual(['first']);
+    expect(skipped).toBe(1 + MAX_PENDING_CALLS - 1);
+  });
+
   it('holds at most MAX_PENDING_CALLS calls awaiting a result: the oldest are dropped, counted as not compared', () => {
     const events = Array.from({ length: MAX_PENDING_CALLS + 5 }, (_, i) => callEv(`c${i}`));
     events.push(result('c0', { isError: false }), result(`c${MAX_PENDING_CALLS + 4}`, { isError: false }));
