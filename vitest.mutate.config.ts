@@ -13,6 +13,8 @@ export default defineConfig({
       'test/paths/**/*.test.ts',
       'test/runtime/**/*.test.ts',
       'test/view/**/*.test.ts',
+      'test/react/**/*.test.ts',
+      'test/inspection/**/*.test.ts',
       'test/protocol/**/*.test.ts',
       'test/cli/policyReplayStream.test.ts',
       'test/cli/policyReplayTally.test.ts',
