@@ -1,4 +1,5 @@
 export * from './callStages.js';
+export * from './callStageNames.js';
 export * from './commitGate.js';
 export * from './modelStream.js';
 export * from './scheduler.js';

@@ -5,10 +5,9 @@
  * (validating, a synchronous preExecute, guard) are seen as well. Types only: browser-safe.
  */
 import type { ErrorCode } from '../../protocol/index.js';
+import type { CallStageName } from '../../../machines/callStageNames.js';
 
-/** The pipeline stages of a call, in SPEC order (the states of machines/toolCall.ts before `settled`). */
-export const CALL_STAGE_NAMES = ['validating', 'preExecute', 'awaitingApproval', 'guard', 'executing', 'postExecute', 'finalizing'] as const;
-export type CallStageName = (typeof CALL_STAGE_NAMES)[number];
+export { CALL_STAGE_NAMES, type CallStageName } from '../../../machines/callStageNames.js';
 
 /** What each stage can decide. `cancelled`: the call was cancelled while it waited in this stage. */
 export interface StageOutcomeKinds {

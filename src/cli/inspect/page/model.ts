@@ -9,7 +9,7 @@ import type { ApprovalPreview, DecisionProvenance, LogEvent } from '../../../pro
 import type { ActorKind, ActorState } from '../actorStates.js';
 
 /** The toolCall stages in pipeline order, as `result.metadata.durationsMs` names them. */
-export const STAGES = ['validating', 'preExecute', 'awaitingApproval', 'guard', 'executing', 'postExecute', 'finalizing'] as const;
+export { CALL_STAGE_NAMES as STAGES } from '../../../../machines/callStageNames.js';
 
 export interface CallView {
   callId: string;
