@@ -16,5 +16,5 @@ if (argv.length === 1 && argv[0] === '--version') {
   process.stdout.write(`${packageVersion()}\n`);
 } else {
   const { main } = await import('./main.js');
-  process.exitCode = await main(argv);
+  process.exitCode = await main(argv, console.log, console.error, process.env, (code) => process.exit(code));
 }

@@ -9,6 +9,20 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 export interface CliIo {
   out(line: string): void;
   err(line: string): void;
+  /**
+   * Ends the process now with `code`, for what cannot wait for the command to return (a second
+   * Ctrl-C, a lease another process took over). Only bin.ts ends the process: it passes
+   * `process.exit`; a caller of `main` in process gets `ExitRequest` thrown instead.
+   */
+  exit(code: number): never;
+}
+
+/** What `CliIo.exit` throws when `main` runs in process: `main` resolves with `code`. */
+export class ExitRequest extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+    this.name = 'ExitRequest';
+  }
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>;

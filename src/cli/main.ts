@@ -14,7 +14,7 @@
  * `--version` and `--help` start fast. The process entry is bin.ts.
  */
 import { visible } from '../protocol/visibleText.js';
-import { commandUsage, parseCommandArgs, UsageError, type CliIo, type Command } from './command.js';
+import { commandUsage, ExitRequest, parseCommandArgs, UsageError, type CliIo, type Command } from './command.js';
 import { inspectCommand } from './commands/inspect.js';
 import { logCommand } from './commands/log.js';
 import { mcpCommand } from './commands/mcp.js';
@@ -66,12 +66,15 @@ export async function main(
   out: (line: string) => void = console.log,
   err: (line: string) => void = console.error,
   env: Readonly<Record<string, string | undefined>> = process.env,
+  exit: (code: number) => never = (code) => {
+    throw new ExitRequest(code);
+  },
 ): Promise<number> {
   // Every line dsh prints may carry what a model, a tool, a log or the command line chose: shown, never obeyed (SPEC §10.6).
   const [rawOut, rawErr] = [out, err];
   out = (line) => rawOut(visible(line));
   err = (line) => rawErr(visible(line));
-  const io: CliIo = { out, err };
+  const io: CliIo = { out, err, exit };
   let command: Command | undefined;
   try {
     const [first, ...rest] = argv;
@@ -100,6 +103,7 @@ export async function main(
     }
     return await command.run(args, io);
   } catch (e) {
+    if (e instanceof ExitRequest) return e.code;
     if (e instanceof UsageError) {
       err(`dsh${e.command ? ` ${e.command.name}` : ''}: ${e.message}`);
       if (e.options.usage !== false) err(e.command ? `usage: ${e.command.synopsis}  (dsh ${e.command.name} --help for more)` : USAGE);

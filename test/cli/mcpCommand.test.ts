@@ -6,10 +6,14 @@ import { recordFile, stdioConfig } from '../adapters/mcp/fixtures/fixtureProcess
 
 vi.setConfig({ testTimeout: 90_000 });
 
+const noExit = (code: number): never => {
+  throw new Error(`exit ${code}`);
+};
+
 describe('dsh mcp list', () => {
   it('prints each server with its namespaced tools and modes, and skipped servers with the reason (exit 1)', async () => {
     const out: string[] = [];
-    const io = { out: (l: string) => void out.push(l), err: (l: string) => void out.push(`ERR ${l}`) };
+    const io = { out: (l: string) => void out.push(l), err: (l: string) => void out.push(`ERR ${l}`), exit: noExit };
     const record = recordFile();
     const code = await mcpCommand({ fx: stdioConfig(record.path, { trustReadOnlyHint: true }), gone: { command: '/nonexistent/server' } }).run({ values: {}, positionals: ['list'] }, io);
     expect(code).toBe(1);
@@ -21,7 +25,7 @@ describe('dsh mcp list', () => {
 
   it('an empty map lists nothing (exit 0); another subcommand is a usage error', async () => {
     const out: string[] = [];
-    const io = { out: (l: string) => void out.push(l), err: () => {} };
+    const io = { out: (l: string) => void out.push(l), err: () => {}, exit: noExit };
     expect(await mcpCommand(() => ({})).run({ values: {}, positionals: ['list'] }, io)).toBe(0);
     expect(out).toEqual(['no MCP servers configured ("mcpServers" is empty)']);
     await expect(mcpCommand({}).run({ values: {}, positionals: ['add'] }, io)).rejects.toBeInstanceOf(UsageError);

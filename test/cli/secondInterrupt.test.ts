@@ -30,11 +30,12 @@ describe('a second Ctrl-C during dsh run', () => {
     const { id, file } = newSessionFile(dir);
     const order: string[] = [];
     let linesAtExit: string[] | undefined;
-    const exit = vi.spyOn(process, 'exit').mockImplementation(((code?: number) => {
+    // The process's end, as bin.ts would pass it (here observed, not done).
+    const exit = vi.fn(((code: number) => {
       order.push(`exit ${code}`);
       linesAtExit ??= readFileSync(file, 'utf8').split('\n').filter(Boolean);
       return undefined as never;
-    }) as typeof process.exit);
+    }) as (code: number) => never);
     // A call that reports progress, then ignores its abort until the runtime's grace runs out.
     let started = false;
     const stuck = defineTool({
@@ -54,7 +55,7 @@ describe('a second Ctrl-C during dsh run', () => {
       cwd: dir,
       prompt: 'go',
       models: () => scriptedModel([{ toolCalls: [{ toolName: 'stuck', input: {} }] }, { text: 'stopped' }]),
-      io: { out: () => {}, err: () => {} },
+      io: { out: () => {}, err: () => {}, exit },
       env: {},
       installPolicies: (rt) => {
         rt.tools.register(stuck);

@@ -36,7 +36,7 @@ Exit: 0 nothing to repair or repaired, 1 not confirmed, or the file cannot be re
       command: 'repair',
       onLost: (e) => {
         io.err(`dsh repair: ${e.message}; stopping before cutting ${file}`);
-        process.exit(1);
+        io.exit(1);
       },
     });
     try {

@@ -51,7 +51,7 @@ ${RUN_EXIT_HELP}`,
     // The config, the model (the session's own, unless --model says otherwise) and the
     // instructions before the log is opened (a bad one leaves the log untouched).
     const recorded = await recordedModel(file);
-    const setup = await prepareRun({ cwd, env: process.env, flags, command: resumeCommand, ...(recorded ? { recorded } : {}) });
+    const setup = await prepareRun({ cwd, env: process.env, flags, command: resumeCommand, exit: io.exit, ...(recorded ? { recorded } : {}) });
     // Printed once the session is held (a refused resume prints nothing but its error).
     const notes = describeSetup(setup);
     if (recorded && setup.model.model.spec !== recorded.spec) notes.push(`dsh resume: the session ran on ${recorded.spec}${recorded.baseUrl ? ` at ${recorded.baseUrl}` : ''}; it goes on with ${setup.model.model.spec} (logged)`);

@@ -128,7 +128,7 @@ ${RUN_EXIT_HELP}`,
     }
     // The config, the model and the instructions first: a bad config, a bad spec, a missing key
     // or no model at all fails before a session file is made. The demo reads those of its copy.
-    const setup = await prepareRun({ cwd, env: process.env, flags, command: runCommand, demo });
+    const setup = await prepareRun({ cwd, env: process.env, flags, command: runCommand, demo, exit: io.exit });
     const { id, file } = newSessionFile(cwd);
     const info = flags.json ? io.err : io.out;
     const inspector = values.inspect === true ? await (await import('../inspect/runInspector.js')).startRunInspector(id) : undefined;

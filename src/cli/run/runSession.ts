@@ -129,7 +129,7 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
       // Another process took the session over (this one was stopped longer than the lease):
       // anything more from here would interleave with its writes.
       o.io.err(`dsh: ${e.message}; stopping without writing more to ${o.file}`);
-      process.exit(1);
+      o.io.exit(1);
     },
   });
   try {
@@ -203,7 +203,7 @@ async function runHeld(o: RunSessionOptions, held: HeldSessionLease, otel: OtlpT
     ladder = next.state;
     switch (next.action) {
       case 'exit-now':
-        return process.exit(EXIT_CANCELLED);
+        return o.io.exit(EXIT_CANCELLED);
       case 'leave-repl':
         return atPrompt?.();
       case 'cancel-turn':
@@ -213,7 +213,7 @@ async function runHeld(o: RunSessionOptions, held: HeldSessionLease, otel: OtlpT
       case 'exit-after-close':
         renderer?.stop();
         o.io.err(`dsh: interrupted; the session log is ${o.file}`);
-        void closeForExit().finally(() => process.exit(EXIT_CANCELLED));
+        void closeForExit().finally(() => o.io.exit(EXIT_CANCELLED));
     }
   };
 

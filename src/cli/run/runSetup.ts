@@ -152,6 +152,8 @@ export async function prepareRun(o: {
   warn?: (line: string) => void;
   /** Asks whether to start a project's MCP server; default: on a terminal (stdin and stderr), else nobody. */
   ask?: (question: string) => Promise<boolean>;
+  /** Ends the process (`CliIo.exit`): the bench's cold-start probe stops there (DSH_BENCH_EXIT_AT_FIRST_REQUEST). */
+  exit?: (code: number) => never;
 }): Promise<RunSetupResult> {
   const loaded = await loadConfig({ cwd: o.cwd, env: o.env });
   const { files, ignored } = loaded;
@@ -170,7 +172,7 @@ export async function prepareRun(o: {
   if (config.hooks) await checkConfigHooks({ config, cwd: o.cwd, env: o.env, shownAs: shownConfigFile(o.cwd, files.filter((f) => !loaded.narrowing.includes(f))) });
   const chosen = chooseModel(o.flags, config, o.recorded, o.demo === true);
   if (!chosen) throw new UsageError(NO_MODEL_MESSAGE, o.command, { usage: false });
-  const make = await modelFactory(chosen.model, { cwd: o.cwd, env: o.env });
+  const make = await modelFactory(chosen.model, { cwd: o.cwd, env: o.env, ...(o.exit ? { exit: o.exit } : {}) });
   const system = await systemPrompt({ cwd: o.cwd, env: o.env, ...(config.instructions ? { instructions: config.instructions } : {}) });
   return { config, configFiles: files, model: { ...chosen, make }, system };
 }
@@ -192,8 +194,11 @@ function chooseModel(flags: RunFlags, config: DshConfig, recorded: SessionModel 
 }
 
 /** The model for each turn. */
-export async function modelFactory(m: SessionModel, o: { cwd: string; env: Readonly<Record<string, string | undefined>> }): Promise<() => LanguageModelV3> {
-  if (m.spec === 'embedded') return withBenchProbe(() => embeddedModel({ cwd: o.cwd }), o.env);
+export async function modelFactory(
+  m: SessionModel,
+  o: { cwd: string; env: Readonly<Record<string, string | undefined>>; exit?: (code: number) => never },
+): Promise<() => LanguageModelV3> {
+  if (m.spec === 'embedded') return o.exit ? withBenchProbe(() => embeddedModel({ cwd: o.cwd }), o.env, o.exit) : () => embeddedModel({ cwd: o.cwd });
   if (m.spec.startsWith('scripted:')) {
     const file = m.spec.slice('scripted:'.length);
     const steps = await onFile(file, async () => JSON.parse(readFileSync(file, 'utf8')) as unknown);
@@ -209,7 +214,7 @@ export async function modelFactory(m: SessionModel, o: { cwd: string; env: Reado
  * `DSH_BENCH_EXIT_AT_FIRST_REQUEST=1` (bench/workloads/coldStart.ts): the process prints the time
  * of the first model request and exits there, so the cold start of `dsh run` can be measured.
  */
-function withBenchProbe(make: () => LanguageModelV3, env: Readonly<Record<string, string | undefined>>): () => LanguageModelV3 {
+function withBenchProbe(make: () => LanguageModelV3, env: Readonly<Record<string, string | undefined>>, exit: (code: number) => never): () => LanguageModelV3 {
   if (!env.DSH_BENCH_EXIT_AT_FIRST_REQUEST) return make;
   return () => {
     const model = make();
@@ -217,7 +222,7 @@ function withBenchProbe(make: () => LanguageModelV3, env: Readonly<Record<string
     return Object.assign(Object.create(Object.getPrototypeOf(model) as object) as LanguageModelV3, model, {
       doStream: (...args: Parameters<LanguageModelV3['doStream']>) => {
         process.stderr.write(`first model request at ${performance.now().toFixed(1)} ms\n`);
-        process.exit(0);
+        exit(0);
         return doStream(...args);
       },
     });
