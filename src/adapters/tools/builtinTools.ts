@@ -68,3 +68,13 @@ export function createBuiltinTools(options: BuiltinToolsOptions) {
 }
 
 export type BuiltinTools = ReturnType<typeof createBuiltinTools>;
+
+/**
+ * The built-in tools' names, and those of them that only read (plan mode lets them run; the CLI's
+ * default question is not asked about them), read from the tools' own definitions. Making the
+ * tools touches nothing (the workspace and the sandbox are resolved on a tool's first call).
+ */
+export function builtinToolNames(): { readonly all: readonly string[]; readonly readOnly: ReadonlySet<string> } {
+  const { all } = createBuiltinTools({ root: '/' });
+  return { all: all.map((t) => t.name), readOnly: new Set(all.filter((t) => t.readOnly).map((t) => t.name)) };
+}

@@ -91,10 +91,10 @@ async function policyReplay(
   options: { allow: readonly string[]; plan: boolean; failOn: readonly FailOn[]; json: boolean },
   io: { out(l: string): void; err(l: string): void },
 ): Promise<number> {
-  const [{ loadConfig }, { READ_ONLY_BUILTINS }, { replayJsonlLog }, { sessionFileOf, listSessionIds, sessionsDir }, { createPolicyChecker }, { configuredPolicies }, replay, { onFile }, { describeProvenance }] =
+  const [{ loadConfig }, { builtinToolNames }, { replayJsonlLog }, { sessionFileOf, listSessionIds, sessionsDir }, { createPolicyChecker }, { configuredPolicies }, replay, { onFile }, { describeProvenance }] =
     await Promise.all([
       import('../config/load.js'),
-      import('../config/examples.js'),
+      import('../../adapters/tools/builtinTools.js'),
       import('../../adapters/log/jsonlLog.js'),
       import('../run/sessionFiles.js'),
       import('../../runtime/policies/policyCheck.js'),
@@ -117,7 +117,7 @@ async function policyReplay(
   const checker = await createPolicyChecker({
     install: (rt) =>
       configuredPolicies(rt, { allow: options.allow, config: { ...config, hooks }, plan: options.plan, cwd: root, hookRunner: createHookRunner({ root, sandbox }) }),
-    readOnlyTools: READ_ONLY_BUILTINS,
+    readOnlyTools: builtinToolNames().readOnly,
   });
   // Each log is streamed: its calls are checked a read (a few MiB) at a time, so memory stays
   // bounded whatever the log's length (replay.ts); a bad line is named and skipped.

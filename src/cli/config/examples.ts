@@ -3,13 +3,11 @@
  * when the config loads (a failing example is a ConfigError naming the rule and the example) and
  * by `dsh policy test`. Command hooks are not run here: their entries carry examples of their own.
  */
+import { builtinToolNames } from '../../adapters/tools/builtinTools.js';
 import type { PolicyConfig } from '../../runtime/policies/applyConfig.js';
 import { configuredPolicies } from '../../runtime/policies/configuredPolicies.js';
 import { createPolicyChecker } from '../../runtime/policies/policyCheck.js';
 import { checkExamples, examplesOf, type ExampleFailure } from '../../runtime/policies/ruleExamples.js';
-
-/** dsh's read-only built-in tools (plan mode lets them run). */
-export const READ_ONLY_BUILTINS: ReadonlySet<string> = new Set(['read', 'grep', 'glob']);
 
 /** How many examples the config carries, and the ones its rules decide otherwise. */
 export async function checkConfigExamples(config: PolicyConfig, root: string): Promise<{ checked: number; failures: ExampleFailure[] }> {
@@ -18,7 +16,7 @@ export async function checkConfigExamples(config: PolicyConfig, root: string): P
   // The rules alone: command hooks carry examples of their own (hookChecks.ts, run in the sandbox).
   const { hooks: _hooks, ...rules } = config;
   // Judged as `dsh run` judges a call with this config: its rules, then the default question.
-  const checker = await createPolicyChecker({ install: (rt) => void configuredPolicies(rt, rules, { root }), readOnlyTools: READ_ONLY_BUILTINS });
+  const checker = await createPolicyChecker({ install: (rt) => void configuredPolicies(rt, rules, { root }), readOnlyTools: builtinToolNames().readOnly });
   try {
     return { checked: examples.length, failures: await checkExamples(examples, checker) };
   } finally {

@@ -14,6 +14,7 @@
  * The server: `--base-url`, else the recorded one (resuming the recorded model), else the config's
  * `baseUrl` when the model is the config's or of the same provider.
  */
+import { builtinToolNames } from '../../adapters/tools/builtinTools.js';
 import { createReadStream, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
@@ -74,18 +75,17 @@ export function readRunFlags(values: Record<string, string | boolean | string[] 
   };
 }
 
-/** The tools built into `dsh run` (what `--allow` may name, besides `server__tool` of a configured MCP server). */
-export const BUILTIN_TOOL_NAMES: readonly string[] = ['read', 'grep', 'glob', 'write', 'edit', 'bash'];
-
 /** `--allow foo` with a tool that does not exist is a usage error (it would silently do nothing). */
 export function checkAllow(allow: readonly string[], config: DshConfig, command: Command): void {
   const servers = Object.keys(config.mcpServers ?? {});
+  // The tools built into `dsh run`, or `server__tool` of a configured MCP server.
+  const builtin = builtinToolNames().all;
   for (const name of allow) {
-    if (BUILTIN_TOOL_NAMES.includes(name)) continue;
+    if (builtin.includes(name)) continue;
     const sep = name.indexOf('__');
     if (sep > 0 && servers.includes(name.slice(0, sep)) && name.length > sep + 2) continue;
     const mcp = servers.length ? `, or server__tool of a configured MCP server (${servers.join(', ')})` : '';
-    throw new UsageError(`--allow ${JSON.stringify(name)}: no such tool (the tools: ${BUILTIN_TOOL_NAMES.join(', ')}${mcp})`, command, { usage: false });
+    throw new UsageError(`--allow ${JSON.stringify(name)}: no such tool (the tools: ${builtin.join(', ')}${mcp})`, command, { usage: false });
   }
 }
 
