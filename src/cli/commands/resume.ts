@@ -28,13 +28,12 @@ ${RUN_EXIT_HELP}`,
   options: RUN_OPTIONS,
   positionals: { min: 1, max: 2, name: 'ID (the session to resume)' },
   async run({ values, positionals }, io) {
-    const [{ runSession }, { sessionFileOf, sessionWorkDir }, { existsSync }, { basename }, { prepareRun, readRunFlags, recordedModel }, { colorWanted }] = await Promise.all([
+    const [{ runSession }, { sessionFileOf, sessionWorkDir }, { existsSync }, { basename }, { prepareRun, readRunFlags, recordedModel, sessionOptionsOf }] = await Promise.all([
       import('../run/runSession.js'),
       import('../run/sessionFiles.js'),
       import('node:fs'),
       import('node:path'),
       import('../run/runSetup.js'),
-      import('../view/terminalRenderer.js'),
     ]);
     const flags = readRunFlags(values);
     const file = sessionFileOf(process.cwd(), positionals[0]!);
@@ -56,25 +55,14 @@ ${RUN_EXIT_HELP}`,
     const notes = describeSetup(setup);
     if (recorded && setup.model.model.spec !== recorded.spec) notes.push(`dsh resume: the session ran on ${recorded.spec}${recorded.baseUrl ? ` at ${recorded.baseUrl}` : ''}; it goes on with ${setup.model.model.spec} (logged)`);
     return runSession({
+      ...sessionOptionsOf(setup, flags, { io, env: process.env, isTTY: Boolean(process.stdout.isTTY) }),
       id: basename(file).replace(/\.jsonl$/, ''),
       file,
       cwd,
       ...(prompt !== undefined ? { prompt } : {}),
-      models: setup.model.make,
-      sessionModel: setup.model.model,
       ...(recorded ? { recorded } : {}),
-      system: setup.system.text,
       notes,
-      config: setup.config,
-      plan: flags.plan,
-      suspend: flags.suspend,
-      otel: flags.otel,
-      json: flags.json,
-      allow: flags.allow,
-      color: colorWanted({ noColor: flags.noColor, env: process.env, isTTY: Boolean(process.stdout.isTTY) }),
       resume: true,
-      io,
-      env: process.env,
     });
   },
 };

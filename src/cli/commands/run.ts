@@ -100,11 +100,10 @@ ${RUN_EXIT_HELP}`,
   options: { ...RUN_OPTIONS, demo: { type: 'boolean' }, inspect: { type: 'boolean' } },
   positionals: { min: 0, max: 1, name: 'PROMPT' },
   async run({ values, positionals }, io) {
-    const [{ runSession }, { newSessionFile }, { prepareRun, readRunFlags }, { colorWanted }] = await Promise.all([
+    const [{ runSession }, { newSessionFile }, { prepareRun, readRunFlags, sessionOptionsOf }] = await Promise.all([
       import('../run/runSession.js'),
       import('../run/sessionFiles.js'),
       import('../run/runSetup.js'),
-      import('../view/terminalRenderer.js'),
     ]);
     const flags = readRunFlags(values);
     const demo = values.demo === true;
@@ -134,23 +133,13 @@ ${RUN_EXIT_HELP}`,
     const inspector = values.inspect === true ? await (await import('../inspect/runInspector.js')).startRunInspector(id) : undefined;
     if (inspector) info(`dsh run: inspector at ${inspector.url}`);
     const running = runSession({
+      ...sessionOptionsOf(setup, flags, { io, env: process.env, isTTY: Boolean(process.stdout.isTTY) }),
       id,
       file,
       cwd,
       ...(prompt !== undefined ? { prompt } : {}),
-      models: setup.model.make,
-      sessionModel: setup.model.model,
-      system: setup.system.text,
       notes: describeSetup(setup),
-      json: flags.json,
       allow,
-      config: setup.config,
-      plan: flags.plan,
-      suspend: flags.suspend,
-      otel: flags.otel,
-      color: colorWanted({ noColor: flags.noColor, env: process.env, isTTY: Boolean(process.stdout.isTTY) }),
-      io,
-      env: process.env,
       ...(inspector ? { inspector: inspector.hooks } : {}),
     });
     const code = await running.catch(async (e: unknown) => {

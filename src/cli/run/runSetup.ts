@@ -21,7 +21,8 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { resolveModel } from '../../adapters/model/providers.js';
 import { scriptedModel, type ScriptedResponse } from '../../adapters/model/scriptedModel.js';
 import { SessionModelEvent } from '../../protocol/events.js';
-import { UsageError, type Command } from '../command.js';
+import { UsageError, type CliIo, type Command } from '../command.js';
+import { colorWanted } from '../view/terminalRenderer.js';
 import { loadConfig } from '../config/load.js';
 import { checkConfigHooks, shownConfigFile } from '../config/hookChecks.js';
 import type { DshConfig } from '../config/schema.js';
@@ -118,6 +119,32 @@ export interface RunSetupResult {
   readonly configFiles: readonly string[];
   readonly model: ModelChoice;
   readonly system: SystemPrompt;
+}
+
+/**
+ * What `dsh run` and `dsh resume` both hand `runSession` from their flags and prepared setup: the
+ * model, the system prompt, the config and the flags' effects, in one place (each adds its own:
+ * the session's id and file, the prompt, `resume`, `--demo`'s allowances).
+ */
+export function sessionOptionsOf(
+  setup: RunSetupResult,
+  flags: RunFlags,
+  o: { io: CliIo; env: Readonly<Record<string, string | undefined>>; isTTY: boolean },
+) {
+  return {
+    models: setup.model.make,
+    sessionModel: setup.model.model,
+    system: setup.system.text,
+    config: setup.config,
+    plan: flags.plan,
+    suspend: flags.suspend,
+    otel: flags.otel,
+    json: flags.json,
+    allow: flags.allow,
+    color: colorWanted({ noColor: flags.noColor, env: o.env, isTTY: o.isTTY }),
+    io: o.io,
+    env: o.env,
+  };
 }
 
 export const NO_MODEL_MESSAGE = 'no model configured: pass --model provider:model (e.g. --model anthropic:claude-sonnet-4-5), set "model" in dsh.config.json, or try the demo on a throwaway copy with dsh run --demo';
