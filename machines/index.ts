@@ -1,5 +1,6 @@
 export * from './callStages.js';
 export * from './callStageNames.js';
+export * from './snapshotSelectors.js';
 export * from './commitGate.js';
 export * from './modelStream.js';
 export * from './scheduler.js';

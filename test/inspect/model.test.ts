@@ -89,7 +89,7 @@ describe('actorStateOf and the live feed', () => {
   it('names a toolCall actor by the callId in its input, not by its (reused) actor id; only changes are news', () => {
     const machine = createMachine({
       id: 'toolCall',
-      context: ({ input }: { input: { callId: string } }) => ({ request: { callId: input.callId } }),
+      context: ({ input }: { input: { callId: string } }) => ({ request: { callId: input.callId, toolName: 'read', input: '{}' } }),
       initial: 'awaitingApproval',
       states: { awaitingApproval: { on: { GO: 'executing' } }, executing: { initial: 'running', states: { running: { on: { NOTE: {} } } }, on: { DONE: 'settled' } }, settled: { type: 'final' } },
     });

@@ -10,6 +10,7 @@
  */
 import type { InspectionEvent } from 'xstate';
 import { stateValuePath, type CallStageEvent } from '../../runtime/inspection/index.js';
+import { stepSnapshotOf, toolCallSnapshotOf, turnSnapshotOf } from '../../../machines/snapshotSelectors.js';
 
 export type ActorKind = 'turn' | 'step' | 'call';
 
@@ -34,23 +35,18 @@ export { stepKey };
 /** The actor state an inspection event shows, if it is a snapshot of a turn, step or call actor. */
 export function actorStateOf(ev: InspectionEvent, now: number): ActorState | undefined {
   if (ev.type !== '@xstate.snapshot') return undefined;
-  const snap = ev.snapshot as { machine?: { id?: unknown }; value?: unknown; context?: Record<string, unknown> };
-  const ctx = snap.context;
-  if (!ctx || typeof ctx !== 'object') return undefined;
-  const state = diagramStateOf(snap.value);
-  if (!state) return undefined;
-  switch (snap.machine?.id) {
-    case 'turn':
-      return typeof ctx.turnId === 'string' ? { kind: 'turn', key: ctx.turnId, state, time: now } : undefined;
-    case 'step':
-      return typeof ctx.turnId === 'string' && typeof ctx.stepIndex === 'number' ? { kind: 'step', key: stepKey(ctx.turnId, ctx.stepIndex), state, time: now } : undefined;
-    case 'toolCall': {
-      const req = ctx.request as { callId?: unknown } | undefined;
-      return typeof req?.callId === 'string' ? { kind: 'call', key: req.callId, state, time: now } : undefined;
-    }
-    default:
-      return undefined;
-  }
+  const found = actorOf(ev.snapshot);
+  const state = found && diagramStateOf(found.value);
+  return found && state ? { kind: found.kind, key: found.key, state, time: now } : undefined;
+}
+
+function actorOf(snapshot: unknown): { kind: ActorKind; key: string; value: unknown } | undefined {
+  const turn = turnSnapshotOf(snapshot);
+  if (turn) return { kind: 'turn', key: turn.turnId, value: turn.value };
+  const step = stepSnapshotOf(snapshot);
+  if (step) return { kind: 'step', key: stepKey(step.turnId, step.stepIndex), value: step.value };
+  const call = toolCallSnapshotOf(snapshot);
+  return call && { kind: 'call', key: call.request.callId, value: call.value };
 }
 
 /**

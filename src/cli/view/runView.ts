@@ -13,6 +13,7 @@ import type { InspectionEvent } from 'xstate';
 import type { ApprovalPreview, LogEvent } from '../../protocol/index.js';
 import { stateValuePath } from '../../runtime/inspection/stateValuePath.js';
 import { visible } from '../../protocol/visibleText.js';
+import { toolCallSnapshotOf } from '../../../machines/snapshotSelectors.js';
 
 export interface CallRow {
   callId: string;
@@ -183,10 +184,8 @@ export function argsText(input: unknown): string {
  */
 export function fromInspection(e: InspectionEvent, now: number): RunViewInput | undefined {
   if (e.type === '@xstate.snapshot') {
-    const snap = e.snapshot as { machine?: { id?: string }; value?: unknown; context?: { request?: { callId?: unknown; toolName?: unknown; input?: unknown } } };
-    const req = snap.context?.request;
-    if (snap.machine?.id !== 'toolCall' || typeof req?.callId !== 'string') return undefined;
-    return { kind: 'stage', callId: req.callId, toolName: String(req.toolName), input: req.input, stage: stageOf(snap.value), now };
+    const call = toolCallSnapshotOf(e.snapshot);
+    return call && { kind: 'stage', callId: call.request.callId, toolName: call.request.toolName, input: call.request.input, stage: stageOf(call.value), now };
   }
   if (e.type === '@xstate.event') {
     const ev = e.event as { type?: string; kind?: string; delta?: unknown };
