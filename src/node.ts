@@ -4,7 +4,7 @@ export * from './adapters/spill/fsSpillStore.js';
 export * from './adapters/tools/index.js';
 export * from './adapters/log/index.js';
 export * from './adapters/model/providers.js';
-export * from './cli/config/index.js';
+export * from './config/index.js';
 export * from './adapters/mcp/index.js';
 export * from './policies.js';
 export * from './adapters/store/index.js';

@@ -34,7 +34,7 @@ import { packageVersion } from './version.js';
  */
 const mcpListCommand = mcpCommand(
   async () => {
-    const [{ loadConfig }, { trustedServers }] = await Promise.all([import('./config/load.js'), import('./config/serverTrust.js')]);
+    const [{ loadConfig }, { trustedServers }] = await Promise.all([import('../config/load.js'), import('../config/serverTrust.js')]);
     const { config, serverOrigins, ignored } = await loadConfig({ cwd: process.cwd(), env: process.env });
     const warn = (line: string) => void process.stderr.write(`${line}\n`);
     for (const line of ignored) warn(line);
@@ -42,7 +42,7 @@ const mcpListCommand = mcpCommand(
   },
   {
     trust: async () => {
-      const [{ loadConfig }, { trustAllProjectServers }] = await Promise.all([import('./config/load.js'), import('./config/serverTrust.js')]);
+      const [{ loadConfig }, { trustAllProjectServers }] = await Promise.all([import('../config/load.js'), import('../config/serverTrust.js')]);
       const { config, serverOrigins } = await loadConfig({ cwd: process.cwd(), env: process.env });
       return trustAllProjectServers(config.mcpServers ?? {}, serverOrigins, process.env);
     },

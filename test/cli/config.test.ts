@@ -2,7 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, mergeConfigs, parseConfig } from '../../src/cli/config/index.js';
+import { ConfigError, loadConfig, mergeConfigs, parseConfig } from '../../src/config/index.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { applyConfig, runtimeOptionsFromConfig } from '../../src/runtime/policies/applyConfig.js';
 import { tempDir } from '../adapters/workspaceFixture.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readJsonlLog } from '../../src/adapters/log/jsonlLog.js';
 import { probeBwrap } from '../../src/adapters/sandbox/bwrapProbe.js';
-import { mergeConfigs, parseConfig } from '../../src/cli/config/load.js';
+import { mergeConfigs, parseConfig } from '../../src/config/load.js';
 import { dsh, testEnv } from './spawnDsh.js';
 
 const probe = await probeBwrap();

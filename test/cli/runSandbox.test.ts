@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readJsonlLog } from '../../src/adapters/log/jsonlLog.js';
-import { mergeConfigs, parseConfig } from '../../src/cli/config/load.js';
+import { mergeConfigs, parseConfig } from '../../src/config/load.js';
 import { dsh, testEnv } from './spawnDsh.js';
 import { readdirSync } from 'node:fs';
 

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createHookRunner } from '../../src/adapters/hooks/hookRunner.js';
 import { probeBwrap } from '../../src/adapters/sandbox/bwrapProbe.js';
 import { createSandbox } from '../../src/adapters/sandbox/sandbox.js';
-import { parseConfig } from '../../src/cli/config/load.js';
+import { parseConfig } from '../../src/config/load.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { applyConfig } from '../../src/runtime/policies/applyConfig.js';
 import { checkHookExamples } from '../../src/runtime/policies/hookExamples.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { probeBwrap } from '../../src/adapters/sandbox/bwrapProbe.js';
 import { denyReadPlan } from '../../src/adapters/sandbox/denyRead.js';
-import { mergeConfigs } from '../../src/cli/config/load.js';
+import { mergeConfigs } from '../../src/config/load.js';
 import { removeWorlds, runBashCalls, worldDir } from './sandboxAttack.js';
 
 const probe = await probeBwrap();

@@ -18,7 +18,7 @@
 import { otelTelemetry } from '../../runtime/telemetry/telemetryProjection.js';
 import type { Telemetry, TelemetryOptions } from '../../runtime/telemetry/telemetryOptions.js';
 
-/** The config's `otel` block (src/cli/config/schema.ts). */
+/** The config's `otel` block (src/config/schema.ts). */
 export interface OtlpTelemetryConfig {
   readonly enabled?: boolean;
   readonly endpoint?: string;

@@ -65,15 +65,15 @@ function parseFailOn(v: string | boolean | undefined): FailOn[] {
 
 async function policyTest(io: { out(l: string): void; err(l: string): void }): Promise<number> {
   const [{ loadConfig }, { checkConfigExamples }, { describeFailure }] = await Promise.all([
-    import('../config/load.js'),
-    import('../config/examples.js'),
+    import('../../config/load.js'),
+    import('../../config/examples.js'),
     import('../../runtime/policies/ruleExamples.js'),
   ]);
   const { config, root } = await loadConfig({ cwd: process.cwd(), env: process.env, checkExamples: false });
   const { checked: ruleChecked, failures: ruleFailures } = await checkConfigExamples(config, root);
   for (const f of ruleFailures) io.out(`✗ ${describeFailure(f)}`);
   // The command hooks' examples, each run against the real hook in the sandbox (hookChecks.ts).
-  const [{ runHookExamples }, { describeExampleFailure, countHookExamples }] = await Promise.all([import('../config/hookChecks.js'), import('../../runtime/policies/hookExamples.js')]);
+  const [{ runHookExamples }, { describeExampleFailure, countHookExamples }] = await Promise.all([import('../../config/hookChecks.js'), import('../../runtime/policies/hookExamples.js')]);
   const hookFailures = await runHookExamples({ config, cwd: root, env: process.env });
   for (const f of hookFailures) io.out(`✗ ${describeExampleFailure(f)}`);
   const checked = ruleChecked + countHookExamples(config);
@@ -93,7 +93,7 @@ async function policyReplay(
 ): Promise<number> {
   const [{ loadConfig }, { builtinToolNames }, { replayJsonlLog }, { sessionFileOf, listSessionIds, sessionsDir }, { createPolicyChecker }, { configuredPolicies }, replay, { onFile }, { describeProvenance }] =
     await Promise.all([
-      import('../config/load.js'),
+      import('../../config/load.js'),
       import('../../adapters/tools/builtinTools.js'),
       import('../../adapters/log/jsonlLog.js'),
       import('../run/sessionFiles.js'),

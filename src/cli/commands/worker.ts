@@ -1,7 +1,7 @@
 /** `dsh worker`: run sessions' queued turns from the Postgres queue; `dsh submit`: queue one. */
 import type { Command } from '../command.js';
 import { UsageError } from '../command.js';
-import type { DshConfig } from '../config/schema.js';
+import type { DshConfig } from '../../config/schema.js';
 import { allowList } from '../run/runSetup.js';
 
 const DATABASE_HELP = `  --database URL    the PostgreSQL database (postgres://user:password@host:port/db). Default:
@@ -55,7 +55,7 @@ Exit: 0 stopped, 1 the database or the model cannot be used, 2 bad usage.`,
   positionals: { min: 0, max: 0 },
   async run({ values }, io) {
     const [{ loadConfig }, { openPostgresStore }, { startSessionWorker }, { resolve }] = await Promise.all([
-      import('../config/load.js'),
+      import('../../config/load.js'),
       import('../../adapters/store/pgStore.js'),
       import('../worker/sessionWorker.js'),
       import('node:path'),
@@ -118,7 +118,7 @@ complete), 2 bad usage.`,
   positionals: { min: 2, max: 2, name: 'SESSION and MESSAGE' },
   async run({ values, positionals }, io) {
     const [{ loadConfig }, { openPostgresStore }, { submitTurn, migrateTurnQueue }] = await Promise.all([
-      import('../config/load.js'),
+      import('../../config/load.js'),
       import('../../adapters/store/pgStore.js'),
       import('../../adapters/store/pgQueue.js'),
     ]);

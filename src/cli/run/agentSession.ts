@@ -24,7 +24,7 @@ import { runtimeOptionsFromConfig } from '../../runtime/policies/applyConfig.js'
 import { configuredPolicies as installConfigured } from '../../runtime/policies/configuredPolicies.js';
 import { modelSummarizer } from '../../runtime/context/summarizer.js';
 import { metrics } from '../../runtime/wrappers/metrics.js';
-import type { DshConfig } from '../config/schema.js';
+import type { DshConfig } from '../../config/schema.js';
 import { createHookRunner } from '../../adapters/hooks/hookRunner.js';
 import type { HookRunner } from '../../runtime/policies/commandHooks.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';

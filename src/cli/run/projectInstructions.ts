@@ -21,7 +21,7 @@ import { lstat, open, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { openInWorkspace } from '../../adapters/tools/sandboxPath.js';
 import { toolErrorInfo } from '../../runtime/toolError.js';
-import { userConfigPath } from '../config/load.js';
+import { userConfigPath } from '../../config/load.js';
 
 export const AGENTS_FILE = 'AGENTS.md';
 export const MAX_INSTRUCTIONS_BYTES = 64 * 1024;

@@ -26,7 +26,7 @@ import type { LogEvent } from '../../protocol/index.js';
 import { closeOpenWork } from '../../runtime/openWork.js';
 import { formatEvent } from '../../runtime/views/logText.js';
 import type { CliIo } from '../command.js';
-import type { DshConfig } from '../config/schema.js';
+import type { DshConfig } from '../../config/schema.js';
 import { onFile } from '../describeError.js';
 import { createTerminalRenderer, type TerminalRenderer } from '../view/terminalRenderer.js';
 import { argsText, fromInspection } from '../view/runView.js';

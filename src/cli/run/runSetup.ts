@@ -23,11 +23,11 @@ import { scriptedModel, type ScriptedResponse } from '../../adapters/model/scrip
 import { SessionModelEvent } from '../../protocol/events.js';
 import { UsageError, type CliIo, type Command } from '../command.js';
 import { colorWanted } from '../view/terminalRenderer.js';
-import { loadConfig } from '../config/load.js';
-import { checkConfigHooks, shownConfigFile } from '../config/hookChecks.js';
-import type { DshConfig } from '../config/schema.js';
+import { loadConfig } from '../../config/load.js';
+import { checkConfigHooks, shownConfigFile } from '../../config/hookChecks.js';
+import type { DshConfig } from '../../config/schema.js';
 import { onFile } from '../describeError.js';
-import { trustedServers } from '../config/serverTrust.js';
+import { trustedServers } from '../../config/serverTrust.js';
 import { embeddedModel } from './embeddedModel.js';
 import { systemPrompt, type SystemPrompt } from './projectInstructions.js';
 

@@ -15,7 +15,7 @@ import type { PostgresSessionStore } from '../../adapters/store/pgStore.js';
 import { scriptedModel, type ScriptedResponse } from '../../adapters/model/scriptedModel.js';
 import { assertSessionId } from '../../runtime/store/sessionStore.js';
 import { runPendingTurns } from '../../runtime/store/sessionTurns.js';
-import type { DshConfig } from '../config/schema.js';
+import type { DshConfig } from '../../config/schema.js';
 import { createAgentSession } from '../run/agentSession.js';
 import { deniedWithoutTerminal } from '../run/approvals.js';
 import { modelFactory } from '../run/runSetup.js';

@@ -4,8 +4,8 @@
  * ignored. Bash deny patterns are compiled here, so a pattern RE2 rejects fails at load time.
  */
 import * as z from 'zod';
-import { compileBashPattern } from '../../runtime/policies/bashDenyGuard.js';
-import { compileGlob } from '../../runtime/policies/pathGlob.js';
+import { compileBashPattern } from '../runtime/policies/bashDenyGuard.js';
+import { compileGlob } from '../runtime/policies/pathGlob.js';
 import { McpServersSchema } from './mcpServers.js';
 
 const positiveInt = (max: number) => z.number().int().min(1).max(max);

@@ -4,8 +4,8 @@
  * started (stdio `{ command, args, env, cwd }` or Streamable HTTP `{ url, headers }`, plus the
  * concurrency trust keys and time limits).
  */
-import { McpServerConfigSchema, type McpServerConfig } from '../../adapters/mcp/serverConfig.js';
+import { McpServerConfigSchema, type McpServerConfig } from '../adapters/mcp/serverConfig.js';
 
-export { McpServerNameSchema, McpServersSchema } from '../../adapters/mcp/serverConfig.js';
+export { McpServerNameSchema, McpServersSchema } from '../adapters/mcp/serverConfig.js';
 export const McpServerEntrySchema = McpServerConfigSchema;
 export type McpServerEntry = McpServerConfig;

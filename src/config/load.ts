@@ -17,9 +17,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
-import { patternOf } from '../../runtime/policies/applyConfig.js';
+import { patternOf } from '../runtime/policies/applyConfig.js';
 import { DshConfigSchema, type BashPatternConfig, type DshConfig } from './schema.js';
-import { describeFailure } from '../../runtime/policies/ruleExamples.js';
+import { describeFailure } from '../runtime/policies/ruleExamples.js';
 import { checkConfigExamples } from './examples.js';
 import { formatIssue } from './formatIssue.js';
 import { narrowConfig } from './narrowConfig.js';

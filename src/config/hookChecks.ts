@@ -8,12 +8,12 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, relative } from 'node:path';
-import { createHookRunner, hookCommandProblem } from '../../adapters/hooks/hookRunner.js';
-import { createSandbox } from '../../adapters/sandbox/sandbox.js';
-import { userConfigDir } from '../../adapters/sandbox/protectedPaths.js';
-import { commandHookField } from '../../runtime/policies/commandHooks.js';
-import { checkHookExamples, describeExampleFailure } from '../../runtime/policies/hookExamples.js';
-import type { ExampleFailure } from '../../runtime/policies/ruleExamples.js';
+import { createHookRunner, hookCommandProblem } from '../adapters/hooks/hookRunner.js';
+import { createSandbox } from '../adapters/sandbox/sandbox.js';
+import { userConfigDir } from '../adapters/sandbox/protectedPaths.js';
+import { commandHookField } from '../runtime/policies/commandHooks.js';
+import { checkHookExamples, describeExampleFailure } from '../runtime/policies/hookExamples.js';
+import type { ExampleFailure } from '../runtime/policies/ruleExamples.js';
 import { ConfigError } from './load.js';
 import type { DshConfig } from './schema.js';
 

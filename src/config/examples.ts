@@ -3,11 +3,11 @@
  * when the config loads (a failing example is a ConfigError naming the rule and the example) and
  * by `dsh policy test`. Command hooks are not run here: their entries carry examples of their own.
  */
-import { builtinToolNames } from '../../adapters/tools/builtinTools.js';
-import type { PolicyConfig } from '../../runtime/policies/applyConfig.js';
-import { configuredPolicies } from '../../runtime/policies/configuredPolicies.js';
-import { createPolicyChecker } from '../../runtime/policies/policyCheck.js';
-import { checkExamples, examplesOf, type ExampleFailure } from '../../runtime/policies/ruleExamples.js';
+import { builtinToolNames } from '../adapters/tools/builtinTools.js';
+import type { PolicyConfig } from '../runtime/policies/applyConfig.js';
+import { configuredPolicies } from '../runtime/policies/configuredPolicies.js';
+import { createPolicyChecker } from '../runtime/policies/policyCheck.js';
+import { checkExamples, examplesOf, type ExampleFailure } from '../runtime/policies/ruleExamples.js';
 
 /** How many examples the config carries, and the ones its rules decide otherwise. */
 export async function checkConfigExamples(config: PolicyConfig, root: string): Promise<{ checked: number; failures: ExampleFailure[] }> {

@@ -17,9 +17,9 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { userConfigDir } from '../../adapters/sandbox/protectedPaths.js';
-import { isStdioServer, type McpServerConfig, type McpServers } from '../../adapters/mcp/serverConfig.js';
-import { visibleLine } from '../../protocol/visibleText.js';
+import { userConfigDir } from '../adapters/sandbox/protectedPaths.js';
+import { isStdioServer, type McpServerConfig, type McpServers } from '../adapters/mcp/serverConfig.js';
+import { visibleLine } from '../protocol/visibleText.js';
 
 /** Where a server's entry came from: a project file, its path (as shown) and its text. */
 export interface ServerOrigin {

@@ -13,8 +13,8 @@
  * `bash.allow`, `allow`/`ask` rules, the model and its server, instructions, telemetry, limits…)
  * is ignored, and each ignored key is said in one line naming the file and the key.
  */
-import { DEFAULT_ASK_BEFORE } from '../../runtime/policies/askBeforeChanges.js';
-import { visibleLine } from '../../protocol/visibleText.js';
+import { DEFAULT_ASK_BEFORE } from '../runtime/policies/askBeforeChanges.js';
+import { visibleLine } from '../protocol/visibleText.js';
 import type { DshConfig } from './schema.js';
 
 const SANDBOX_STRICTNESS = ['read-only', 'workspace-write', 'full-access'] as const;
