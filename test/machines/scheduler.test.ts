@@ -239,4 +239,13 @@ describe('scheduler: what it reports', () => {
     await drive(clock, done);
     expect(reasons).toEqual(['the user pressed stop', 'the user pressed stop']);
   });
+
+  it('a scheduler stopped from outside (its turn suspended, its step crashed) lets go of its running bodies, saying so', async () => {
+    const { clock, rt, reasons } = runtimeWithExclusive();
+    const actor = createActor(schedulerMachine, { input: { pipeline: rt.pipeline, log: rt.log, calls: [call('a', 50)], complete: true }, clock });
+    actor.start();
+    await new Promise((r) => setImmediate(r));
+    actor.stop();
+    expect(reasons).toEqual(['the scheduler was stopped']);
+  });
 });
