@@ -7,7 +7,7 @@
  * Every exit, failure or not, goes through `finalizing`, which materialises a frozen result: the
  * actor never throws to its parent; its output is the `ToolResult`.
  */
-import { assign, enqueueActions, setup, type AnyActorRef } from 'xstate';
+import { assertEvent, assign, enqueueActions, setup, type AnyActorRef } from 'xstate';
 import { describeThrown, ErrorCode, errorNameFor, type ApprovalAnswer, type ApprovalPreview, type DecisionProvenance, type ToolCallRequest, type ToolErrorInfo, type ToolResult } from '../src/protocol/index.js';
 import type {
   CallStages,
@@ -72,14 +72,15 @@ const fail = (code: ErrorCode, message: string, content?: string): Settlement =>
 
 function prepared(context: ToolCallContext): PreparedCall {
   const outcome = context.prepareOutcome;
+  // Stryker disable next-line ConditionalExpression,StringLiteral: every stage after validating is reached only by a call that validated (prepareFailed goes to finalizing): the throw only narrows the type
   if (!outcome.ok) throw new Error('toolCall: stage reached without a validated call');
   return outcome.prepared;
 }
 
-function sendIfActive(self: AnyActorRef, event: ToolCallMachineEvent): boolean {
-  if (self.getSnapshot().status !== 'active') return false;
-  self.send(event);
-  return true;
+/** Sends to the call unless it has ended (an answer or outcome that comes after a cancel or a stop). */
+function sendIfActive(self: AnyActorRef, event: ToolCallMachineEvent): void {
+  // Stryker disable next-line ConditionalExpression: XState drops an event sent to an actor that has ended (it only warns): the check keeps that warning out of the user's console
+  if (self.getSnapshot().status === 'active') self.send(event);
 }
 
 /**
@@ -118,6 +119,7 @@ const APPROVED_BY = { person: 'the person', remembered: 'an earlier allowed-alwa
 
 /** The result's `decision` of a policy stage's outcome. */
 const decidedBy = (stage: DecisionProvenance['stage'], outcome: DecisionProvenance['outcome'], by: string, rule?: string): { decision: DecisionProvenance } => ({
+  // Stryker disable next-line ConditionalExpression: a `rule: undefined` key is no rule (the log's JSON drops it, the schema reads it as absent); leaving it out keeps results tidy
   decision: rule === undefined ? { stage, outcome, by } : { stage, outcome, by, rule },
 });
 const STAGE_OF_HOOK = { 'tools/pre-execute': 'pre-execute', 'tools/guard': 'guard', 'tools/post-execute': 'post-execute' } as const;
@@ -127,9 +129,9 @@ const failedClosed = (f: StageFailure): Verdict => ({
   failure: f,
 });
 
-/** A call that did not resolve or validate ends here; undefined: it goes on. */
-function prepareVerdict(o: PrepareOutcome): Verdict | undefined {
-  return o.ok ? undefined : { settlement: { ok: false, error: o.error }, failure: o.hookFailure };
+/** A call that did not resolve or validate ends here. */
+function prepareVerdict(o: Extract<PrepareOutcome, { ok: false }>): Verdict {
+  return { settlement: { ok: false, error: o.error }, failure: o.hookFailure };
 }
 
 /** `failed` and `deny` end the call; `allow` and `ask` (undefined) let it go on. */
@@ -146,9 +148,8 @@ function preVerdict(o: PreExecuteOutcome): Verdict | undefined {
   }
 }
 
-/** A guard that failed or denied ends the call; undefined: every guard let it pass. */
-function guardVerdict(o: GuardOutcome): Verdict | undefined {
-  if (o === undefined) return undefined;
+/** A guard that failed or denied ends the call. */
+function guardVerdict(o: NonNullable<GuardOutcome>): Verdict {
   if (o.kind === 'failed') return failedClosed(o);
   return { settlement: { ...fail(ErrorCode.GUARD_DENIED, `denied by guard "${o.listener}": ${o.reason}`), ...decidedBy('guard', 'deny', o.listener, o.rule) } };
 }
@@ -225,7 +226,17 @@ const toGuardOrExecuting = [
 
 /** A pre-execute outcome, in `preExecute` or `preExecuteWaiting`: refused, a remembered ask, an ask, or allowed. */
 const preDecided = [
-  { guard: 'preRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ event }: { event: ToolCallMachineEvent }) => (event.type === 'PRE.DECIDED' ? preVerdict(event.outcome) : undefined) } },
+  {
+    guard: 'preRefused',
+    target: 'finalizing',
+    actions: {
+      type: 'conclude',
+      params: ({ event }: { event: ToolCallMachineEvent }) => {
+        assertEvent(event, 'PRE.DECIDED');
+        return preVerdict(event.outcome)!; // refused: failed or deny, each a verdict
+      },
+    },
+  },
   { guard: 'preAskRemembered', target: 'guard', actions: ['keepPreOutcome', { type: 'recordApproval', params: 'remembered' }, 'approvedByMemory'] },
   { guard: 'preAsk', target: 'awaitingApproval', actions: 'keepPreOutcome' },
   { guard: 'hasGuards', target: 'guard', actions: 'keepPreOutcome' },
@@ -235,7 +246,13 @@ const preDecided = [
 /** Every post-execute outcome ends the call: its verdict says how. */
 const postDone = {
   target: 'finalizing',
-  actions: { type: 'conclude', params: ({ event }: { event: ToolCallMachineEvent }) => (event.type === 'POST.DONE' ? postVerdict(event.outcome) : undefined) },
+  actions: {
+    type: 'conclude',
+    params: ({ event }: { event: ToolCallMachineEvent }) => {
+      assertEvent(event, 'POST.DONE');
+      return postVerdict(event.outcome);
+    },
+  },
 } as const;
 
 export const toolCallMachine = setup({
@@ -247,17 +264,19 @@ export const toolCallMachine = setup({
   },
   actions: {
     runPreExecute: enqueueActions(({ context, enqueue, self }) => {
+      // Stryker disable next-line ConditionalExpression: an unmetered call's marks stay undefined either way (the check saves a context copy)
       if (context.marks) enqueue.assign({ marks: marked(context, 'preExecute') });
       runListenerStage(preStage, context.pipeline.preExecute(prepared(context)), (e) => enqueue.raise(e), self);
     }),
     runPostExecute: enqueueActions(({ context, enqueue, self }) => {
+      // Stryker disable next-line ConditionalExpression: an unmetered call's marks stay undefined either way (the check saves a context copy)
       if (context.marks) enqueue.assign({ marks: marked(context, 'postExecute') });
       const s = context.settlement;
+      // Stryker disable next-line ConditionalExpression,OptionalChaining: postExecute is entered only with a body's value (hasPostExecute): the check narrows the type
       if (s?.ok) runListenerStage(postStage, context.pipeline.postExecute(prepared(context), s.draft), (e) => enqueue.raise(e), self);
     }),
     /** Ends the call as a stage's verdict says: a listener that failed closed is logged first. */
-    conclude: enqueueActions(({ context, enqueue }, verdict: Verdict | undefined) => {
-      if (!verdict) return;
+    conclude: enqueueActions(({ context, enqueue }, verdict: Verdict) => {
       const f = verdict.failure;
       if (f) {
         enqueue(() => context.pipeline.record({ type: 'hook/failed', ...where(context), hook: f.hook, listener: f.listener, message: f.message, failed: 'closed' }));
@@ -266,8 +285,12 @@ export const toolCallMachine = setup({
     }),
     startApproval: ({ context, self }) => {
       const p = prepared(context);
+      // awaitingApproval is entered only from an `ask` (preAsk): the check narrows the type.
+      // Stryker disable next-line ConditionalExpression,OptionalChaining: see above
       const ask = context.pre?.kind === 'ask' ? context.pre : undefined;
+      // Stryker disable next-line OptionalChaining: see above
       const reason = ask?.reason;
+      // Stryker disable next-line OptionalChaining: see above
       const preview = (ask as { preview?: ApprovalPreview } | undefined)?.preview;
       context.pipeline.record({ type: 'tool/approval-request', ...where(context), toolName: p.view.toolName, reason, ...(preview ? { preview } : {}) });
       context.pipeline.requestApproval(p, reason, context.approvalAbort!.signal, preview).then(
@@ -275,13 +298,14 @@ export const toolCallMachine = setup({
         () => sendIfActive(self, { type: 'APPROVAL.ANSWERED', answer: 'cancelled' }),
       );
     },
+    // Stryker disable next-line OptionalChaining: awaitingApproval's entry made the controller this exit aborts
     stopApproval: ({ context }) => context.approvalAbort?.abort(),
     recordApproval: ({ context }, answer: 'timeout' | 'cancelled' | 'remembered' | ApprovalAnswer) => {
       context.pipeline.record({ type: 'tool/approval-answer', ...where(context), answer });
     },
     /** A refusal is logged with the person's reason, when they gave one. */
     recordRefusal: ({ context, event }) => {
-      if (event.type !== 'APPROVAL.ANSWERED') return;
+      assertEvent(event, 'APPROVAL.ANSWERED');
       context.pipeline.record({ type: 'tool/approval-answer', ...where(context), answer: event.answer, ...(event.reason ? { reason: event.reason } : {}) });
     },
     rememberApproval: ({ context }) => context.pipeline.rememberApproval(prepared(context)),
@@ -294,11 +318,13 @@ export const toolCallMachine = setup({
         sendIfActive(self, { type: 'EXECUTED', settlement: { ok: false, error } });
       });
       // (An assigner function: in a property object, a function value would be called as its assigner.)
+      // Stryker disable next-line ConditionalExpression: with neither, the assign would set both to undefined, as they are (the check saves a context copy)
       if (disarmDeadline || context.marks) enqueue.assign(() => ({ disarmDeadline, marks: marked(context, 'executing') }));
       pipeline.execute(p, context.abort.signal).then(
         (outcome) => {
-          const now = self.getSnapshot();
-          if (now.status === 'active' && (now.value === 'executing' || now.value === 'aborting')) {
+          // A call still active is in executing or aborting: the body settles once, and whatever
+          // else ends the call (the deadline, the abort grace) ends it.
+          if (self.getSnapshot().status === 'active') {
             let settlement: Settlement;
             try {
               settlement = outcome.ok
@@ -324,14 +350,24 @@ export const toolCallMachine = setup({
       );
     }),
     /** An `ask` (remembered or not) is kept: the approval request gives its reason. */
-    keepPreOutcome: assign({ pre: ({ context, event }) => (event.type === 'PRE.DECIDED' ? event.outcome : context.pre) }),
+    keepPreOutcome: assign({
+      pre: ({ event }) => {
+        assertEvent(event, 'PRE.DECIDED');
+        return event.outcome;
+      },
+    }),
     approvedByPerson: assign({ approvedBy: () => APPROVED_BY.person }),
     approvedByMemory: assign({ approvedBy: () => APPROVED_BY.remembered }),
     cancelBeforeDispatch: assign({
       settlement: () => ({ ...fail(ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the tool body was dispatched'), ...decidedBy('pre-execute', 'cancelled', APPROVED_BY.cancel) }),
     }),
-    takeSettlement: assign({ settlement: ({ context, event }) => (event.type === 'EXECUTED' ? event.settlement : context.settlement) }),
-    abortBody: ({ context }, reason: string | undefined) => context.abort?.abort(reason ?? 'cancelled'),
+    takeSettlement: assign({
+      settlement: ({ event }) => {
+        assertEvent(event, 'EXECUTED');
+        return event.settlement;
+      },
+    }),
+    abortBody: ({ context }, reason: string | undefined) => context.abort.abort(reason ?? 'cancelled'),
     disarmDeadline: ({ context }) => context.disarmDeadline?.(),
   },
   guards: {
@@ -344,21 +380,39 @@ export const toolCallMachine = setup({
      * listeners' own `appliesTo` (user code), so it is the only guard that asks: otherwise the
      * call is settled as it is (the next, unguarded transition).
      */
-    hasPostExecute: ({ context, event }) => event.type === 'EXECUTED' && event.settlement.ok && context.pipeline.hasPostExecute(prepared(context), event.settlement.draft),
+    hasPostExecute: ({ context, event }) => {
+      assertEvent(event, 'EXECUTED');
+      return event.settlement.ok && context.pipeline.hasPostExecute(prepared(context), event.settlement.draft);
+    },
     /** The fallback after `hasPostExecute` (named for the diagram): it asks no listener again. */
-    noPostExecute: ({ event }) => event.type === 'EXECUTED',
+    noPostExecute: () => true,
     /** A pre-execute listener failed closed, or denied. */
-    preRefused: ({ event }) => event.type === 'PRE.DECIDED' && (event.outcome.kind === 'failed' || event.outcome.kind === 'deny'),
-    preAskRemembered: ({ context, event }) =>
-      event.type === 'PRE.DECIDED' && event.outcome.kind === 'ask' && context.pipeline.isApprovalRemembered(prepared(context)),
-    preAsk: ({ event }) => event.type === 'PRE.DECIDED' && event.outcome.kind === 'ask',
-    approvedAlways: ({ event }) => event.type === 'APPROVAL.ANSWERED' && event.answer === 'allowed-always',
-    approvedOnce: ({ event }) => event.type === 'APPROVAL.ANSWERED' && event.answer === 'allowed-once',
-    /** Denied, or the approval was withdrawn (the service failed, or the call was cancelled elsewhere). */
-    approvalRefused: ({ event }) => event.type === 'APPROVAL.ANSWERED' && event.answer !== 'allowed-once' && event.answer !== 'allowed-always',
+    preRefused: ({ event }) => {
+      assertEvent(event, 'PRE.DECIDED');
+      return event.outcome.kind === 'failed' || event.outcome.kind === 'deny';
+    },
+    preAskRemembered: ({ context, event }) => {
+      assertEvent(event, 'PRE.DECIDED');
+      return event.outcome.kind === 'ask' && context.pipeline.isApprovalRemembered(prepared(context));
+    },
+    preAsk: ({ event }) => {
+      assertEvent(event, 'PRE.DECIDED');
+      return event.outcome.kind === 'ask';
+    },
+    approvedAlways: ({ event }) => {
+      assertEvent(event, 'APPROVAL.ANSWERED');
+      return event.answer === 'allowed-always';
+    },
+    approvedOnce: ({ event }) => {
+      assertEvent(event, 'APPROVAL.ANSWERED');
+      return event.answer === 'allowed-once';
+    },
+    /** The fallback after the two approvals (named for the diagram): denied, or withdrawn (the service failed, the call was cancelled elsewhere). */
+    approvalRefused: () => true,
     /** A guard failed closed, or denied. */
     guardRefused: ({ context }) => context.guardOutcome !== undefined,
-    guardsPassed: ({ context }) => context.guardOutcome === undefined,
+    /** The fallback after `guardRefused` (named for the diagram). */
+    guardsPassed: () => true,
   },
   delays: {
     approvalTimeout: ({ context }) => context.pipeline.limits.approvalTimeoutMs,
@@ -394,7 +448,7 @@ export const toolCallMachine = setup({
         {
           guard: 'prepareFailed',
           target: 'finalizing',
-          actions: { type: 'conclude', params: ({ context }) => prepareVerdict(context.prepareOutcome) },
+          actions: { type: 'conclude', params: ({ context }) => prepareVerdict(context.prepareOutcome as Extract<PrepareOutcome, { ok: false }>) },
         },
         { guard: 'hasPreExecute', target: 'preExecute' },
         ...toGuardOrExecuting,
@@ -470,7 +524,7 @@ export const toolCallMachine = setup({
     guard: {
       entry: assign(({ context }) => ({ marks: marked(context, 'guard'), guardOutcome: context.pipeline.guard(prepared(context)) })),
       always: [
-        { guard: 'guardRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome) } },
+        { guard: 'guardRefused', target: 'finalizing', actions: { type: 'conclude', params: ({ context }) => guardVerdict(context.guardOutcome!) } },
         { guard: 'guardsPassed', target: 'executing' },
       ],
     },
@@ -489,7 +543,13 @@ export const toolCallMachine = setup({
     },
     /** Cancelled while the body ran: its signal is aborted, and it gets `abortGraceMs` to settle. */
     aborting: {
-      entry: { type: 'abortBody', params: ({ event }) => (event.type === 'CANCEL' ? event.reason : undefined) },
+      entry: {
+        type: 'abortBody',
+        params: ({ event }) => {
+          assertEvent(event, 'CANCEL');
+          return event.reason;
+        },
+      },
       exit: 'disarmDeadline',
       after: {
         abortGrace: {
@@ -521,8 +581,7 @@ export const toolCallMachine = setup({
           const marks = marked(context, 'finalizing');
           // A transition that settled the call set `settlement`; a body's outcome arrives as the
           // EXECUTED event that entered this state.
-          const settled =
-            context.settlement ?? (event.type === 'EXECUTED' ? event.settlement : fail(ErrorCode.TOOL_FAILED, 'the call ended without a settlement'));
+          const settled = context.settlement ?? (assertEvent(event, 'EXECUTED'), event.settlement);
           // The result names its final decider: the stage that settled it (a deny, a block, the
           // person's no, a cancel, a deadline), else whoever allowed it: the person who answered an
           // ask, else the listener that allowed (or asked about) it.
