@@ -103,8 +103,7 @@ describe("a port that breaks its contract (a user's CallStages): the call still 
     const actor = createActor(schedulerMachine, { input: { pipeline, log: rt.log, calls: [{ callId: 'c1', toolName: 'echo', input: '{"text":"hi"}' }], complete: true } });
     const done = toPromise(actor);
     actor.start();
-    const out = (await done) as { results: import('../../../src/protocol/index.js').ToolResult[] };
-    return out.results[0]!;
+    return (await done).results[0]!;
   };
 
   it('pre-execute rejects: HOOK_FAILED naming no listener', async () => {
@@ -133,7 +132,7 @@ describe("a port that breaks its contract (a user's CallStages): the call still 
     await flushMicrotasks();
     actor.send({ type: 'CANCEL' });
     settle!({ ok: false, error: { name: 'ToolFailedError', code: ErrorCode.TOOL_FAILED, message: 'disk on fire' } });
-    const r = ((await done) as { results: import('../../../src/protocol/index.js').ToolResult[] }).results[0]!;
+    const r = (await done).results[0]!;
     expect([r.error?.code, r.error?.message]).toEqual([ErrorCode.ABORTED, 'cancelled: disk on fire']);
   });
 
