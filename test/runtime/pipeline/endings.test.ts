@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../src/protocol/index.js';
 import { createActor, toPromise } from 'xstate';
+import type { ExecOutcome } from '../../../machines/callStages.js';
 import { schedulerMachine } from '../../../machines/scheduler.js';
 import { echoTool, flushMicrotasks, manualTool, only, setup } from './harness.js';
 
@@ -124,8 +125,8 @@ describe("a port that breaks its contract (a user's CallStages): the call still 
   it('an execute that fails for another reason after the cancel: ABORTED, saying what failed', async () => {
     const echo = echoTool();
     const { rt } = setup({ tools: [echo.tool], limits: { abortGraceMs: 500 } });
-    let settle: ((o: unknown) => void) | undefined;
-    const pipeline = { ...rt.pipeline, execute: () => new Promise((r) => (settle = r)) };
+    let settle: ((o: ExecOutcome) => void) | undefined;
+    const pipeline = { ...rt.pipeline, execute: () => new Promise<ExecOutcome>((r) => (settle = r)) };
     const actor = createActor(schedulerMachine, { input: { pipeline, log: rt.log, calls: [{ callId: 'c1', toolName: 'echo', input: '{"text":"hi"}' }], complete: true } });
     const done = toPromise(actor);
     actor.start();
