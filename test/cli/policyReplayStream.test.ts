@@ -81,6 +81,26 @@ describe('what happened then, read from the log', () => {
     expect(skipped).toBe(1 + MAX_PENDING_CALLS - 1);
   });
 
+  it('only a result settles a call; a hook failure without a recorded stage (an older log) and a decision on a success are not denies; an asked call cancelled before it ran did not run', () => {
+    const calls: RecordedCall[] = [];
+    const s = recordedCallStream('s', (c) => calls.push(c));
+    const feed = (...events: LogEvent[]) => events.forEach((e) => s.onEvent(e));
+    feed(callEv('a'), ev({ type: 'tool/approval-answer', turnId: 't', stepIndex: 0, callId: 'a', answer: 'denied' }), ev({ type: 'warning', turnId: 't', callId: 'a', code: 'X', message: 'm' }));
+    expect(calls).toEqual([]);
+    feed(result('a', failed('HOOK_FAILED')));
+    feed(callEv('b'), result('b', { isError: false, decision: { stage: 'pre-execute', outcome: 'allow', by: 'dsh:permissions' } }));
+    feed(callEv('c'), asked('c'), result('c', failed('ABORTED_BEFORE_DISPATCH')));
+    feed(callEv('d'));
+    expect(s.skipped()).toBe(0);
+    expect(calls.map((c) => [c.callId, c.then, c.ran])).toEqual([
+      ['a', 'allow', true],
+      ['b', 'allow', true],
+      ['c', 'ask', false],
+    ]);
+    expect(s.end()).toBe(1);
+    expect(s.skipped()).toBe(1);
+  });
+
   it('holds at most MAX_PENDING_CALLS calls awaiting a result: the oldest are dropped, counted as not compared', () => {
     const events = Array.from({ length: MAX_PENDING_CALLS + 5 }, (_, i) => callEv(`c${i}`));
     events.push(result('c0', { isError: false }), result(`c${MAX_PENDING_CALLS + 4}`, { isError: false }));

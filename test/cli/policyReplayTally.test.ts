@@ -43,7 +43,8 @@ describe('a replay tally', () => {
     await tally.check(recorded('broken', 'allow', true));
     tally.skip(2);
     const report = tally.report(3);
-    expect(report).toEqual({
+    // Strict: a change carries `nowDecision` and `nowReason` only when the checker gave them.
+    expect(report).toStrictEqual({
       sessions: 3,
       calls: 6,
       skipped: 4,
