@@ -93,4 +93,29 @@ describe('the turns a session view started', () => {
     expect(t.cancels).toEqual(['enough']);
     expect(turnOf(view, 't1')!.state).toBe('cancelling');
   });
+
+  it("the turn's lifecycle machine drives what a person waits on: running, suspending, cancelling; the view hears it live", async () => {
+    let live: string | undefined;
+    let next: (() => void) | undefined;
+    const t = fakeTurn('t1');
+    (t.handle as { lifecycle: unknown }).lifecycle = {
+      getSnapshot: () => ({ matches: (v: { live?: string }) => live !== undefined && v.live === live }),
+      subscribe: (o: { next: () => void }) => ((next = o.next), { unsubscribe: () => (next = undefined) }),
+    };
+    const view = createSessionView(fakeRuntime([t]));
+    let heard = 0;
+    view.subscribe(() => heard++);
+    view.startTurn({ input: 'go' } as never);
+    expect(turnOf(view, 't1')!.state).toBe('queued');
+    for (const [state, shown] of [['running', 'running'], ['suspending', 'suspending'], ['cancelling', 'cancelling'], ['winding-down', 'cancelling']] as const) {
+      live = state;
+      next!();
+      expect(turnOf(view, 't1')!.state, state).toBe(shown);
+    }
+    await tick();
+    expect(heard).toBe(1);
+    t.finish({ outcome: 'cancelled' });
+    await tick();
+    expect(next).toBeUndefined();
+  });
 });
