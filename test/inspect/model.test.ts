@@ -5,7 +5,8 @@ import { createActor, createMachine } from 'xstate';
 import type { InspectionEvent } from 'xstate';
 import { actorStateOf, diagramStateOf } from '../../src/cli/inspect/actorStates.js';
 import { liveFeed, type FeedMessage } from '../../src/cli/inspect/feed.js';
-import { highlightedStates, logRow, sessionAt } from '../../src/cli/inspect/page/model.js';
+import { highlightedStates, logRow, sessionAt, STAGES } from '../../src/cli/inspect/page/model.js';
+import { CALL_STAGE_NAMES } from '../../machines/callStageNames.js';
 import { describeProvenance, type LogEvent } from '../../src/protocol/index.js';
 import { createMemoryLog } from '../../src/runtime/log/sessionLog.js';
 
@@ -29,6 +30,12 @@ function session(): readonly LogEvent[] {
   log.append({ type: 'turn/end', turnId: 't1', outcome: 'completed', steps: 1 });
   return log.events();
 }
+
+describe('the page\'s stage names', () => {
+  it('are the machine\'s (the page loads only its own modules, so it keeps a copy)', () => {
+    expect([...STAGES]).toEqual([...CALL_STAGE_NAMES]);
+  });
+});
 
 describe('sessionAt', () => {
   it('follows a call through the log: called, waiting for an answer, running, settled with its stage timings', () => {

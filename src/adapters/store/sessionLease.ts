@@ -146,7 +146,17 @@ async function take(store: JsonlSessionStore, id: string, owner: string, ttlMs: 
     const held = store.holder(id);
     if (held && deadLocalProcess(held.owner) && store.expire(id, held.token)) lease = await store.acquire(id, owner, ttlMs);
   }
-  return lease ?? { held: store.holder(id) };
+  if (lease) return lease;
+  // Refused, but no holder could be read: the winner's record was being written (or it had just
+  // let go). Look again a few turns of the event loop later, so the refusal can name the holder.
+  for (let tries = 0; tries < 5; tries++) {
+    const held = store.holder(id);
+    if (held) return { held };
+    await new Promise((r) => setImmediate(r));
+    lease = await store.acquire(id, owner, ttlMs);
+    if (lease) return lease;
+  }
+  return { held: store.holder(id) };
 }
 
 /** Takes the lease of the session logged in `file`, or throws `LEASE_HELD` naming its holder. */

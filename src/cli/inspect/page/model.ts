@@ -8,8 +8,12 @@
 import type { ApprovalPreview, DecisionProvenance, LogEvent } from '../../../protocol/index.js';
 import type { ActorKind, ActorState } from '../actorStates.js';
 
-/** The toolCall stages in pipeline order, as `result.metadata.durationsMs` names them. */
-export { CALL_STAGE_NAMES as STAGES } from '../../../../machines/callStageNames.js';
+/**
+ * The toolCall stages in pipeline order, as `result.metadata.durationsMs` names them: a copy of
+ * `CALL_STAGE_NAMES` (machines/callStageNames.ts), since the page loads only its own modules
+ * (assets.ts); test/inspect/model.test.ts keeps the two equal.
+ */
+export const STAGES = ['validating', 'preExecute', 'awaitingApproval', 'guard', 'executing', 'postExecute', 'finalizing'] as const;
 
 export interface CallView {
   callId: string;
