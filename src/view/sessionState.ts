@@ -65,7 +65,10 @@ interface StepText {
 }
 
 /** Which approval questions this process can answer now (the inbox holds them). */
-export type AnswerableTest = (approval: { callId: string; toolName: string }) => boolean;
+export type AnswerableTest = (approval: { turnId: string; stepIndex: number; callId: string; toolName: string }) => boolean;
+
+/** What the view reads of a stage event (`CallStageEvent` has it; so does a stage frame off the wire). */
+export type StageMove = Pick<CallStageEvent, 'type' | 'turnId' | 'stepIndex' | 'callId' | 'stage'>;
 
 export class SessionState {
   #turns: readonly SessionTurn[] = EMPTY;
@@ -164,7 +167,7 @@ export class SessionState {
   }
 
   /** A stage event of a call (the runtime's stage stream). */
-  applyStage(e: CallStageEvent): void {
+  applyStage(e: StageMove): void {
     if (e.turnId === undefined || e.stepIndex === undefined) return; // a lone `runCall`: not a turn's
     const key = callKey(e.turnId, e.stepIndex, e.callId);
     let stage: SessionCallStage | undefined;

@@ -11,6 +11,7 @@ import type { StageListener } from '../runtime/inspection/stageEvents.js';
 import type { SteerOutcome, TurnHandle, TurnOptions } from '../runtime/turns.js';
 import type { ApprovalInbox, ApprovalReply } from './approvalInbox.js';
 import { SessionState } from './sessionState.js';
+import { snapshotListeners } from './snapshotListeners.js';
 import type { SessionApproval, SessionSnapshot, SessionTurn } from './viewTypes.js';
 
 /** What the view needs of a runtime (`createRuntime(...)` has it all). */
@@ -27,6 +28,12 @@ export interface SessionViewOptions {
   /** The runtime's approval service, when it is an inbox: the view answers approvals through it. */
   approvals?: ApprovalInbox;
 }
+
+/**
+ * What every `dsh/react` hook reads and answers through: a local `SessionView` has it, and so does a
+ * session served over the wire (`connectSession`, `dsh/client`).
+ */
+export type SessionViewBase = Pick<SessionView, 'subscribe' | 'getSnapshot' | 'approve' | 'deny' | 'suspend'>;
 
 export interface SessionView {
   /** Calls `listener` after the snapshot changed (once per burst of changes, in a microtask). */
@@ -67,32 +74,13 @@ export function createSessionView(runtime: SessionViewRuntime, options: SessionV
     return (a: { callId: string }) => open.has(a.callId);
   };
   const state = new SessionState(answerable());
-  const listeners = new Set<() => void>();
   const handles = new Map<string, TurnHandle>();
   const removers: Array<() => void> = [];
-  let scheduled = false;
-  let last = state.snapshot();
-  const notify = () => {
-    scheduled = false;
-    const now = state.snapshot();
-    if (now === last) return;
-    last = now;
-    for (const l of [...listeners]) {
-      try {
-        l();
-      } catch {
-        // A listener (a UI) cannot break the view.
-      }
-    }
-  };
-  const changed = () => {
-    if (scheduled) return;
-    scheduled = true;
-    queueMicrotask(notify);
-  };
+  const listeners = snapshotListeners(() => state.snapshot());
+  const changed = listeners.changed;
 
   for (const e of runtime.log.events()) state.applyEvent(e);
-  last = state.snapshot();
+  listeners.seen();
   removers.push(runtime.log.subscribe((e) => {
     state.applyEvent(e);
     changed();
@@ -165,10 +153,7 @@ export function createSessionView(runtime: SessionViewRuntime, options: SessionV
   };
 
   return {
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => void listeners.delete(listener);
-    },
+    subscribe: listeners.subscribe,
     getSnapshot: () => state.snapshot(),
     startTurn: (turnOptions) => track(runtime.startTurn(turnOptions), turnOptions.input),
     followUp(message, turnOptions) {
