@@ -1,7 +1,7 @@
 // The TypeScript code blocks of README.md and docs/, extracted as a user would copy them: each
 // block is a module of its own that imports from 'dsh', 'dsh/node', … and must type-check against
 // the package's sources. A block whose fence says `ts run` is a complete program and is also run.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { markdownFiles, readRepoFile, repoRoot } from './markdownFiles.js';
@@ -36,14 +36,12 @@ export function allCodeBlocks(): CodeBlock[] {
 /** Where the extracted modules live (gitignored; 'zod', 'xstate' and React resolve from the repository's node_modules). */
 export const SNIPPET_DIR = join(repoRoot, 'test-artifacts', 'doc-snippets');
 
-const ENTRY_POINTS: Record<string, string> = {
-  dsh: 'src/index.ts',
-  'dsh/node': 'src/node.ts',
-  'dsh/machines': 'machines/index.ts',
-  'dsh/policies': 'src/policies.ts',
-  'dsh/telemetry': 'src/telemetry.ts',
-  'dsh/react': 'src/react/index.ts',
-};
+/** The package's entries (its `exports`), each mapped to its source: `dsh/server` → src/server/index.ts. */
+const ENTRY_POINTS: Record<string, string> = Object.fromEntries(
+  Object.entries((JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { exports: Record<string, string | { default: string }> }).exports)
+    .filter(([key]) => key !== './package.json')
+    .map(([key, target]) => [key === '.' ? 'dsh' : `dsh/${key.slice(2)}`, (typeof target === 'string' ? target : target.default).replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts')]),
+);
 
 export const compilerOptions: ts.CompilerOptions = {
   target: ts.ScriptTarget.ES2022,
