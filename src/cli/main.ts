@@ -5,6 +5,7 @@
  *   dsh mcp list              the configured MCP servers and their tools (commands/mcp.ts)
  *   dsh policy test | replay  the config's examples; the policies replayed over sessions (commands/policy.ts)
  *   dsh inspect [SESSION]     a session in the browser: a local page (commands/inspect.ts, inspect/)
+ *   dsh serve                 the sessions over the session wire protocol (commands/serve.ts, serve/)
  *   dsh [tour] [--log FILE]   the pipeline tour (commands/tour.ts)
  *   dsh -h | --help | --version | help [COMMAND] | COMMAND --help
  * Exit codes: 0 done, 1 failed (a file error or corrupt log: one line on stderr, the stack only
@@ -22,6 +23,7 @@ import { policyCommand } from './commands/policy.js';
 import { repairCommand } from './commands/repair.js';
 import { resumeCommand } from './commands/resume.js';
 import { runCommand } from './commands/run.js';
+import { serveCommand } from './commands/serve.js';
 import { sessionsCommand } from './commands/sessions.js';
 import { tourCommand } from './commands/tour.js';
 import { submitCommand, workerCommand } from './commands/worker.js';
@@ -49,7 +51,7 @@ const mcpListCommand = mcpCommand(
   },
 );
 
-export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, mcpListCommand, policyCommand, tourCommand, inspectCommand, workerCommand, submitCommand];
+export const COMMANDS: readonly Command[] = [runCommand, sessionsCommand, resumeCommand, logCommand, repairCommand, mcpListCommand, policyCommand, tourCommand, inspectCommand, serveCommand, workerCommand, submitCommand];
 
 export const USAGE = `usage:
 ${COMMANDS.map((c) => `  ${c.synopsis}\n      ${c.summary}`).join('\n')}
