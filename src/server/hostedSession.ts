@@ -20,6 +20,8 @@ export interface HostableRuntime {
   startTurn(options: TurnOptions): TurnHandle;
   followUp(message: string, options?: Partial<Omit<TurnOptions, 'input'>>): TurnHandle;
   resumeTurn(options: Omit<TurnOptions, 'input'>): TurnHandle;
+  /** The session's suspended turn, if it has one (`createRuntime` has it): resumed on open with `resumeOnOpen`. */
+  pendingSuspension?(): unknown;
 }
 
 export interface HostRuntimeOptions {
@@ -37,6 +39,11 @@ export interface HostRuntimeOptions {
   readonly history?: (from: number, to: number) => Promise<readonly LogEvent[]>;
   /** Ends the session's writing when the server lets it go (closes the JSONL file and its lease). */
   readonly close?: () => Promise<void>;
+  /**
+   * A session whose log ends on a suspended turn resumes it at once, so its questions are asked
+   * again and a page can answer them (a server restarted while a question waited). Default false.
+   */
+  readonly resumeOnOpen?: boolean;
 }
 
 /** Why a command was refused, with the code the wire answers. */
@@ -67,6 +74,11 @@ export interface HostedSession {
   resume(): { turnId: string };
   /** Answers the approval whose `tool/approval-request` is `approvalSeq`: once, whoever asks first. */
   answer(approvalSeq: number, command: ApprovalCommand): void;
+  /**
+   * Lets the session go: a question still waiting is answered "decide later", so its turn suspends
+   * with the question in the log (a server that opens the log again asks it again); once the turns
+   * this session started have ended or suspended, the log is closed.
+   */
   close(): Promise<void>;
 }
 
@@ -185,12 +197,11 @@ export function hostRuntime(options: HostRuntimeOptions): HostedSession {
   const loggedAnswer = (key: Key, seq: number): WinningAnswer | undefined => {
     for (const e of log.events({ from: seq + 1 })) {
       if (e.type === 'tool/approval-answer' && sameCall(key, e)) return { answer: LOG_ANSWER[e.answer], ...(e.reason !== undefined ? { reason: e.reason } : {}), seq: e.seq };
-      if (e.type === 'turn/suspended' && e.turnId === key.turnId && e.calls.some((c) => c.callId === key.callId)) return { answer: 'suspend', seq: e.seq };
     }
     return undefined;
   };
 
-  return {
+  const session: HostedSession = {
     id: options.id,
     log,
     async eventsAfter(after) {
@@ -225,10 +236,11 @@ export function hostRuntime(options: HostRuntimeOptions): HostedSession {
         throw new CommandRefused('NOT_FOUND', `no approval ${approvalSeq} in this session`);
       }
       const key: Key = { turnId: request.turnId, stepIndex: request.stepIndex, callId: request.callId };
-      const winner = winners.get(approvalSeq) ?? loggedAnswer(key, approvalSeq);
-      if (winner) throw new CommandRefused('ALREADY_ANSWERED', `approval ${approvalSeq} was already answered (${winner.answer})`, winner);
       const latest = [...log.events({ from: approvalSeq + 1 })].some((e) => e.type === 'tool/approval-request' && sameCall(key, e));
       const open = !latest && answerableCalls().some((k) => sameCall(k, key));
+      // "Decide later" answers for now only: once the turn is resumed, the question is open again.
+      const winner = loggedAnswer(key, approvalSeq) ?? winners.get(approvalSeq);
+      if (winner && !(winner.answer === 'suspend' && open)) throw new CommandRefused('ALREADY_ANSWERED', `approval ${approvalSeq} was already answered (${winner.answer})`, winner);
       if (!open || !approvals) {
         throw new CommandRefused('NOT_WAITING', latest ? `approval ${approvalSeq} was asked again (answer the newer question)` : `nothing waits on approval ${approvalSeq} here (a suspended turn asks again once resumed)`);
       }
@@ -240,9 +252,14 @@ export function hostRuntime(options: HostRuntimeOptions): HostedSession {
       }
     },
     async close() {
+      // Every question still open is kept for later, in the log: its turn suspends.
+      for (const q of approvals?.questions() ?? []) approvals?.answer(q.callId, { kind: 'suspend' });
+      await Promise.allSettled([...handles.values()].map((h) => h.done));
       for (const remove of removers.splice(0)) remove();
       listeners.clear();
       await options.close?.();
     },
   };
+  if (options.resumeOnOpen && runtime.pendingSuspension?.()) session.resume();
+  return session;
 }

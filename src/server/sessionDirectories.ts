@@ -47,7 +47,7 @@ export interface JsonlSessionDirectoryOptions {
   /** The directory of `<id>.jsonl` session logs. */
   readonly dir: string;
   /** Makes the runtime of a session whose log was just opened (the model and tools are the app's). */
-  readonly host: (opened: OpenedJsonlSessionLog, id: string) => Omit<HostRuntimeOptions, 'id' | 'history' | 'close'>;
+  readonly host: (opened: OpenedJsonlSessionLog, id: string) => Omit<HostRuntimeOptions, 'id' | 'history' | 'close' | 'resumeOnOpen'>;
   /** How each log is opened (checkpoints, lease, group commit). */
   readonly log?: OpenJsonlSessionLogOptions;
 }
@@ -69,6 +69,8 @@ export function jsonlSessionDirectory(options: JsonlSessionDirectoryOptions): Se
       // A log resumed from a checkpoint holds only what follows it: earlier events come from the file.
       history: async (from, to) => (await readJsonlLog(path)).events.filter((e) => e.seq >= from && e.seq <= to),
       close: () => opened.close(),
+      // A log that ends on a suspended turn (a server stopped while a question waited): asked again.
+      resumeOnOpen: true,
     });
   };
 

@@ -196,4 +196,53 @@ describe('a server restarted on the same JSONL logs', () => {
     ]);
     expect(remote.getSnapshot().turns.flatMap((t) => t.calls.map((c) => c.result?.content))).toEqual(['hi', 'hi']);
   });
+
+  it('a server stopped while a question waits suspends its turn in the log; restarted, it asks again, and the page answers it: the body runs once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dsh-wire-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const writes: string[] = [];
+    // The provider outlives the server: its script goes on where it stood.
+    const model = scriptedModel([{ text: 'Writing.', toolCalls: [{ toolName: 'write', input: { path: 'x.txt' } }] }, { text: 'Written.' }]);
+    const start = async (port = 0) => {
+      const write = defineTool({ name: 'write', input: z.object({ path: z.string() }), execute: async ({ path }) => (writes.push(path), `wrote ${path}`) });
+      const directory = jsonlSessionDirectory({
+        dir,
+        host: (opened) => {
+          const approvals = createApprovalInbox();
+          const runtime = createRuntime({ log: opened.log, tools: [write], approval: approvals });
+          runtime.hooks.on('tools/pre-execute', 'ask', (call, next) => (call.toolName === 'write' ? { kind: 'ask', reason: 'changes a file' } : next()));
+          return { runtime, approvals, turnOptions: () => ({ model }) };
+        },
+      });
+      const handler = createSessionHandler({ sessions: directory, authorize: bearer });
+      const http = createServer(toNodeListener(handler));
+      await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
+      return {
+        port: (http.address() as AddressInfo).port,
+        stop: async () => {
+          handler.close();
+          http.closeAllConnections();
+          await new Promise<void>((resolve) => http.close(() => resolve()));
+          await directory.close();
+        },
+      };
+    };
+    const first = await start();
+    const base = `http://127.0.0.1:${first.port}/api`;
+    const created = await fetch(`${base}/sessions`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'idempotency-key': 'new' }, body: '{}' });
+    const { id } = (await created.json()) as { id: string };
+    const remote = connect(`${base}/sessions/${id}`);
+    const { turnId } = await remote.startTurn('write x');
+    await until(() => remote.getSnapshot().approvals[0]?.answerable === true, 'the question');
+    await first.stop();
+    await until(() => remote.getSnapshot().turns[0]?.state === 'suspended' || remote.status().state === 'retrying', 'the page notices');
+    const second = await start(first.port);
+    cleanups.push(second.stop);
+    await until(() => remote.status().state === 'open' && remote.getSnapshot().approvals.some((a) => a.answerable), 'asked again, answerable');
+    expect(remote.approve(remote.getSnapshot().approvals.find((a) => a.answerable)!.id)).toBe(true);
+    await until(() => turnEnded(remote, turnId), 'the turn ends');
+    expect(remote.getSnapshot().turns.map((t) => [t.turnId, t.state, t.outcome])).toEqual([[turnId, 'ended', 'completed']]);
+    expect(writes).toEqual(['x.txt']);
+  });
 });
+

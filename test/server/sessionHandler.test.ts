@@ -158,14 +158,15 @@ describe('commands (SPEC §11.2)', () => {
       post(`${s.url}/approvals/${approval}`, { answer: 'deny', reason: 'no' }),
     ]);
     expect([a.status, b.status]).toEqual([200, 409]);
-    expect(await b.json()).toEqual({ error: { code: 'ALREADY_ANSWERED', message: `approval ${approval} was already answered (allow-once)` }, winner: { answer: 'allow-once' } });
+    const answerSeq = () => log().find((e) => e.type === 'tool/approval-answer')?.seq;
+    expect(await b.json()).toEqual({ error: { code: 'ALREADY_ANSWERED', message: `approval ${approval} was already answered (allow-once)` }, winner: { answer: 'allow-once', seq: answerSeq() } });
     await until(() => ended(log()), 'the turn');
     expect(server.session(s.id).writes).toEqual(['x.txt']);
     expect(log().filter((e) => e.type === 'tool/approval-answer').map((e) => e.type === 'tool/approval-answer' && e.answer)).toEqual(['allowed-once']);
     // After the fact, from the log: the winner with its seq.
     const late = await post(`${s.url}/approvals/${approval}`, { answer: 'allow-always' });
     expect(late.status).toBe(409);
-    expect(((await late.json()) as { winner: unknown }).winner).toEqual({ answer: 'allow-once' });
+    expect(((await late.json()) as { winner: unknown }).winner).toEqual({ answer: 'allow-once', seq: answerSeq() });
   });
 
   it('a deny with a reason: the body never runs, and the reason reaches the model in the call result', async () => {
