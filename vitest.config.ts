@@ -7,7 +7,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // screen that a loaded machine draws late is still drawn, but no budget should be shared with the
 // rest of the suite.
 const TERMINAL_TESTS = ['test/cli/*Tty.test.ts', 'test/security/terminalInjection.test.ts'];
-const PROCESS_TESTS = [...TERMINAL_TESTS, 'test/package/**/*.test.ts', 'test/cli/exitCodes.test.ts', 'test/browser/reactApp.test.ts', 'test/browser/bundleBudget.test.ts', 'test/inspect/browser/**/*.test.ts', 'test/store/workers.test.ts', 'test/store/workerFaults.test.ts'];
+const PROCESS_TESTS = [...TERMINAL_TESTS, 'test/package/**/*.test.ts', 'test/cli/exitCodes.test.ts', 'test/browser/reactApp.test.ts', 'test/browser/webApp.test.ts', 'test/browser/bundleBudget.test.ts', 'test/inspect/browser/**/*.test.ts', 'test/store/workers.test.ts', 'test/store/workerFaults.test.ts'];
 // The session store tests (test/store/workers.test.ts among the process tests) run on a real
 // PostgreSQL: their projects start a throwaway one (or use DSH_TEST_PG_URL's; see
 // test/store/pgGlobalSetup.ts), only when one of their files runs.

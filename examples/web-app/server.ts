@@ -31,6 +31,8 @@ export interface WebAppOptions {
   /** A model for each turn. */
   readonly model: () => LanguageModelV3;
   readonly port?: number;
+  /** The sign-in cookie's value (default: random per start; give one to keep pages signed in across restarts). */
+  readonly secret?: string;
 }
 
 export interface WebApp {
@@ -46,7 +48,7 @@ const COOKIE = 'dsh_example';
 export async function startWebApp(options: WebAppOptions): Promise<WebApp> {
   mkdirSync(options.sessionsDir, { recursive: true });
   // One sign-in for this example; a real app has its users and checks who owns which session.
-  const secret = randomBytes(24).toString('base64url');
+  const secret = options.secret ?? randomBytes(24).toString('base64url');
   const signedIn = (request: Request) => {
     const given = /(?:^|;\s*)dsh_example=([^;]+)/.exec(request.headers.get('cookie') ?? '')?.[1];
     return given !== undefined && given.length === secret.length && timingSafeEqual(Buffer.from(given), Buffer.from(secret));
@@ -104,6 +106,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
     pageDir: env.PAGE_DIR ?? join(here, 'dist'),
     model: () => model,
     port: Number(env.PORT ?? 8787),
+    ...(env.SESSION_SECRET ? { secret: env.SESSION_SECRET } : {}),
   });
   console.log(`open ${app.url}`);
   const stop = () => void app.close().then(() => process.exit(0));

@@ -9,7 +9,7 @@ import { useApprovals, useSession, useTurns } from 'dsh/react';
 
 export function App({ session }: { session: RemoteSession }) {
   const turns = useTurns();
-  const { suspendedTurnId, activeTurnId } = useSession();
+  const { suspendedTurnId, activeTurnId, lastSeq } = useSession();
   const status = useSyncExternalStore(session.onStatus, session.status);
   const [input, setInput] = useState('');
   const [error, setError] = useState('');
@@ -19,7 +19,7 @@ export function App({ session }: { session: RemoteSession }) {
     session.startTurn(input).then(() => setInput(''), (err: unknown) => setError(String(err)));
   };
   return (
-    <main>
+    <main data-last-seq={lastSeq}>
       <p className="status" data-testid="connection">
         connection: {status.state}
       </p>
@@ -42,7 +42,7 @@ function Turn({ turn, session }: { turn: SessionTurn; session: RemoteSession }) 
   const [steer, setSteer] = useState('');
   const live = turn.state === 'running' || turn.state === 'suspending';
   return (
-    <section className="turn" data-turn={turn.turnId}>
+    <section className="turn" data-turn={turn.turnId} data-state={turn.state} data-outcome={turn.outcome ?? ''}>
       <h2>
         {turn.input}
         <span className="state" data-testid="turn-state">
@@ -55,7 +55,7 @@ function Turn({ turn, session }: { turn: SessionTurn; session: RemoteSession }) 
       ))}
       <ul className="calls">
         {turn.calls.map((c) => (
-          <li key={c.key} className="call" data-call={c.callId}>
+          <li key={c.key} className="call" data-call={c.callId} data-stage={c.stage}>
             <code>{c.toolName}</code>
             <span className="stage">{c.stage}</span>
             {c.approval && <Question approval={c.approval} />}
