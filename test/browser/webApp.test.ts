@@ -169,7 +169,7 @@ describe('the web app example in Chromium, against its real server', () => {
     // removing the other tab's buttons, which is the race this checks).
     const press = (page: Page, name: string) =>
       page.evaluate((label) => {
-        const button = [...document.querySelectorAll('button')].find((b) => b.textContent === label);
+        const button = Array.from(document.querySelectorAll('button')).find((b) => b.textContent === label);
         button?.click();
         return button !== undefined;
       }, name);
