@@ -13,6 +13,7 @@
  *   POST {base}/sessions/:id/cancel       {turnId, reason?}   (`cancel`)
  *   POST {base}/sessions/:id/resume       {}                  (`resume`)
  *   POST {base}/sessions/:id/approvals/:approvalId  {answer, reason?}   (`answer`)
+ *   POST {base}/sessions/:id/chat                    `useChat`'s request: the AI SDK UI message stream (`read`, then `start` or `answer`)
  *
  * Every request is put to `authorize` first (there is no open default). A POST must be JSON, at
  * most `maxBodyBytes`, and carry an `Idempotency-Key`; a request that carries cookies must come
@@ -34,6 +35,7 @@ import {
   type WireErrorCode,
 } from '../protocol/wire.js';
 import { durableFeed, type DurableFeed } from './durableFeed.js';
+import { applyAnswers, ChatRequestSchema, chatIntentOf, turnMessageStream, UI_MESSAGE_STREAM_HEADERS } from './chatEndpoint.js';
 import { sessionEventStream } from './eventStream.js';
 import { CommandRefused, type HostedSession } from './hostedSession.js';
 import { idempotencyCache, type IdempotencyCache, type StoredAnswer } from './idempotency.js';
@@ -75,6 +77,8 @@ export interface SessionHandlerOptions {
   readonly heartbeatMs?: number;
   /** Idempotency keys remembered per session (default 10,000). */
   readonly idempotencyKeys?: number;
+  /** The largest `…/chat` request taken (`useChat` sends the whole conversation; default 4 MiB). */
+  readonly maxChatBodyBytes?: number;
 }
 
 export type SessionHandler = ((request: Request) => Promise<Response>) & {
@@ -151,7 +155,8 @@ type Route =
   | { readonly kind: 'session'; readonly id: string }
   | { readonly kind: 'events'; readonly id: string }
   | { readonly kind: 'command'; readonly id: string; readonly command: 'turns' | 'follow-ups' | 'steer' | 'cancel' | 'resume' }
-  | { readonly kind: 'approval'; readonly id: string; readonly approvalSeq: number };
+  | { readonly kind: 'approval'; readonly id: string; readonly approvalSeq: number }
+  | { readonly kind: 'chat'; readonly id: string };
 
 const COMMAND_ACTION = { turns: 'start', 'follow-ups': 'start', steer: 'steer', cancel: 'cancel', resume: 'resume' } as const;
 
@@ -166,6 +171,7 @@ function route(path: string, base: string): Route | undefined {
     const p = parts[2]!;
     if (p === 'events') return { kind: 'events', id };
     if (p === 'turns' || p === 'follow-ups' || p === 'steer' || p === 'cancel' || p === 'resume') return { kind: 'command', id, command: p };
+    if (p === 'chat') return { kind: 'chat', id };
     return undefined;
   }
   if (parts.length === 4 && parts[2] === 'approvals' && /^[1-9][0-9]{0,14}$/.test(parts[3]!)) return { kind: 'approval', id, approvalSeq: Number(parts[3]) };
@@ -192,6 +198,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const maxBody = options.maxBodyBytes ?? 64 * 1024;
   const maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
   const heartbeatMs = options.heartbeatMs ?? 15_000;
+  const maxChatBody = options.maxChatBodyBytes ?? 4 * 1024 * 1024;
   const feeds = new Map<HostedSession, DurableFeed>();
   let open = 0;
   const keys = new Map<string, IdempotencyCache>();
@@ -265,6 +272,47 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     }
   };
 
+  /** `POST …/chat`: the AI SDK's UI message stream for `useChat` (chatEndpoint.ts). */
+  const chat = async (request: Request, id: string): Promise<Response> => {
+    if (!/^application\/json\s*(;|$)/i.test(request.headers.get('content-type') ?? '')) return fail('UNSUPPORTED_MEDIA_TYPE', 'send JSON (content-type: application/json)');
+    let body: unknown;
+    try {
+      body = JSON.parse(await boundedText(request, maxChatBody));
+    } catch (e) {
+      if (e instanceof BodyTooLarge) return fail('PAYLOAD_TOO_LARGE', `a chat request is at most ${maxChatBody} bytes`, { connection: 'close' });
+      return fail('BAD_REQUEST', 'the body is not JSON');
+    }
+    const parsed = ChatRequestSchema.safeParse(body);
+    if (!parsed.success) return fail('BAD_REQUEST', 'expected a useChat request: { messages: [{ id, role, parts }] }');
+    const intent = chatIntentOf(parsed.data);
+    if (intent.kind === 'invalid') return fail('BAD_REQUEST', intent.message);
+    const refused = await authorized(request, id, intent.kind === 'start' ? 'start' : 'answer');
+    if (refused) return refused;
+    const session = await options.sessions.open(id);
+    if (!session) return fail('NOT_FOUND', `no session ${id}`);
+    let turnId: string;
+    let after: number;
+    if (intent.kind === 'start') {
+      // Once per user message: a retried request streams the turn its first one started.
+      const a = await keysOf(id).once(`chat:${intent.messageId}`, `chat ${intent.input}`, async () => {
+        const before = session.log.lastSeq;
+        try {
+          return { status: 200, body: { turnId: session.startTurn(intent.input).turnId, after: before } };
+        } catch (e) {
+          return e instanceof CommandRefused ? refusal(e.code, e.message) : refusal('CONFLICT', String(e));
+        }
+      });
+      if (!a) return fail('IDEMPOTENCY_KEY_REUSED', 'this message id was sent with another text');
+      if (a.status !== 200) return json(a.status, a.body);
+      ({ turnId, after } = a.body as { turnId: string; after: number });
+    } else {
+      applyAnswers(session, intent.answers);
+      ({ turnId, after } = intent);
+    }
+    const stream = turnMessageStream({ session, feed: feedOf(session), turnId, after, signal: request.signal });
+    return new Response(stream, { status: 200, headers: { ...HEADERS, ...UI_MESSAGE_STREAM_HEADERS } });
+  };
+
   const handle = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const r = route(url.pathname, base);
@@ -276,10 +324,12 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     if (!originOk(request, url)) return fail('FORBIDDEN', 'cross-origin request with cookies refused');
 
     const id = r.kind === 'sessions' ? undefined : r.id;
+    // A chat request is read first as `read`; what it then does (start, answer) is authorised too.
     const action: WireAction =
       r.kind === 'sessions' ? (isGet ? 'list' : 'create') : r.kind === 'approval' ? 'answer' : r.kind === 'command' ? COMMAND_ACTION[r.command] : 'read';
     const refused = await authorized(request, id, action);
     if (refused) return refused;
+    if (r.kind === 'chat') return chat(request, r.id);
 
     if (r.kind === 'sessions' && isGet) return json(200, { sessions: await options.sessions.list() });
 
