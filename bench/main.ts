@@ -18,6 +18,7 @@ import { runW8 } from './workloads/w8.js';
 import { runStore } from './workloads/store.js';
 import { runBashStart } from './workloads/bashStart.js';
 import { runViewScale } from './workloads/viewScale.js';
+import { runWire } from './workloads/wire.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = import.meta.url.endsWith('.js');
@@ -70,6 +71,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     coldStart: null,
     bashStart: null,
     viewScale: null,
+    wire: null,
     bundle: null,
   };
   const notes: Notes = { mode: compiled ? 'compiled (tsc transpile, bench/.build)' : 'tsx (sources, esbuild keepNames)' };
@@ -146,6 +148,10 @@ export async function main(argv: readonly string[]): Promise<void> {
     const r = await runViewScale({ quick });
     results.viewScale = r.result;
     notes.viewScale = { reps: r.reps };
+  }
+  if (want('wire')) {
+    log('session wire protocol: events to SSE clients (throughput, latency), memory per idle connection');
+    results.wire = (await runWire({ quick })).result;
   }
   if (want('bundle')) {
     log('browser bundles of the `dsh` and `dsh/react` entries (Vite, minified, gzip -9)');

@@ -9,6 +9,7 @@ import { BUNDLE_BUDGET_BYTES, REACT_BUNDLE_BUDGET_BYTES, type BundleResult } fro
 import type { W8Detail, W8Result } from '../workloads/w8.js';
 import type { BashStartResult } from '../workloads/bashStart.js';
 import { VIEW_SCALE_TARGET, type ViewScaleResult } from '../workloads/viewScale.js';
+import type { WireResult } from '../workloads/wire.js';
 
 export interface Results {
   node: string;
@@ -33,6 +34,8 @@ export interface Results {
   /** bash cold start, sandboxed and not (issue 23; absent in results from before it was measured). */
   bashStart?: BashStartResult | null;
   viewScale?: ViewScaleResult | null;
+  /** The session wire protocol: SSE fan-out, latency, idle connections (issue 34; absent in results from before it was measured). */
+  wire?: WireResult | null;
 }
 
 /** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
@@ -179,6 +182,12 @@ export function renderTable(r: Results, notes: Notes): string {
     const v = r.viewScale;
     const how = notes.viewScale ? `medians of ${notes.viewScale.reps} interleaved turns each; the view subscribed and reading every snapshot it is told of` : '';
     rows.push(['session view', `one turn of ${v.calls} calls: without a view ms; with createSessionView ms; ratio`, `${f(v.plainMs, 0)} ms; ${f(v.viewMs, 0)} ms; **×${f(v.ratio, 2)}**`, `≤ ×${VIEW_SCALE_TARGET}`, yes(v.ratio <= VIEW_SCALE_TARGET), how]);
+  }
+  if (r.wire) {
+    const w = r.wire;
+    rows.push(['wire', `events per second from append to ${w.clients} SSE clients on loopback (${k(w.events)} events)`, `**${f(w.eventsPerSec, 0)}** events/s`, '—', '', 'createSessionHandler on node:http, one in-memory session; appends in bursts of 100; clients in the same process']);
+    rows.push(['wire', 'append-to-client latency, median; p99 (every 7th event × every client)', `${f(w.latencyMedianMs, 2)} ms; ${f(w.latencyP99Ms, 2)} ms`, '—', '', 'both ends read the same clock']);
+    rows.push(['wire', `memory per idle connection (${k(w.idleConnections)} connections following a quiet session), heap + external`, `**${f(w.bytesPerIdleConnection / 1024, 1)} KiB**`, '—', '', 'after a GC; the client sockets live in the same process, so this bounds the server\'s share from above']);
   }
   if (r.bundle) {
     const b = r.bundle;

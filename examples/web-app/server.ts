@@ -77,7 +77,7 @@ export async function startWebApp(options: WebAppOptions): Promise<WebApp> {
       return;
     }
     const headers: Record<string, string> = { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'x-content-type-options': 'nosniff' };
-    if (file.endsWith('index.html')) headers['set-cookie'] = `${COOKIE}=${secret}; HttpOnly; SameSite=Strict; Path=/`;
+    if (file.endsWith('.html')) headers['set-cookie'] = `${COOKIE}=${secret}; HttpOnly; SameSite=Strict; Path=/`;
     res.writeHead(200, headers).end(readFileSync(file));
   });
   await new Promise<void>((done) => server.listen(options.port ?? 0, '127.0.0.1', done));

@@ -14,5 +14,6 @@ export default defineConfig({
       { find: /^dsh\/react$/, replacement: here('../../src/react/index.ts') },
     ],
   },
-  build: { outDir: here('dist'), emptyOutDir: true, target: 'es2022' },
+  // Two pages: the dsh page (index.html) and the same sessions in `useChat` (chat.html).
+  build: { outDir: here('dist'), emptyOutDir: true, target: 'es2022', rollupOptions: { input: { main: here('index.html'), chat: here('chat.html') } } },
 });

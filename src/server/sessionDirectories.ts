@@ -26,7 +26,7 @@ export function memorySessionDirectory(options: {
   readonly host: (id: string) => HostedSession | Promise<HostedSession>;
   /** New session ids (default: random UUIDs). */
   readonly newId?: () => string;
-}): SessionDirectory & { add(session: HostedSession): void } {
+}): SessionDirectory & { create(): Promise<string>; add(session: HostedSession): void } {
   const sessions = new Map<string, HostedSession>();
   return {
     list: async () => [...sessions.values()].map(summaryOf),
@@ -53,7 +53,7 @@ export interface JsonlSessionDirectoryOptions {
 }
 
 /** One JSONL log per session in `dir`: `<id>.jsonl`. */
-export function jsonlSessionDirectory(options: JsonlSessionDirectoryOptions): SessionDirectory & { close(): Promise<void> } {
+export function jsonlSessionDirectory(options: JsonlSessionDirectoryOptions): SessionDirectory & { create(): Promise<string>; close(): Promise<void> } {
   const opening = new Map<string, Promise<HostedSession | undefined>>();
   const pathOf = (id: string) => join(options.dir, `${id}.jsonl`);
 
