@@ -3,7 +3,8 @@
  * `node:http` server on loopback, one in-memory session, and (1) `clients` pages following it over
  * SSE while `events` log events are appended in bursts: events per second from the first append
  * until every client holds the last one, and each event's latency from its append to each client
- * (median and p99 over every event × client); (2) `idle` connections that follow a quiet session:
+ * (median and p99 over every event × client); (2) `idle` connections that follow a quiet session
+ * from its last `seq`:
  * the heap and external memory each one adds, after a GC. Clients run in the same process (their
  * sockets' memory counts too: an upper bound for the server's share).
  */
@@ -97,7 +98,8 @@ export async function runWire(options: { quick: boolean }): Promise<{ result: Wi
   for (let i = 0; i < idle; i++) {
     const s = connect(Number(port), '127.0.0.1');
     s.on('error', () => undefined);
-    s.write(`GET ${new URL(url).pathname} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    // Up to date (as a page that has everything so far): idle, nothing to send.
+    s.write(`GET ${new URL(url).pathname} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nLast-Event-ID: ${log.lastSeq}\r\n\r\n`);
     sockets.push(s);
   }
   while (handler.connections() < idle) await new Promise((r) => setTimeout(r, 5));

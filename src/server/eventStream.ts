@@ -22,6 +22,11 @@ export interface EventStreamOptions {
   readonly heartbeatMs: number;
   /** Ends the stream when the request is aborted (the page went away). */
   readonly signal?: AbortSignal;
+  /**
+   * The bytes of a log event's or a live frame's SSE frame: the handler makes each once and shares
+   * it between connections (default: made per connection).
+   */
+  readonly frameBytes?: (item: LogEvent | LiveFrame) => Uint8Array;
   /** Told when the stream starts following the session, and once when it stops (closed, dropped, cancelled). */
   readonly onOpen?: () => void;
   readonly onClose?: () => void;
@@ -33,6 +38,9 @@ const encoder = new TextEncoder();
 export const logFrame = (e: LogEvent): string => `id: ${e.seq}\nevent: ${LOG_FRAME}\ndata: ${JSON.stringify(e)}\n\n`;
 /** The SSE text of a live frame (no `id`: it moves no cursor). */
 export const liveFrame = (f: LiveFrame): string => `event: ${LIVE_FRAME}\ndata: ${JSON.stringify(f)}\n\n`;
+
+/** The bytes of the SSE frame of a log event (it has a `seq`) or a live frame. */
+export const frameBytesOf = (item: LogEvent | LiveFrame): Uint8Array => encoder.encode('seq' in item ? logFrame(item) : liveFrame(item));
 
 /** Thrown into a stream whose reader fell too far behind. */
 export class SlowClientError extends Error {
@@ -56,7 +64,7 @@ export function sessionEventStream(options: EventStreamOptions): ReadableStream<
         let open = true;
         let backlogDone = false;
         /** Frames waiting for room in the queue, oldest first; past `bound` bytes the reader is dropped. */
-        const outbox: string[] = [];
+        const outbox: Uint8Array[] = [];
         let outboxBytes = 0;
         /** Frames that happen while the backlog is read: sent after it (log events by `seq`). */
         const held: Array<LogEvent | LiveFrame> = [];
@@ -80,9 +88,9 @@ export function sessionEventStream(options: EventStreamOptions): ReadableStream<
         };
         pump = () => {
           while (open && outbox.length > 0 && (controller.desiredSize ?? 0) > 0) {
-            const text = outbox.shift()!;
-            outboxBytes -= text.length;
-            controller.enqueue(encoder.encode(text));
+            const bytes = outbox.shift()!;
+            outboxBytes -= bytes.byteLength;
+            controller.enqueue(bytes);
           }
           if (outbox.length === 0 && (controller.desiredSize ?? 0) > 0) {
             const r = roomFor;
@@ -90,10 +98,12 @@ export function sessionEventStream(options: EventStreamOptions): ReadableStream<
             r?.();
           }
         };
-        const put = (text: string) => {
+        const bytesOf = options.frameBytes ?? frameBytesOf;
+        const put = (frame: string | Uint8Array) => {
           if (!open) return;
-          outbox.push(text);
-          outboxBytes += text.length;
+          const bytes = typeof frame === 'string' ? encoder.encode(frame) : frame;
+          outbox.push(bytes);
+          outboxBytes += bytes.byteLength;
           pump();
           // The queue is full and more waits behind it: this reader is not keeping up.
           if (outboxBytes > bound) stop(new SlowClientError(outboxBytes + bound));
@@ -106,13 +116,13 @@ export function sessionEventStream(options: EventStreamOptions): ReadableStream<
         const sendEvent = (e: LogEvent) => {
           if (e.seq <= sent) return;
           sent = e.seq;
-          put(logFrame(e));
+          put(bytesOf(e));
         };
         const offFeed = feed.subscribe(
           (e) => (backlogDone ? sendEvent(e) : hold(e, JSON.stringify(e).length)),
           (error) => stop(error),
         );
-        const offLive = session.onLive((f) => (backlogDone ? put(liveFrame(f)) : hold(f, JSON.stringify(f).length)));
+        const offLive = session.onLive((f) => (backlogDone ? put(bytesOf(f)) : hold(f, JSON.stringify(f).length)));
         const heartbeat = options.heartbeatMs > 0 ? setInterval(() => put(': ping\n\n'), options.heartbeatMs) : undefined;
         const onAbort = () => stop();
         options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -143,11 +153,11 @@ export function sessionEventStream(options: EventStreamOptions): ReadableStream<
             return stop(e);
           }
           if (!open) return;
-          for (const f of session.liveState()) put(liveFrame(f));
+          for (const f of session.liveState()) put(bytesOf(f));
           backlogDone = true;
           for (const item of held.splice(0)) {
             if ('seq' in item) sendEvent(item);
-            else put(liveFrame(item));
+            else put(bytesOf(item));
           }
           heldBytes = 0;
         })();

@@ -36,7 +36,7 @@ import {
 } from '../protocol/wire.js';
 import { durableFeed, type DurableFeed } from './durableFeed.js';
 import { applyAnswers, ChatRequestSchema, chatIntentOf, turnMessageStream, UI_MESSAGE_STREAM_HEADERS } from './chatEndpoint.js';
-import { sessionEventStream } from './eventStream.js';
+import { frameBytesOf, sessionEventStream } from './eventStream.js';
 import { CommandRefused, type HostedSession } from './hostedSession.js';
 import { idempotencyCache, type IdempotencyCache, type StoredAnswer } from './idempotency.js';
 
@@ -201,6 +201,13 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const maxChatBody = options.maxChatBodyBytes ?? 4 * 1024 * 1024;
   const feeds = new Map<HostedSession, DurableFeed>();
   let open = 0;
+  /** Each event's and live frame's SSE bytes, made once for all the connections that send it. */
+  const frames = new WeakMap<object, Uint8Array>();
+  const frameBytes = (item: Parameters<typeof frameBytesOf>[0]) => {
+    let bytes = frames.get(item);
+    if (!bytes) frames.set(item, (bytes = frameBytesOf(item)));
+    return bytes;
+  };
   const keys = new Map<string, IdempotencyCache>();
 
   const feedOf = (s: HostedSession) => {
@@ -382,6 +389,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
         maxBufferedBytes: maxBuffered,
         heartbeatMs,
         signal: request.signal,
+        frameBytes,
         onOpen: () => open++,
         onClose: () => open--,
       });
