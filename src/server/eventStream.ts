@@ -27,9 +27,13 @@ export interface EventStreamOptions {
    * it between connections (default: made per connection).
    */
   readonly frameBytes?: (item: LogEvent | LiveFrame) => Uint8Array;
-  /** Told when the stream starts following the session, and once when it stops (closed, dropped, cancelled). */
-  readonly onOpen?: () => void;
-  readonly onClose?: () => void;
+  /**
+   * Told when the stream starts following the session, with a probe of the bytes it holds for its
+   * page now (its queue, what waits behind it, what happened during the backlog), and once when
+   * it stops (closed, dropped, cancelled).
+   */
+  readonly onOpen?: (buffered: () => number) => void;
+  readonly onClose?: (buffered: () => number) => void;
 }
 
 const encoder = new TextEncoder();
@@ -126,10 +130,11 @@ export function sessionEventStream(options: EventStreamOptions): ReadableStream<
         const heartbeat = options.heartbeatMs > 0 ? setInterval(() => put(': ping\n\n'), options.heartbeatMs) : undefined;
         const onAbort = () => stop();
         options.signal?.addEventListener('abort', onAbort, { once: true });
-        options.onOpen?.();
+        const buffered = () => (open ? Math.max(0, bound - (controller.desiredSize ?? bound)) + outboxBytes + heldBytes : 0);
+        options.onOpen?.(buffered);
         cleanup = () => {
           cleanup = () => {};
-          options.onClose?.();
+          options.onClose?.(buffered);
           offFeed();
           offLive();
           if (heartbeat !== undefined) clearInterval(heartbeat);

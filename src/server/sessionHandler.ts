@@ -84,6 +84,11 @@ export interface SessionHandlerOptions {
 export type SessionHandler = ((request: Request) => Promise<Response>) & {
   /** Event streams open now (pages following a session): for a server's metrics. */
   connections(): number;
+  /**
+   * Bytes the open streams hold for their pages now (each at most twice `maxBufferedBytes` and a
+   * frame before its page is dropped): for a server's metrics.
+   */
+  bufferedBytes(): number;
   /** Stops the per-session feeds (streams still open end as their requests do). */
   close(): void;
 };
@@ -200,7 +205,8 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const heartbeatMs = options.heartbeatMs ?? 15_000;
   const maxChatBody = options.maxChatBodyBytes ?? 4 * 1024 * 1024;
   const feeds = new Map<HostedSession, DurableFeed>();
-  let open = 0;
+  /** The open event streams, each as the probe of the bytes it holds. */
+  const streams = new Set<() => number>();
   /** Each event's and live frame's SSE bytes, made once for all the connections that send it. */
   const frames = new WeakMap<object, Uint8Array>();
   const frameBytes = (item: Parameters<typeof frameBytesOf>[0]) => {
@@ -390,8 +396,8 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
         heartbeatMs,
         signal: request.signal,
         frameBytes,
-        onOpen: () => open++,
-        onClose: () => open--,
+        onOpen: (probe) => void streams.add(probe),
+        onClose: (probe) => void streams.delete(probe),
       });
       return new Response(stream, { status: 200, headers });
     }
@@ -409,7 +415,8 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
       }
     },
     {
-      connections: () => open,
+      connections: () => streams.size,
+      bufferedBytes: () => [...streams].reduce((sum, probe) => sum + probe(), 0),
       close() {
         for (const f of feeds.values()) f.close();
         feeds.clear();

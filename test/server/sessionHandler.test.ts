@@ -5,6 +5,7 @@
  * taken once per idempotency key, an approval answered once across clients, bounded bodies, CSRF,
  * and a client that never reads dropped instead of buffered.
  */
+import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sseFrames } from '../../src/client/sseFrames.js';
@@ -245,4 +246,44 @@ describe('a client that does not read', () => {
     const rest = await readStream(s.url, (ev) => ev.length === log.lastSeq - after, { 'last-event-id': String(after) });
     expect(rest.events.map((e) => e.seq)).toEqual(Array.from({ length: log.lastSeq - after }, (_, i) => after + 1 + i));
   });
+
+  it('1,000 idle pages and one that never reads, during a 50,000-event turn: the server holds at most the documented bound, drops the non-reader, keeps the idle ones', async () => {
+    const bound = 64 * 1024;
+    server = await startWireServer(() => [{ text: 'hi' }], { maxBufferedBytes: bound });
+    const busy = await newSession(server);
+    const quiet = await newSession(server);
+    // Two descriptors per connection in this process: fewer pages where the limit is low.
+    const limit = Number(spawnSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim()) || 1024;
+    const idle = Math.min(1_000, Math.floor((limit - 200) / 2));
+    if (idle < 1_000) console.warn(`open files limited to ${limit}: ${idle} idle pages instead of 1,000`);
+    const raw = (url: string) => {
+      const u = new URL(`${url}/events`);
+      const socket = connect(Number(u.port), u.hostname);
+      socket.pause();
+      socket.on('error', () => undefined);
+      socket.write(`GET ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`);
+      return socket;
+    };
+    const sockets = Array.from({ length: idle }, () => raw(quiet.url));
+    await until(() => server!.handler.connections() === idle, 'the idle pages follow');
+    const stalled = raw(busy.url);
+    sockets.push(stalled);
+    await until(() => server!.handler.connections() === idle + 1, 'the non-reader follows');
+    const log = server.session(busy.id).rt.log;
+    let most = 0;
+    for (let i = 0; i < 50_000; i++) {
+      log.append({ type: 'warning', code: 'NOISE', message: `event ${i}` });
+      if (i % 500 === 499) {
+        most = Math.max(most, server.handler.bufferedBytes());
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    await until(() => server!.handler.connections() === idle, 'the non-reader is dropped');
+    // docs/protocol.md: a page holds at most twice maxBufferedBytes and a frame; idle pages hold nothing.
+    expect(most).toBeGreaterThan(bound / 2);
+    expect(most).toBeLessThanOrEqual(2 * bound + 1024);
+    expect(server.handler.bufferedBytes()).toBe(0);
+    for (const socket of sockets) socket.destroy();
+  }, 120_000);
 });
+
