@@ -70,10 +70,10 @@ export function chatIntentOf(request: ChatRequest): ChatIntent | { readonly kind
 }
 
 /** Answers the approvals the page responded to; one another client answered first is left as the log says. */
-export function applyAnswers(session: HostedSession, answers: Extract<ChatIntent, { kind: 'continue' }>['answers']): void {
+export async function applyAnswers(session: HostedSession, answers: Extract<ChatIntent, { kind: 'continue' }>['answers']): Promise<void> {
   for (const a of answers) {
     try {
-      session.answer(a.seq, a.approved ? { answer: 'allow-once' } : { answer: 'deny', ...(a.reason !== undefined && a.reason.trim() !== '' ? { reason: a.reason } : {}) });
+      await session.answer(a.seq, a.approved ? { answer: 'allow-once' } : { answer: 'deny', ...(a.reason !== undefined && a.reason.trim() !== '' ? { reason: a.reason } : {}) });
     } catch (e) {
       if (!(e instanceof CommandRefused)) throw e;
     }

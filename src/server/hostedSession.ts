@@ -67,13 +67,13 @@ export interface HostedSession {
   liveState(): readonly LiveFrame[];
   /** Every live frame from now on; returns the remover. */
   onLive(listener: (frame: LiveFrame) => void): () => void;
-  startTurn(input: string): { turnId: string };
-  followUp(input: string): { turnId: string };
+  startTurn(input: string): { turnId: string } | Promise<{ turnId: string }>;
+  followUp(input: string): { turnId: string } | Promise<{ turnId: string }>;
   steer(turnId: string, message: string): Promise<SteerOutcome>;
-  cancel(turnId: string, reason?: string): void;
-  resume(): { turnId: string };
+  cancel(turnId: string, reason?: string): void | Promise<void>;
+  resume(): { turnId: string } | Promise<{ turnId: string }>;
   /** Answers the approval whose `tool/approval-request` is `approvalSeq`: once, whoever asks first. */
-  answer(approvalSeq: number, command: ApprovalCommand): void;
+  answer(approvalSeq: number, command: ApprovalCommand): void | Promise<void>;
   /**
    * Lets the session go: a question still waiting is answered "decide later", so its turn suspends
    * with the question in the log (a server that opens the log again asks it again); once the turns

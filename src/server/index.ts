@@ -9,3 +9,4 @@ export { memorySessionDirectory, jsonlSessionDirectory, type JsonlSessionDirecto
 export { toNodeListener, type FetchHandler, type NodeListenerOptions } from './nodeListener.js';
 export { SlowClientError } from './eventStream.js';
 export * from '../protocol/wire.js';
+export { postgresSessionDirectory, type StoredSessionsOptions } from './storedSessions.js';

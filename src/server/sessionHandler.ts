@@ -262,16 +262,16 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     try {
       let result: CommandResult;
       if (r.kind === 'approval') {
-        s.answer(r.approvalSeq, parsed(ApprovalCommandSchema));
+        await s.answer(r.approvalSeq, parsed(ApprovalCommandSchema));
         result = { ok: true };
-      } else if (r.command === 'turns') result = { ok: true, ...s.startTurn(parsed(StartTurnCommandSchema).input) };
-      else if (r.command === 'follow-ups') result = { ok: true, ...s.followUp(parsed(FollowUpCommandSchema).input) };
+      } else if (r.command === 'turns') result = { ok: true, ...(await s.startTurn(parsed(StartTurnCommandSchema).input)) };
+      else if (r.command === 'follow-ups') result = { ok: true, ...(await s.followUp(parsed(FollowUpCommandSchema).input)) };
       else if (r.command === 'resume') {
         parsed(ResumeCommandSchema);
-        result = { ok: true, ...s.resume() };
+        result = { ok: true, ...(await s.resume()) };
       } else if (r.command === 'cancel') {
         const c = parsed(CancelCommandSchema);
-        s.cancel(c.turnId, c.reason);
+        await s.cancel(c.turnId, c.reason);
         result = { ok: true };
       } else {
         const c = parsed(SteerCommandSchema);
@@ -310,7 +310,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
       const a = await keysOf(id).once(`chat:${intent.messageId}`, `chat ${intent.input}`, async () => {
         const before = session.log.lastSeq;
         try {
-          return { status: 200, body: { turnId: session.startTurn(intent.input).turnId, after: before } };
+          return { status: 200, body: { turnId: (await session.startTurn(intent.input)).turnId, after: before } };
         } catch (e) {
           return e instanceof CommandRefused ? refusal(e.code, e.message) : refusal('CONFLICT', String(e));
         }
@@ -319,7 +319,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
       if (a.status !== 200) return json(a.status, a.body);
       ({ turnId, after } = a.body as { turnId: string; after: number });
     } else {
-      applyAnswers(session, intent.answers);
+      await applyAnswers(session, intent.answers);
       ({ turnId, after } = intent);
     }
     const stream = turnMessageStream({ session, feed: feedOf(session), turnId, after, signal: request.signal });

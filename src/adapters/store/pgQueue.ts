@@ -32,7 +32,18 @@ CREATE TABLE IF NOT EXISTS dsh.workers (
   id text PRIMARY KEY,
   job_worker_ids text[] NOT NULL DEFAULT '{}',
   expires_at timestamptz NOT NULL
+);
+CREATE TABLE IF NOT EXISTS dsh.answers (
+  session_id text NOT NULL,
+  approval_seq bigint NOT NULL CHECK (approval_seq > 0),
+  answer text NOT NULL CHECK (answer IN ('allow-once', 'allow-always', 'deny')),
+  reason text,
+  answered_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (session_id, approval_seq)
 );`;
+
+/** The turn id of a session's `n`th submitted turn, as the worker that runs it names it (`turn-<n>`). */
+export const submittedTurnId = (n: number): string => `turn-${n}`;
 
 const QUEUE_LOCK = 0x64736802;
 /** The advisory lock held (on its own connection) while graphile-worker's schema is installed. */

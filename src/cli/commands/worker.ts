@@ -25,7 +25,7 @@ const positiveInt = (v: unknown, name: string, command: Command): number | undef
 export const workerCommand: Command = {
   name: 'worker',
   summary: 'run queued turns of sessions stored in Postgres (until stopped)',
-  synopsis: 'dsh worker [--database URL] [--concurrency N] [--workspaces DIR] [--model SPEC] [--allow TOOL]',
+  synopsis: 'dsh worker [--database URL] [--concurrency N] [--workspaces DIR] [--model SPEC] [--allow TOOL] [--ask-pages]',
   details: `Takes sessions' queued turns (dsh submit) from the PostgreSQL queue and runs them until SIGINT
 or SIGTERM (then it finishes the turns it is running and exits 0). Each session's turns run in
 the order they were submitted, one at a time, on whichever worker holds the session's lease; any
@@ -40,6 +40,10 @@ ${DATABASE_HELP}
   --model SPEC      as dsh run (default: "model" of dsh.config.json, else the embedded model)
   --base-url URL    the provider's server (openai-compatible)
   --allow TOOL      pre-approve a tool that asks (write, edit, bash): there is no one to ask
+  --ask-pages       a question waits for a page's answer instead of being denied: pages
+                    answer it over the session wire protocol (a web process on the same
+                    database, dsh/server's postgresSessionDirectory; docs/protocol.md); the
+                    first answer wins. The config's timeouts.approvalMs bounds the wait
   -h, --help        this text
 
 Exit: 0 stopped, 1 the database or the model cannot be used, 2 bad usage.`,
@@ -51,6 +55,7 @@ Exit: 0 stopped, 1 the database or the model cannot be used, 2 bad usage.`,
     model: { type: 'string' },
     'base-url': { type: 'string' },
     allow: { type: 'string', multiple: true },
+    'ask-pages': { type: 'boolean' },
   },
   positionals: { min: 0, max: 0 },
   async run({ values }, io) {
@@ -86,6 +91,7 @@ Exit: 0 stopped, 1 the database or the model cannot be used, 2 bad usage.`,
         ...(values['base-url'] !== undefined ? { baseUrl: values['base-url'] as string } : {}),
         config,
         allow: allowList(values.allow as string[] | undefined),
+        askPages: values['ask-pages'] === true,
         say: (line) => io.err(`dsh worker: ${line}`),
       });
       io.err(`dsh worker: ${worker.id} running (concurrency ${concurrency})`);

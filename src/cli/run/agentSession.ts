@@ -58,6 +58,8 @@ export interface RunSetup {
   maxSteps?: number;
   /** OpenTelemetry spans and metrics of the session's runtime (`--otel`: src/adapters/telemetry/otlpTelemetry.ts). */
   telemetry?: Telemetry;
+  /** The ids of the turns it starts (default `turn-<n>`, n counting the log's turns). */
+  newTurnId?: () => string;
 }
 
 /**
@@ -109,6 +111,7 @@ export function createAgentSession(setup: RunSetup): AgentSession {
     ...options,
     ...(config.callOptions ? { callOptions: config.callOptions } : {}),
     ...(setup.telemetry ? { telemetry: setup.telemetry } : {}),
+    ...(setup.newTurnId ? { newTurnId: setup.newTurnId } : {}),
   });
   const tools = createBuiltinTools({
     root: setup.cwd,

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { heartbeat, leaveWorkers, migrateTurnQueue, pendingTurns, QUEUE_TASK, quietLogger } from '../../adapters/store/pgQueue.js';
+import { heartbeat, leaveWorkers, migrateTurnQueue, pendingTurns, QUEUE_TASK, quietLogger, submittedTurnId } from '../../adapters/store/pgQueue.js';
 import type { PostgresSessionStore } from '../../adapters/store/pgStore.js';
 import { scriptedModel, type ScriptedResponse } from '../../adapters/model/scriptedModel.js';
 import { assertSessionId } from '../../runtime/store/sessionStore.js';
@@ -18,6 +18,10 @@ import { runPendingTurns } from '../../runtime/store/sessionTurns.js';
 import type { DshConfig } from '../../config/schema.js';
 import { createAgentSession } from '../run/agentSession.js';
 import { deniedWithoutTerminal } from '../run/approvals.js';
+import { waitForPageAnswer } from '../../adapters/store/pgAnswers.js';
+import type { PgPoolLike } from '../../adapters/store/pgStore.js';
+import type { ApprovalService } from '../../runtime/pipeline/index.js';
+import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import { modelFactory } from '../run/runSetup.js';
 
 export interface SessionWorkerOptions {
@@ -33,6 +37,8 @@ export interface SessionWorkerOptions {
   baseUrl?: string;
   config?: DshConfig;
   allow?: readonly string[];
+  /** A question waits for a page's answer (`dsh.answers`, pgAnswers.ts) instead of being denied. */
+  askPages?: boolean;
   /** One line per session run, takeover and failure. */
   say?: (line: string) => void;
   env?: Readonly<Record<string, string | undefined>>;
@@ -60,6 +66,28 @@ async function perTurnModel(o: SessionWorkerOptions): Promise<(cwd: string) => P
   const baseUrl = o.baseUrl ?? (spec === o.config?.model ? o.config?.baseUrl : undefined);
   const make = await modelFactory({ spec, ...(baseUrl ? { baseUrl } : {}) }, { cwd: process.cwd(), env });
   return async () => make();
+}
+
+/**
+ * Questions answered by pages: the call's `tool/approval-request` is in the log before it is asked,
+ * so its `seq` names the question; it is made durable (pages read the store), then the answer a
+ * page recorded for it (the first one) comes back.
+ */
+function pageApprovals(pool: PgPoolLike, sessionId: string, log: Pick<SessionLog, 'events' | 'whenDurable'>): ApprovalService {
+  return {
+    async request(req, signal) {
+      const events = log.events();
+      let seq: number | undefined;
+      for (let i = events.length - 1; i >= 0 && seq === undefined; i--) {
+        const e = events[i]!;
+        if (e.type === 'tool/approval-request' && e.callId === req.callId) seq = e.seq;
+      }
+      if (seq === undefined) return 'denied';
+      // The question reaches the store (so the pages) now, not at the next commit point.
+      await log.whenDurable?.(seq);
+      return waitForPageAnswer(pool, sessionId, seq, signal);
+    },
+  };
 }
 
 export async function startSessionWorker(o: SessionWorkerOptions): Promise<RunningWorker> {
@@ -120,11 +148,15 @@ export async function startSessionWorker(o: SessionWorkerOptions): Promise<Runni
       onClosed: (c) => say(`session ${sessionId}: taken over: ${c.calls} call(s) marked INTERRUPTED, ${c.steps} step(s) and ${c.turns} turn(s) closed`),
       runTurn: async (log, turn) => {
         const model = await modelFor(cwd);
+        // The nth submitted turn is `turn-<n>`, the id a web process answered its submit with (a
+        // follow-up the turn makes gets `turn-<n>-<k>`).
+        let made = 0;
         const session = createAgentSession({
           cwd,
           log,
+          newTurnId: () => (made++ === 0 ? submittedTurnId(turn.n) : `${submittedTurnId(turn.n)}-${made}`),
           model: () => model,
-          approval: deniedWithoutTerminal((line) => say(line.replace(/^dsh: /, ''))),
+          approval: o.askPages ? pageApprovals(pool, sessionId, log) : deniedWithoutTerminal((line) => say(line.replace(/^dsh: /, ''))),
           ...(o.allow ? { allow: o.allow } : {}),
           // A queued message was held to the size limit when it was submitted (submitTurn): the
           // worker runs it whatever its own limit, so a session never waits behind one it refuses.
