@@ -12,6 +12,9 @@ import { TurnOutcomeSchema } from './events.js';
 /** The protocol's version: the `hello` frame and the `dsh-protocol` response header carry it. */
 export const WIRE_PROTOCOL_VERSION = 1;
 
+/** A session id as URLs name it: 1 to 128 of `A-Z a-z 0-9 . _ -`, starting with a letter or digit (never a path). */
+export const WIRE_SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
 /** The SSE event name of a log event frame (`id:` its `seq`, `data:` the event as JSON). */
 export const LOG_FRAME = 'log';
 /** The SSE event name of a live-only frame (no `id:`; `data:` a `LiveFrame`). */

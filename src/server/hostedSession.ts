@@ -7,7 +7,7 @@
  * Browser-safe (no Node import): it runs wherever the handler runs.
  */
 import type { LogEvent, LogEventOf } from '../protocol/index.js';
-import type { ApprovalCommand, LiveFrame, WinningAnswer } from '../protocol/wire.js';
+import type { ApprovalCommand, LiveFrame, SessionSummary, WinningAnswer } from '../protocol/wire.js';
 import type { SessionLog } from '../runtime/log/sessionLog.js';
 import type { StageListener } from '../runtime/inspection/stageEvents.js';
 import type { SteerOutcome, TurnHandle, TurnOptions } from '../runtime/turns.js';
@@ -80,6 +80,12 @@ export interface HostedSession {
    * this session started have ended or suspended, the log is closed.
    */
   close(): Promise<void>;
+}
+
+/** How `GET …/sessions` lists a session and `GET …/sessions/:id` shows it. */
+export function summaryOf(s: Pick<HostedSession, 'id' | 'log'>): SessionSummary {
+  const start = s.log.events().find((e) => e.type === 'turn/start');
+  return { id: s.id, lastSeq: s.log.lastSeq, ...(start?.type === 'turn/start' ? { title: start.input } : {}) };
 }
 
 type Key = { turnId: string; stepIndex: number; callId: string };

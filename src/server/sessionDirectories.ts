@@ -9,16 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { lstat, open as openFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openJsonlSessionLog, readJsonlLog, type OpenJsonlSessionLogOptions, type OpenedJsonlSessionLog } from '../adapters/log/jsonlLog.js';
-import type { SessionSummary } from '../protocol/wire.js';
-import { hostRuntime, type HostRuntimeOptions, type HostedSession } from './hostedSession.js';
+import { WIRE_SESSION_ID as SESSION_ID, type SessionSummary } from '../protocol/wire.js';
+import { hostRuntime, summaryOf, type HostRuntimeOptions, type HostedSession } from './hostedSession.js';
 import type { SessionDirectory } from './sessionHandler.js';
 
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-const summaryOf = (s: HostedSession): SessionSummary => {
-  const start = s.log.events().find((e) => e.type === 'turn/start');
-  return { id: s.id, lastSeq: s.log.lastSeq, ...(start?.type === 'turn/start' ? { title: start.input } : {}) };
-};
 
 /** Sessions made in this process by `host(id)` (a new runtime each), listed while the process lives. */
 export function memorySessionDirectory(options: {

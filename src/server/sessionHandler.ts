@@ -28,6 +28,7 @@ import {
   StartTurnCommandSchema,
   SteerCommandSchema,
   WIRE_PROTOCOL_VERSION,
+  WIRE_SESSION_ID as ID,
   type CommandResult,
   type SessionSummary,
   type WireAction,
@@ -37,7 +38,7 @@ import {
 import { durableFeed, type DurableFeed } from './durableFeed.js';
 import { applyAnswers, ChatRequestSchema, chatIntentOf, turnMessageStream, UI_MESSAGE_STREAM_HEADERS } from './chatEndpoint.js';
 import { frameBytesOf, sessionEventStream } from './eventStream.js';
-import { CommandRefused, type HostedSession } from './hostedSession.js';
+import { CommandRefused, summaryOf, type HostedSession } from './hostedSession.js';
 import { idempotencyCache, type IdempotencyCache, type StoredAnswer } from './idempotency.js';
 
 /** Where the handler finds sessions: the app's runtimes, a directory of JSONL logs (`jsonlSessionDirectory`), … */
@@ -93,7 +94,6 @@ export type SessionHandler = ((request: Request) => Promise<Response>) & {
   close(): void;
 };
 
-const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const KEY = /^[\x21-\x7e]{1,200}$/;
 
 const HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'dsh-protocol': String(WIRE_PROTOCOL_VERSION) };
@@ -247,10 +247,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     return undefined;
   };
 
-  const summary = (s: HostedSession): SessionSummary => {
-    const start = s.log.events().find((e) => e.type === 'turn/start');
-    return { id: s.id, lastSeq: s.log.lastSeq, ...(start?.type === 'turn/start' ? { title: start.input } : {}) };
-  };
+
 
   /** Runs one command of session `s` (its body already parsed). */
   const run = async (s: HostedSession, r: Extract<Route, { kind: 'command' | 'approval' }>, body: unknown): Promise<StoredAnswer> => {
@@ -382,7 +379,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
 
     const session = await options.sessions.open(r.id);
     if (!session) return fail('NOT_FOUND', `no session ${r.id}`);
-    if (r.kind === 'session') return json(200, summary(session));
+    if (r.kind === 'session') return json(200, summaryOf(session));
     if (r.kind === 'events') {
       const after = resumePoint(request, url);
       if (after === undefined) return fail('BAD_REQUEST', 'Last-Event-ID / after must be a seq (a non-negative integer)');
