@@ -11,9 +11,25 @@ export const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 
 const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/**
+ * `tmux -L socket ARGS`. A `new-session` that finds the server gone while it starts (seen on a
+ * loaded machine: "server exited unexpectedly") is tried once more on a fresh server.
+ */
+export function tmuxCommand(socket: string): (...args: string[]) => string {
+  return (...args) => {
+    try {
+      return execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (e) {
+      const stderr = String((e as { stderr?: unknown }).stderr ?? '');
+      if (args[0] !== 'new-session' || !/server exited unexpectedly|error connecting|no server running|lost server/i.test(stderr)) throw e;
+      return execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+    }
+  };
+}
+
 export function tmuxServer(name: string) {
   const socket = `dsh-${name}-${process.pid}`;
-  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+  const tmux = tmuxCommand(socket);
   return {
     /** Starts `dsh ARGS` in `dir` in a new session `session` of 160×50 (or `size`). */
     pane(session: string, dir: string, args: readonly string[], env: Readonly<Record<string, string>>, size: readonly [number, number] = [160, 50]) {
