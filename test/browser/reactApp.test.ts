@@ -16,6 +16,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumPath } from './chromiumPath.js';
 import type { Browser, Page } from 'playwright-core';
 
 const root = process.cwd();
@@ -23,12 +24,6 @@ const ARTIFACTS = join(root, 'test-artifacts');
 const HANG = 300_000;
 const WAIT = 60_000;
 
-/** Debian's chromium: its real binary, else the wrapper on PATH (DSH_CHROMIUM overrides). */
-function chromiumPath(): string | undefined {
-  for (const p of [process.env.DSH_CHROMIUM, '/usr/lib/chromium/chromium']) if (p && existsSync(p)) return p;
-  const which = spawnSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' });
-  return which.status === 0 ? which.stdout.trim() || undefined : undefined;
-}
 
 function run(cmd: string, args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((done) => {

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumPath } from './chromiumPath.js';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startLoopbackServer, type LoopbackServer } from '../model/wire/loopbackServer.js';
 import { openAiChatReply } from '../model/wire/openaiChat.js';
@@ -23,11 +24,6 @@ const ARTIFACTS = join(root, 'test-artifacts');
 const HANG = 300_000;
 const WAIT = 60_000;
 
-function chromiumPath(): string | undefined {
-  for (const p of [process.env.DSH_CHROMIUM, '/usr/lib/chromium/chromium']) if (p && existsSync(p)) return p;
-  const which = spawnSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' });
-  return which.status === 0 ? which.stdout.trim() || undefined : undefined;
-}
 
 let work: string;
 let pageDir: string;

@@ -38,6 +38,23 @@ const connect = (url: string, options: Parameters<typeof connectSession>[1] = {}
 };
 const turnEnded = (r: RemoteSession, turnId: string) => r.getSnapshot().turns.find((t) => t.turnId === turnId)?.state === 'ended';
 
+/** A server on the JSONL logs in `dir` (each session's runtime made by `host`); `start(port)` again on the same port is a restart. */
+const jsonlServer = (dir: string, host: Parameters<typeof jsonlSessionDirectory>[0]['host']) => async (port = 0) => {
+  const directory = jsonlSessionDirectory({ dir, host });
+  const handler = createSessionHandler({ sessions: directory, authorize: bearer });
+  const http = createServer(toNodeListener(handler));
+  await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
+  return {
+    port: (http.address() as AddressInfo).port,
+    stop: async () => {
+      handler.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await directory.close();
+    },
+  };
+};
+
 describe('a remote session view', () => {
   it('shows what a local view of the same runtime shows: turns, steps, text, calls in the model order, results', async () => {
     server = await startWireServer(() => [
@@ -151,29 +168,12 @@ describe('a server restarted on the same JSONL logs', () => {
   it('the page reconnects and goes on from its seq: nothing twice, nothing skipped, a new turn shows', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'dsh-wire-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    const start = async (port = 0) => {
+    const echo = defineTool({ name: 'echo', input: z.object({ text: z.string() }), isConcurrencySafe: () => true, execute: async ({ text }) => text });
+    const start = jsonlServer(dir, (opened) => {
       const approvals = createApprovalInbox();
-      const echo = defineTool({ name: 'echo', input: z.object({ text: z.string() }), isConcurrencySafe: () => true, execute: async ({ text }) => text });
-      const directory = jsonlSessionDirectory({
-        dir,
-        host: (opened) => {
-          const model = scriptedModel([{ text: 'Echoing.', toolCalls: [{ toolName: 'echo', input: { text: 'hi' } }] }, { text: 'Echoed.' }]);
-          return { runtime: createRuntime({ log: opened.log, tools: [echo], approval: approvals }), approvals, turnOptions: () => ({ model }) };
-        },
-      });
-      const handler = createSessionHandler({ sessions: directory, authorize: bearer });
-      const http = createServer(toNodeListener(handler));
-      await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
-      return {
-        port: (http.address() as AddressInfo).port,
-        stop: async () => {
-          handler.close();
-          http.closeAllConnections();
-          await new Promise<void>((resolve) => http.close(() => resolve()));
-          await directory.close();
-        },
-      };
-    };
+      const model = scriptedModel([{ text: 'Echoing.', toolCalls: [{ toolName: 'echo', input: { text: 'hi' } }] }, { text: 'Echoed.' }]);
+      return { runtime: createRuntime({ log: opened.log, tools: [echo], approval: approvals }), approvals, turnOptions: () => ({ model }) };
+    });
     const first = await start();
     const base = `http://127.0.0.1:${first.port}/api`;
     const created = await fetch(`${base}/sessions`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'idempotency-key': 'new' }, body: '{}' });
@@ -203,30 +203,13 @@ describe('a server restarted on the same JSONL logs', () => {
     const writes: string[] = [];
     // The provider outlives the server: its script goes on where it stood.
     const model = scriptedModel([{ text: 'Writing.', toolCalls: [{ toolName: 'write', input: { path: 'x.txt' } }] }, { text: 'Written.' }]);
-    const start = async (port = 0) => {
-      const write = defineTool({ name: 'write', input: z.object({ path: z.string() }), execute: async ({ path }) => (writes.push(path), `wrote ${path}`) });
-      const directory = jsonlSessionDirectory({
-        dir,
-        host: (opened) => {
-          const approvals = createApprovalInbox();
-          const runtime = createRuntime({ log: opened.log, tools: [write], approval: approvals });
-          runtime.hooks.on('tools/pre-execute', 'ask', (call, next) => (call.toolName === 'write' ? { kind: 'ask', reason: 'changes a file' } : next()));
-          return { runtime, approvals, turnOptions: () => ({ model }) };
-        },
-      });
-      const handler = createSessionHandler({ sessions: directory, authorize: bearer });
-      const http = createServer(toNodeListener(handler));
-      await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
-      return {
-        port: (http.address() as AddressInfo).port,
-        stop: async () => {
-          handler.close();
-          http.closeAllConnections();
-          await new Promise<void>((resolve) => http.close(() => resolve()));
-          await directory.close();
-        },
-      };
-    };
+    const write = defineTool({ name: 'write', input: z.object({ path: z.string() }), execute: async ({ path }) => (writes.push(path), `wrote ${path}`) });
+    const start = jsonlServer(dir, (opened) => {
+      const approvals = createApprovalInbox();
+      const runtime = createRuntime({ log: opened.log, tools: [write], approval: approvals });
+      runtime.hooks.on('tools/pre-execute', 'ask', (call, next) => (call.toolName === 'write' ? { kind: 'ask', reason: 'changes a file' } : next()));
+      return { runtime, approvals, turnOptions: () => ({ model }) };
+    });
     const first = await start();
     const base = `http://127.0.0.1:${first.port}/api`;
     const created = await fetch(`${base}/sessions`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'idempotency-key': 'new' }, body: '{}' });

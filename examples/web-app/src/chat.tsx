@@ -7,15 +7,7 @@ import { StrictMode, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { useChat } from '@ai-sdk/react';
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
-
-async function sessionId(): Promise<string> {
-  const given = /#session=([A-Za-z0-9._-]+)/.exec(location.hash)?.[1];
-  if (given) return given;
-  const created = await fetch('/api/sessions', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, body: '{}' });
-  const { id } = (await created.json()) as { id: string };
-  history.replaceState(null, '', `#session=${id}`);
-  return id;
-}
+import { sessionId } from './sessionId';
 
 interface ToolView {
   type: string;

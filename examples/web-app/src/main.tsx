@@ -7,15 +7,7 @@ import { createRoot } from 'react-dom/client';
 import { connectSession } from 'dsh/client';
 import { SessionProvider } from 'dsh/react';
 import { App } from './App';
-
-async function sessionId(): Promise<string> {
-  const given = /#session=([A-Za-z0-9._-]+)/.exec(location.hash)?.[1];
-  if (given) return given;
-  const created = await fetch('/api/sessions', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, body: '{}' });
-  const { id } = (await created.json()) as { id: string };
-  history.replaceState(null, '', `#session=${id}`);
-  return id;
-}
+import { sessionId } from './sessionId';
 
 const id = await sessionId();
 const session = connectSession(`/api/sessions/${id}`, { credentials: 'same-origin' });
