@@ -142,6 +142,8 @@ export function connectSession(url: string | URL, options: ConnectSessionOptions
   const applyLive = (f: LiveFrame) => {
     switch (f.type) {
       case 'hello':
+      case 'actor':
+      case 'session':
         return;
       case 'delta':
         return state.applyDelta(f.turnId, f.delta);

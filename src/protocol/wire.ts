@@ -114,6 +114,10 @@ const callRef = { turnId: z.string(), stepIndex: z.number().int().nonnegative(),
  * - `stage`: a call entered a pipeline stage (SPEC §2), or left one.
  * - `turn`: a turn's lifecycle as a person waits on it (`queued` carries its input).
  * - `answerable`: the calls whose approval this server waits on now (its answer endpoint takes them).
+ * - `actor`: the state a turn, step or call actor is in now, as the generated statecharts name it
+ *   (`visualizations/*.svg`; a nested state `{ a: 'b' }` as `a_b`): what an inspector highlights.
+ * - `session`: whether the log can still grow while this connection lasts: `false` for a recorded
+ *   session, or once the run that wrote it has ended (nothing more will come; a page may close).
  */
 export const LiveFrameSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('hello'), protocol: z.literal(WIRE_PROTOCOL_VERSION), sessionId: z.string(), lastSeq: z.number().int().nonnegative() }),
@@ -144,6 +148,16 @@ export const LiveFrameSchema = z.discriminatedUnion('type', [
     followUp: z.strictObject({ kind: z.enum(['follow-up', 'late-steer']), after: z.string() }).optional(),
   }),
   z.strictObject({ type: z.literal('answerable'), calls: z.array(z.strictObject(callRef)) }),
+  z.strictObject({
+    type: z.literal('actor'),
+    kind: z.enum(['turn', 'step', 'call']),
+    /** turn: its turnId; step: `<turnId>/<stepIndex>`; call: its callId. */
+    key: z.string(),
+    state: z.string(),
+    /** ms since the epoch (the server's clock) when the actor was seen in it. */
+    at: z.number(),
+  }),
+  z.strictObject({ type: z.literal('session'), live: z.boolean() }),
 ]);
 export type LiveFrame = z.infer<typeof LiveFrameSchema>;
 

@@ -15,6 +15,7 @@ import type { PgPoolLike } from '../adapters/store/pgStore.js';
 import type { SessionStore } from '../runtime/store/sessionStore.js';
 import { SESSION_ID_PATTERN } from '../runtime/store/sessionStore.js';
 import { CommandRefused, type HostedSession } from './hostedSession.js';
+import { mirroredLog } from './mirroredLog.js';
 import type { SessionDirectory } from './sessionHandler.js';
 
 export interface StoredSessionsOptions {
@@ -38,11 +39,11 @@ function openQuestions(events: readonly LogEvent[]): Array<{ turnId: string; ste
 
 function storedSession(id: string, options: StoredSessionsOptions, initial: readonly LogEvent[]): HostedSession {
   const { store } = options;
-  const events: LogEvent[] = [...initial];
-  const logListeners = new Set<(e: LogEvent) => void>();
+  const mirror = mirroredLog(initial);
+  const { log } = mirror;
   const liveListeners = new Set<(f: LiveFrame) => void>();
   let answerable = '';
-  const answerableFrame = (): LiveFrame => ({ type: 'answerable', calls: openQuestions(events).map(({ turnId, stepIndex, callId }) => ({ turnId, stepIndex, callId })) });
+  const answerableFrame = (): LiveFrame => ({ type: 'answerable', calls: openQuestions(log.events()).map(({ turnId, stepIndex, callId }) => ({ turnId, stepIndex, callId })) });
   const emitLive = (f: LiveFrame) => {
     for (const l of [...liveListeners]) {
       try {
@@ -57,18 +58,8 @@ function storedSession(id: string, options: StoredSessionsOptions, initial: read
     if (polling) return;
     polling = true;
     try {
-      const fresh = await store.read(id, (events.at(-1)?.seq ?? 0) + 1);
-      for (const e of fresh) {
-        if (e.seq !== (events.at(-1)?.seq ?? 0) + 1) break;
-        events.push(e);
-        for (const l of [...logListeners]) {
-          try {
-            l(e);
-          } catch {
-            // a subscriber cannot break the mirror
-          }
-        }
-      }
+      const fresh = await store.read(id, log.lastSeq + 1);
+      for (const e of fresh) if (!mirror.push(e)) break;
       const frame = answerableFrame();
       const text = JSON.stringify(frame);
       if (text !== answerable) {
@@ -85,22 +76,10 @@ function storedSession(id: string, options: StoredSessionsOptions, initial: read
   timer.unref?.();
   const refused = (what: string) => new CommandRefused('CONFLICT', `${what} belongs to the worker that runs the session's turn: not available for a session run by dsh workers`);
 
-  const log: HostedSession['log'] = {
-    events: (range) => events.filter((e) => e.seq >= (range?.from ?? 1) && e.seq <= (range?.to ?? Number.MAX_SAFE_INTEGER)),
-    get: (seq) => events[seq - 1],
-    get lastSeq() {
-      return events.at(-1)?.seq ?? 0;
-    },
-    subscribe(listener) {
-      logListeners.add(listener);
-      return () => void logListeners.delete(listener);
-    },
-  };
-
   return {
     id,
     log,
-    eventsAfter: async (after) => events.slice(after),
+    eventsAfter: async (after) => log.events({ from: after + 1 }),
     liveState: () => [answerableFrame()],
     onLive(listener) {
       liveListeners.add(listener);
@@ -128,11 +107,11 @@ function storedSession(id: string, options: StoredSessionsOptions, initial: read
     },
     async answer(approvalSeq: number, command: ApprovalCommand) {
       await poll();
-      const request = events[approvalSeq - 1];
+      const request = log.get(approvalSeq);
       if (request?.type !== 'tool/approval-request') throw new CommandRefused('NOT_FOUND', `no approval ${approvalSeq} in this session`);
       if (command.answer === 'suspend') throw refused('deciding later');
-      if (!openQuestions(events).some((q) => q.seq === approvalSeq)) {
-        const logged = events.find((e) => e.seq > approvalSeq && e.type === 'tool/approval-answer' && e.callId === request.callId && e.turnId === request.turnId);
+      if (!openQuestions(log.events()).some((q) => q.seq === approvalSeq)) {
+        const logged = log.events({ from: approvalSeq + 1 }).find((e) => e.type === 'tool/approval-answer' && e.callId === request.callId && e.turnId === request.turnId);
         if (logged?.type === 'tool/approval-answer') {
           const answer = logged.answer === 'allowed-once' ? 'allow-once' : logged.answer === 'allowed-always' ? 'allow-always' : logged.answer === 'denied' ? 'deny' : logged.answer;
           throw new CommandRefused('ALREADY_ANSWERED', `approval ${approvalSeq} was already answered (${answer})`, { answer, ...(logged.reason !== undefined ? { reason: logged.reason } : {}), seq: logged.seq });
@@ -145,7 +124,6 @@ function storedSession(id: string, options: StoredSessionsOptions, initial: read
     },
     async close() {
       clearInterval(timer);
-      logListeners.clear();
       liveListeners.clear();
     },
   };

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { createActor, createMachine } from 'xstate';
 import type { InspectionEvent } from 'xstate';
 import { actorStateOf, diagramStateOf } from '../../src/cli/inspect/actorStates.js';
-import { liveFeed, type FeedMessage } from '../../src/cli/inspect/feed.js';
+import { inspectedSession } from '../../src/cli/inspect/inspectedSession.js';
+import type { LiveFrame } from '../../src/protocol/wire.js';
 import { highlightedStates, logRow, sessionAt, STAGES } from '../../src/cli/inspect/page/model.js';
 import { CALL_STAGE_NAMES } from '../../machines/callStageNames.js';
 import { describeProvenance, type LogEvent } from '../../src/protocol/index.js';
@@ -92,7 +93,7 @@ describe('sessionAt', () => {
   });
 });
 
-describe('actorStateOf and the live feed', () => {
+describe('actorStateOf and the live actor frames', () => {
   it('names a toolCall actor by the callId in its input, not by its (reused) actor id; only changes are news', () => {
     const machine = createMachine({
       id: 'toolCall',
@@ -100,16 +101,20 @@ describe('actorStateOf and the live feed', () => {
       initial: 'awaitingApproval',
       states: { awaitingApproval: { on: { GO: 'executing' } }, executing: { initial: 'running', states: { running: { on: { NOTE: {} } } }, on: { DONE: 'settled' } }, settled: { type: 'final' } },
     });
-    const feed = liveFeed('t');
-    const seen: FeedMessage[] = [];
-    feed.subscribe((m) => seen.push(m));
-    const inspect = (ev: InspectionEvent) => feed.inspect(ev);
+    const inspected = inspectedSession({ id: 's', log: createMemoryLog(), live: true });
+    const seen: LiveFrame[] = [];
+    inspected.session.onLive((f) => seen.push(f));
+    const inspect = (ev: InspectionEvent) => {
+      const a = actorStateOf(ev, 0);
+      if (a) inspected.actor(a);
+    };
     const actor = createActor(machine, { id: 'call-0', input: { callId: 'call-7-3' }, inspect }).start();
     actor.send({ type: 'GO' });
     actor.send({ type: 'NOTE' });
     actor.send({ type: 'DONE' });
-    expect(seen.map((m) => (m.type === 'actor' ? `${m.actor.kind}:${m.actor.key}=${m.actor.state}` : m.type))).toEqual(['call:call-7-3=awaitingApproval', 'call:call-7-3=executing_running', 'call:call-7-3=settled']);
-    expect(feed.snapshot().actors).toEqual([expect.objectContaining({ kind: 'call', key: 'call-7-3', state: 'settled' })]);
+    expect(seen.map((f) => (f.type === 'actor' ? `${f.kind}:${f.key}=${f.state}` : f.type))).toEqual(['call:call-7-3=awaitingApproval', 'call:call-7-3=executing_running', 'call:call-7-3=settled']);
+    // A page that connects now gets each actor's latest state.
+    expect(inspected.session.liveState().filter((f) => f.type === 'actor')).toEqual([expect.objectContaining({ kind: 'call', key: 'call-7-3', state: 'settled' })]);
     expect(actorStateOf({ type: '@xstate.event' } as InspectionEvent, 0)).toBeUndefined();
   });
 });
@@ -131,24 +136,37 @@ describe('tool progress on the page (issue 15.1)', () => {
   });
 });
 
-describe('the stage stream in the live feed (issue 13.1: the UIs use it)', () => {
-  it('every stage a real call enters reaches the page, the synchronous ones (validating, guard) included', async () => {
+describe('the stage stream on the inspector page (issue 13.1: the UIs use it)', () => {
+  it('every stage a real call enters reaches the page over the wire, the synchronous ones (validating, guard) included', async () => {
     const { createRuntime } = await import('../../src/runtime/createRuntime.js');
     const { defineTool } = await import('../../src/runtime/defineTool.js');
+    const { startRunInspector } = await import('../../src/cli/inspect/runInspector.js');
     const { z } = await import('zod');
     const echo = defineTool({ name: 'echo', input: z.object({ text: z.string() }), execute: ({ text }) => text });
     const rt = createRuntime({ tools: [echo] });
     rt.tools.guard(() => undefined, 'noop');
-    const feed = liveFeed('t');
-    const states: string[] = [];
-    feed.subscribe((m) => {
-      if (m.type === 'actor' && m.actor.key === 'c1') states.push(m.actor.state);
-    });
-    rt.onStage((e) => feed.stage(e));
-    await rt.runCall({ callId: 'c1', toolName: 'echo', input: '{"text":"hi"}' }).result;
-    expect(states[0]).toBe('validating');
-    expect(states).toContain('guard');
-    expect(states).toContain('executing');
-    expect(states.at(-1)).toBe('finalizing');
+    const inspector = await startRunInspector('run-1');
+    try {
+      inspector.hooks.attach(rt.log);
+      rt.onStage((e) => inspector.hooks.stage(e));
+      const url = new URL(inspector.url);
+      const stream = await fetch(`${url.origin}/api/sessions/run-1/events?token=${url.searchParams.get('t')}`);
+      const reader = stream.body!.getReader();
+      let text = '';
+      const readUntil = async (re: RegExp) => {
+        while (!re.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+      };
+      await readUntil(/"type":"session"/);
+      await rt.runCall({ callId: 'c1', toolName: 'echo', input: '{"text":"hi"}' }).result;
+      await readUntil(/"state":"finalizing"/);
+      await reader.cancel();
+      const states = [...text.matchAll(/^data: (\{"type":"actor".*)$/gm)].map((m) => JSON.parse(m[1]!) as { key: string; state: string }).filter((a) => a.key === 'c1').map((a) => a.state);
+      expect(states[0]).toBe('validating');
+      expect(states).toContain('guard');
+      expect(states).toContain('executing');
+      expect(states.at(-1)).toBe('finalizing');
+    } finally {
+      await inspector.close();
+    }
   });
 });

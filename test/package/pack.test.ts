@@ -50,6 +50,12 @@ const ok = (r: Run, what: string) => {
 };
 
 /** Runs an ES module (source text) with plain Node in the app: no loader, no tsx. */
+/** The installed app's `contents` bundled for the browser by esbuild (nothing written; its metafile says what went in). */
+async function browserBundle(contents: string, external: string[] = []) {
+  const { build } = await import('esbuild');
+  return build({ stdin: { contents, resolveDir: app, loader: 'js' }, absWorkingDir: app, bundle: true, platform: 'browser', format: 'esm', write: false, logLevel: 'silent', metafile: true, external });
+}
+
 function node(source: string): Promise<Run> {
   return run(process.execPath, ['--input-type=module', '-e', source], app);
 }
@@ -191,10 +197,14 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
         expect(r.status, path).toBe(200);
         expect((await r.text()).length, path).toBeGreaterThan(100);
       }
-      const stream = await fetch(new URL(`/api/stream?t=${url.searchParams.get('t')}`, url));
+      // The session over the wire protocol (the log file `inspect.jsonl` is session `inspect`).
+      const stream = await fetch(new URL(`/api/sessions/inspect/events?token=${url.searchParams.get('t')}`, url));
       const reader = stream.body!.getReader();
-      const first = new TextDecoder().decode((await reader.read()).value);
-      expect(first).toMatch(/^event: init\ndata: \{"title":/);
+      let text = '';
+      while (!text.includes('"type":"session"')) text += new TextDecoder().decode((await reader.read()).value);
+      expect(text).toMatch(/^retry: 1000\nevent: live\ndata: \{"type":"hello","protocol":1,"sessionId":"inspect"/);
+      expect(text).toMatch(/^id: 1\nevent: log\ndata: \{"type":"turn\/start",.*"seq":1,/m);
+      expect(text).toContain('data: {"type":"session","live":false}');
       await reader.cancel();
     } finally {
       child.kill('SIGTERM');
@@ -232,6 +242,49 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     });
   }, HANG);
 
+  it('"dsh/server" serves a session and "dsh/client" follows and drives it, from plain Node over a real socket', async () => {
+    const r = ok(
+      await node(`
+        import { createServer } from 'node:http';
+        const dsh = await import('dsh');
+        const { createSessionHandler, hostRuntime, memorySessionDirectory, toNodeListener, WIRE_PROTOCOL_VERSION } = await import('dsh/server');
+        const { connectSession } = await import('dsh/client');
+        const sessions = memorySessionDirectory({
+          host(id) {
+            const approvals = dsh.createApprovalInbox();
+            const runtime = dsh.createRuntime({ approval: approvals });
+            return hostRuntime({ id, runtime, approvals, turnOptions: () => ({ model: dsh.scriptedModel([{ text: 'hello from the server' }]) }) });
+          },
+          newId: () => 's1',
+        });
+        await sessions.create();
+        const handler = createSessionHandler({ sessions, authorize: (req) => req.headers.get('authorization') === 'Bearer t' || 'unauthenticated' });
+        const server = createServer(toNodeListener(handler));
+        await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const base = 'http://127.0.0.1:' + server.address().port + '/api/sessions/s1';
+        const refused = (await fetch(base + '/events')).status;
+        const session = connectSession(base, { headers: { authorization: 'Bearer t' } });
+        const { turnId } = await session.startTurn('hi');
+        const ended = () => session.getSnapshot().turns.find((t) => t.turnId === turnId && t.state === 'ended');
+        while (!ended()) await new Promise((resolve) => setTimeout(resolve, 20));
+        console.log(JSON.stringify({ refused, protocol: WIRE_PROTOCOL_VERSION, outcome: ended().outcome, answer: ended().answer, lastSeq: session.getSnapshot().lastSeq > 0 }));
+        session.close();
+        handler.close();
+        server.closeAllConnections();
+        server.close();
+      `),
+      'dsh/server and dsh/client',
+    );
+    expect(JSON.parse(r.out)).toEqual({ refused: 401, protocol: 1, outcome: 'completed', answer: 'hello from the server', lastSeq: true });
+  }, HANG);
+
+  it('"dsh/client" bundles for the browser with esbuild: no Node built-in, no server, no adapter, no CLI', async () => {
+    const out = await browserBundle(`export * from 'dsh/client';`);
+    const inputs = Object.keys(out.metafile.inputs);
+    expect(inputs).toContain('node_modules/dsh/dist/src/client/connectSession.js');
+    expect(inputs.filter((p) => p.startsWith('node:') || /dsh\/dist\/src\/(server|adapters|cli|runtime\/store)\//.test(p))).toEqual([]);
+  }, HANG);
+
   it('the .d.ts type-check an app under NodeNext resolution', async () => {
     writeFileSync(
       join(app, 'app.ts'),
@@ -260,17 +313,7 @@ defineTool({ name: 1 });
   }, HANG);
 
   it('"dsh" bundles for the browser with esbuild: no Node built-in, no Node adapter, one zod', async () => {
-    const { build } = await import('esbuild');
-    const out = await build({
-      stdin: { contents: `import { createRuntime, scriptedModel } from 'dsh'; export const rt = createRuntime({}); export { scriptedModel };`, resolveDir: app, loader: 'js' },
-      absWorkingDir: app,
-      bundle: true,
-      platform: 'browser',
-      format: 'esm',
-      write: false,
-      logLevel: 'silent',
-      metafile: true,
-    });
+    const out = await browserBundle(`import { createRuntime, scriptedModel } from 'dsh'; export const rt = createRuntime({}); export { scriptedModel };`);
     const inputs = Object.keys(out.metafile.inputs);
     expect(inputs.some((p) => p.startsWith('node_modules/dsh/dist/machines/'))).toBe(true);
     expect(inputs.filter((p) => p.startsWith('node:') || /dsh\/dist\/src\/(adapters\/(tools|spill\/fs|log)|cli)/.test(p))).toEqual([]);
@@ -278,18 +321,7 @@ defineTool({ name: 1 });
   }, HANG);
 
   it('"dsh/react" bundles for the browser with React left to the app: the hooks file alone, nothing else of dsh', async () => {
-    const { build } = await import('esbuild');
-    const out = await build({
-      stdin: { contents: `export * from 'dsh/react';`, resolveDir: app, loader: 'js' },
-      absWorkingDir: app,
-      bundle: true,
-      platform: 'browser',
-      format: 'esm',
-      write: false,
-      logLevel: 'silent',
-      metafile: true,
-      external: ['react'],
-    });
+    const out = await browserBundle(`export * from 'dsh/react';`, ['react']);
     expect(Object.keys(out.metafile.inputs).filter((p) => p !== '<stdin>')).toEqual(['node_modules/dsh/dist/src/react/index.js']);
   }, HANG);
 });

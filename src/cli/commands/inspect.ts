@@ -21,13 +21,15 @@ Exit: 0 stopped with Ctrl-C, 1 no session, or the log cannot be read or is corru
   options: { follow: { type: 'boolean', short: 'f' } },
   positionals: { min: 0, max: 1, name: 'ID|FILE (the session to inspect)' },
   async run({ values, positionals }, io) {
-    const [{ readJsonlLog }, { listSessionIds, sessionFileOf, sessionsDir }, { recordedFeed }, { followJsonlLog }, { startInspector }, { untilStopped }] = await Promise.all([
+    const [{ readJsonlLog }, { listSessionIds, sessionFileOf, sessionsDir }, { followJsonlLog }, { inspectedSession }, { inspectedSessionId, startInspector }, { mirroredLog }, { untilStopped }, { basename }] = await Promise.all([
       import('../../adapters/log/jsonlLog.js'),
       import('../run/sessionFiles.js'),
-      import('../inspect/feed.js'),
-      import('../inspect/followedFeed.js'),
+      import('../inspect/followedLog.js'),
+      import('../inspect/inspectedSession.js'),
       import('../inspect/server.js'),
+      import('../../server/mirroredLog.js'),
       import('../inspect/untilStopped.js'),
+      import('node:path'),
     ]);
     const cwd = process.cwd();
     let which = positionals[0];
@@ -40,8 +42,18 @@ Exit: 0 stopped with Ctrl-C, 1 no session, or the log cannot be read or is corru
     const { events, torn } = read;
     // Following, a torn last line is a write in progress: it is read once its newline arrives.
     if (torn && !values.follow) io.err(`dsh inspect: ${torn.message}`);
-    const followed = values.follow ? followJsonlLog(file, read, { onStop: (reason) => io.err(`dsh inspect: ${reason}`) }) : undefined;
-    const server = await startInspector({ feed: followed ?? recordedFeed(file, events) });
+    const id = inspectedSessionId(basename(file));
+    let inspected: ReturnType<typeof inspectedSession> | undefined;
+    const followed = values.follow
+      ? followJsonlLog(file, read, {
+          onStop: (reason) => {
+            if (reason !== undefined) io.err(`dsh inspect: ${reason}`);
+            inspected?.end();
+          },
+        })
+      : undefined;
+    inspected = inspectedSession({ id, log: followed?.log ?? mirroredLog(events).log, live: followed !== undefined });
+    const server = await startInspector({ sessionId: id, session: inspected.session, title: file });
     io.out(`dsh inspect: ${events.length} events of ${file}${followed ? ', following it' : ''}`);
     io.out(`dsh inspect: open ${server.url}  (Ctrl-C to stop)`);
     await untilStopped();

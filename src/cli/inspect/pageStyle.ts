@@ -23,8 +23,8 @@ header .title { font-family: monospace; }
 .question { padding: 2px 0; }
 .answers button, .pager button { margin-left: 4px; }
 button.answer { border: 1px solid var(--line); border-radius: 6px; padding: 2px 10px; cursor: pointer; background: #fff; }
-button.answer.allowed-once, button.answer.allowed-always { border-color: var(--good); color: var(--good); }
-button.answer.denied { border-color: var(--bad); color: var(--bad); }
+button.answer.allow-once, button.answer.allow-always { border-color: var(--good); color: var(--good); }
+button.answer.deny { border-color: var(--bad); color: var(--bad); }
 main { display: grid; grid-template-columns: minmax(260px, 1fr) minmax(360px, 1.6fr) minmax(360px, 1.4fr); gap: 0; height: calc(100vh - 90px); min-height: 420px; }
 .col { overflow: auto; padding: 8px 12px; border-right: 1px solid var(--line); }
 h2 { font-size: 13px; margin: 8px 0 4px; }

@@ -1,12 +1,16 @@
 /**
  * `dsh run --inspect`: the inspector page on a running session. The page follows the session's
- * log and the turns' inspection events (live actor states) and answers its questions through the
- * same approval service the terminal uses (pageApprovals.ts).
+ * log and its actors' states over the wire protocol, and answers its questions through the page's
+ * approval inbox, asked beside the terminal (pageOrTerminal.ts): the first answer wins.
  */
+import type { HostedSession } from '../../server/hostedSession.js';
+import type { StageListener } from '../../runtime/inspection/stageEvents.js';
+import { createApprovalInbox, type ApprovalInbox } from '../../view/approvalInbox.js';
 import type { RunInspectorHooks } from '../run/runSession.js';
-import { liveFeed } from './feed.js';
-import { pageApprovals, type PageApprovals } from './pageApprovals.js';
-import { startInspector } from './server.js';
+import { actorStateOf, callStateOfStage } from './actorStates.js';
+import { inspectedSession, type InspectedSession } from './inspectedSession.js';
+import { pageOrTerminal } from './pageOrTerminal.js';
+import { inspectedSessionId, startInspector } from './server.js';
 
 export interface RunInspector {
   readonly url: string;
@@ -16,23 +20,45 @@ export interface RunInspector {
   close(): Promise<void>;
 }
 
-export async function startRunInspector(title: string): Promise<RunInspector> {
-  const feed = liveFeed(title);
-  let approvals: PageApprovals | undefined;
-  const server = await startInspector({ feed, approvals: { answer: (callId, answer) => approvals?.answer(callId, answer) ?? false } });
+export async function startRunInspector(runId: string): Promise<RunInspector> {
+  const sessionId = inspectedSessionId(runId);
+  let inbox: ApprovalInbox | undefined;
+  let inspected: InspectedSession | undefined;
+  let opened!: (s: HostedSession) => void;
+  const session = new Promise<HostedSession>((resolve) => (opened = resolve));
+  const stageListeners = new Set<StageListener>();
+  const server = await startInspector({ sessionId, session, title: runId });
   return {
     url: server.url,
     hooks: {
       approval(terminal) {
-        approvals = pageApprovals(terminal);
-        approvals.onChange((pending) => feed.setPending(pending));
-        return approvals.service;
+        inbox = createApprovalInbox();
+        return pageOrTerminal(inbox, terminal);
       },
-      attach: (log) => void feed.attachLog(log),
-      inspect: (ev) => feed.inspect(ev),
-      stage: (ev) => feed.stage(ev),
+      attach(log) {
+        inspected = inspectedSession({
+          id: sessionId,
+          log,
+          live: true,
+          ...(inbox ? { approvals: inbox } : {}),
+          onStage(listener) {
+            stageListeners.add(listener);
+            return () => void stageListeners.delete(listener);
+          },
+        });
+        opened(inspected.session);
+      },
+      inspect(ev) {
+        const a = actorStateOf(ev, Date.now());
+        if (a) inspected?.actor(a);
+      },
+      stage(ev) {
+        for (const l of [...stageListeners]) l(ev);
+        const a = callStateOfStage(ev, Date.now());
+        if (a) inspected?.actor(a);
+      },
     },
-    end: () => feed.end(),
+    end: () => inspected?.end(),
     close: () => server.close(),
   };
 }

@@ -1,8 +1,10 @@
 // `dsh inspect FILE` in real headless Chromium: a recorded session replays from its log; a call
 // shows every stage it went through with its timing; scrubbing the timeline changes what the page
 // shows; 500 calls stay responsive (paged calls, a virtualised log). No console errors anywhere.
+import { appendFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checksumHex, crc32cOfUtf8 } from '../../../src/adapters/log/crc32c.js';
 import { readJsonlLog } from '../../../src/adapters/log/jsonlLog.js';
 import type { LogEvent } from '../../../src/protocol/index.js';
 import { startDsh, waitFor } from '../../cli/spawnDsh.js';
@@ -207,5 +209,34 @@ describe('dsh inspect on a recorded session (Chromium)', () => {
     expect(errors).toEqual([]);
     await page.close();
     await server.stop();
+  }, HANG);
+
+  it('--follow: the page is live and shows each event another writer appends, over the wire protocol', async () => {
+    const dir = workDir();
+    const file = await recordSession(dir, [{ text: 'Done.' }]);
+    const before = await events(file);
+    const run = startDsh(dir, ['inspect', '--follow', file]);
+    const url = await waitFor(() => /open (http:\/\/127\.0\.0\.1:\d+\/\?t=\S+)/.exec(run.out())?.[1], 'the inspector URL');
+    const { page, errors } = await openPage(browser, url);
+    await page.waitForSelector('[data-testid=mode]:has-text("live")');
+    await page.waitForSelector(`[data-testid=log-row][data-seq="${before.length}"]`);
+    // Another writer (as dsh resume would) appends a second turn, line by checksummed line.
+    const last = before.at(-1)!;
+    const more = [
+      { type: 'turn/start', turnId: 'turn-2', input: 'and <b>more</b>' },
+      { type: 'turn/end', turnId: 'turn-2', outcome: 'completed', steps: 0 },
+    ].map((e, i) => ({ seq: last.seq + 1 + i, time: last.time + 1 + i, ...e }));
+    for (const e of more) {
+      const json = JSON.stringify(e);
+      appendFileSync(file, `${checksumHex(crc32cOfUtf8(json))} ${json}\n`);
+    }
+    await page.waitForSelector(`[data-testid=log-row][data-seq="${last.seq + 2}"]`);
+    await page.waitForSelector('[data-testid=turn-link][data-key="turn-2"]');
+    expect(await page.textContent('[data-testid=position]')).toMatch(new RegExp(`^seq ${last.seq + 2} of ${last.seq + 2}`));
+    expect(await page.$$('b')).toHaveLength(1); // the header's own <b>dsh inspect</b>: the input is text
+    expect(errors).toEqual([]);
+    await page.close();
+    run.child.kill('SIGTERM');
+    expect((await run.done).code).toBe(0);
   }, HANG);
 });

@@ -1,20 +1,23 @@
 /**
- * The inspector page: connects to the local server's event stream (the session's log events, the
- * live actor states, the waiting questions), keeps the page state, and redraws on each change
- * (at most once a frame). The timeline scrubber picks the point of the log the page shows.
+ * The inspector page: follows the session over the wire protocol (docs/protocol.md) as any page
+ * would: an `EventSource` on `/api/sessions/:id/events` (the log's events by `seq`, resumed with
+ * `Last-Event-ID` when the connection drops, and the live frames: actor states, stages, the
+ * answerable questions, whether the log can still grow), answers as POSTs with an
+ * `Idempotency-Key`. It keeps the page state and redraws on each change (at most once a frame).
+ * The timeline scrubber picks the point of the log the page shows.
  */
 import type { LogEvent } from '../../../protocol/index.js';
-import type { ActorState } from '../actorStates.js';
-import type { FeedSnapshot } from '../feed.js';
-import type { PendingQuestion } from '../pageApprovals.js';
-import { logRow, recordLive, sessionAt, type LiveHistory, type LogRow } from './model.js';
+import type { LiveFrame } from '../../../protocol/wire.js';
+import { logRow, pendingQuestions, recordLive, sessionAt, type LiveHistory, type LogRow } from './model.js';
 import { CALLS_PER_PAGE, DiagramPanel, h, renderActors, renderApprovals, renderDetail, type Answer, type Handlers, type Selection } from './render.js';
 import { createLogList } from './timeline.js';
 
 const token = new URLSearchParams(location.search).get('t') ?? '';
+const meta = (name: string) => document.querySelector(`meta[name="${name}"]`)?.getAttribute('content') ?? '';
+const api = `/api/sessions/${encodeURIComponent(meta('dsh-session'))}`;
 
 const state = {
-  title: '',
+  title: meta('dsh-title'),
   live: false,
   connected: false,
   ended: false,
@@ -23,7 +26,8 @@ const state = {
   at: 0,
   follow: true,
   liveHistory: new Map() as LiveHistory,
-  pending: [] as readonly PendingQuestion[],
+  /** The calls whose question the server waits on now (the latest `answerable` frame). */
+  answerable: [] as ReadonlyArray<{ callId: string }>,
   selected: undefined as Selection | undefined,
   /** The user picked what is shown: following the end no longer moves the selection. */
   picked: false,
@@ -124,7 +128,8 @@ function draw(): void {
   follow.checked = state.follow;
   const at = state.events.find((e) => e.seq === state.at);
   position.textContent = `seq ${state.at} of ${end}${at ? ` · ${new Date(at.time).toISOString().slice(11, 23)} · ${at.type}` : ''}`;
-  const input = { view, atEnd: state.live && state.at === end, live: state.live, liveHistory: state.liveHistory, pending: state.pending, selected: state.selected, callPage: state.callPage };
+  const pending = state.answerable.length === 0 ? [] : pendingQuestions(state.at === end ? view : sessionAt(state.events, end), state.answerable);
+  const input = { view, atEnd: state.live && state.at === end, live: state.live, liveHistory: state.liveHistory, pending, selected: state.selected, callPage: state.callPage };
   approvalsSlot.replaceChildren(renderApprovals(input, handlers));
   actorsSlot.replaceChildren(renderActors(input, handlers));
   const detail = renderDetail(input, handlers, diagram.element);
@@ -143,44 +148,66 @@ function addEvent(e: LogEvent): void {
 }
 
 async function sendAnswer(callId: string, answer: Answer, reason?: string): Promise<void> {
+  const approvalId = sessionAt(state.events, lastSeq()).callById.get(callId)?.approval?.requestSeq;
   try {
-    const body = JSON.stringify({ callId, answer, ...(reason !== undefined ? { reason } : {}) });
-    const r = await fetch('/api/approve', { method: 'POST', headers: { 'content-type': 'application/json', 'x-dsh-token': token }, body });
-    state.status = r.ok ? `answered ${callId}: ${answer}` : `could not answer ${callId}: ${(await r.text()).trim()}`;
+    if (approvalId === undefined) throw new Error('no question of this call in the log');
+    const body = JSON.stringify({ answer, ...(reason !== undefined ? { reason } : {}) });
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'idempotency-key': crypto.randomUUID() };
+    const r = await fetch(`${api}/approvals/${approvalId}`, { method: 'POST', headers, body });
+    if (r.ok) state.status = `answered ${callId}: ${answer}`;
+    else {
+      const refused = (await r.json().catch(() => undefined)) as { error?: { message?: string }; winner?: { answer: string } } | undefined;
+      state.status = `could not answer ${callId}: ${refused?.winner ? `already answered (${refused.winner.answer})` : (refused?.error?.message ?? `HTTP ${r.status}`)}`;
+    }
   } catch (e) {
     state.status = `could not answer ${callId}: ${String(e)}`;
   }
   schedule();
 }
 
-const source = new EventSource(`/api/stream?t=${encodeURIComponent(token)}`);
-const on = <T>(type: string, fn: (data: T) => void) =>
-  source.addEventListener(type, (m) => {
-    fn(JSON.parse((m as MessageEvent<string>).data) as T);
-    schedule();
-  });
-on<FeedSnapshot>('init', (s) => {
+// The browser's EventSource reconnects by itself, sending the last `id` it saw (Last-Event-ID):
+// the server goes on after it, and addEvent drops anything it already has.
+const source = new EventSource(`${api}/events?token=${encodeURIComponent(token)}`);
+source.addEventListener('open', () => {
   state.connected = true;
-  state.title = s.title;
-  state.live = s.live;
-  for (const e of s.events) addEvent(e);
-  for (const a of s.actors) recordLive(state.liveHistory, a);
-  state.pending = s.pending;
-  if (!s.live) source.close();
+  schedule();
 });
-on<{ event: LogEvent }>('log', (m) => addEvent(m.event));
-on<{ actor: ActorState }>('actor', (m) => recordLive(state.liveHistory, m.actor));
-on<{ pending: readonly PendingQuestion[] }>('approvals', (m) => {
-  state.pending = m.pending;
+source.addEventListener('log', (m) => {
+  addEvent(JSON.parse((m as MessageEvent<string>).data) as LogEvent);
+  schedule();
 });
-on<{ live: boolean }>('live', (m) => {
-  state.live = m.live;
-  if (!m.live) {
-    state.ended = true;
-    state.status = 'the run has ended';
-    source.close();
+source.addEventListener('live', (m) => {
+  live(JSON.parse((m as MessageEvent<string>).data) as LiveFrame);
+  schedule();
+});
+
+function live(f: LiveFrame): void {
+  switch (f.type) {
+    case 'actor':
+      recordLive(state.liveHistory, { kind: f.kind, key: f.key, state: f.state, time: f.at });
+      return;
+    case 'answerable':
+      state.answerable = f.calls;
+      return;
+    case 'session':
+      if (f.live) {
+        state.live = true;
+        return;
+      }
+      // Nothing more will come: a recorded session, or the run has ended.
+      if (state.live) {
+        state.ended = true;
+        state.status = 'the run has ended';
+      }
+      state.live = false;
+      source.close();
+      return;
+    default:
+      // hello, text deltas, stages and turn states: the log and the actor frames show them.
+      return;
   }
-});
+}
+
 source.addEventListener('error', () => {
   if (source.readyState === EventSource.CLOSED) {
     state.status = 'disconnected';

@@ -304,6 +304,31 @@ export function logRow(e: LogEvent): LogRow {
   return row;
 }
 
+/** A question the server waits on now (an `answerable` call of the wire protocol), as the page shows it. */
+export interface PendingQuestion {
+  callId: string;
+  toolName: string;
+  /** The arguments as one short line. */
+  args: string;
+  reason?: string;
+  /** What the call would do: a diff, the command, or the arguments. */
+  preview?: ApprovalPreview;
+  /** The `seq` of its `tool/approval-request`: where the answer is posted (`…/approvals/:approvalId`). */
+  approvalId: number;
+}
+
+/** The questions `answerable` names, oldest first, as the log (`view`, at its end) shows them. */
+export function pendingQuestions(view: SessionView, answerable: readonly { callId: string }[]): PendingQuestion[] {
+  const pending: PendingQuestion[] = [];
+  for (const { callId } of answerable) {
+    const c = view.callById.get(callId);
+    if (!c?.approval) continue;
+    const { requestSeq, reason, preview } = c.approval;
+    pending.push({ callId, toolName: c.toolName, args: c.args, approvalId: requestSeq, ...(reason !== undefined ? { reason } : {}), ...(preview ? { preview } : {}) });
+  }
+  return pending;
+}
+
 /** Live states seen for one actor, oldest first. */
 export type LiveHistory = Map<string, ActorState[]>;
 

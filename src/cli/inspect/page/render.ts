@@ -5,12 +5,12 @@
  * answer. Text from the log is only ever set as text (it is model output: hostile).
  */
 import type { ActorKind, ActorState } from '../actorStates.js';
-import type { PendingQuestion } from '../pageApprovals.js';
-import { actorId, highlightedStates, STAGES, type CallView, type SessionView, type StepView, type TurnView } from './model.js';
+import { actorId, highlightedStates, STAGES, type CallView, type PendingQuestion, type SessionView, type StepView, type TurnView } from './model.js';
 
 export const CALLS_PER_PAGE = 50;
 
-export type Answer = 'allowed-once' | 'allowed-always' | 'denied';
+/** The answers the page gives (the wire protocol's, docs/protocol.md). */
+export type Answer = 'allow-once' | 'allow-always' | 'deny';
 
 export interface Selection {
   kind: ActorKind;
@@ -63,12 +63,12 @@ function answerButtons(callId: string, handlers: Handlers): HTMLElement {
     return el;
   };
   // A reason is asked for in the browser's own prompt: a field in the page would be redrawn away.
-  const withReason = h('button', { type: 'button', 'data-testid': 'deny-with-reason', 'data-call-id': callId, class: 'answer denied' }, 'Deny with a reason…');
+  const withReason = h('button', { type: 'button', 'data-testid': 'deny-with-reason', 'data-call-id': callId, class: 'answer deny' }, 'Deny with a reason…');
   withReason.addEventListener('click', () => {
     const reason = window.prompt('Deny: the reason the model is told')?.trim();
-    if (reason) handlers.answer(callId, 'denied', reason);
+    if (reason) handlers.answer(callId, 'deny', reason);
   });
-  return h('span', { class: 'answers' }, b('allowed-once', 'Allow once', 'approve-once'), b('allowed-always', 'Always', 'approve-always'), b('denied', 'Deny', 'deny'), withReason);
+  return h('span', { class: 'answers' }, b('allow-once', 'Allow once', 'approve-once'), b('allow-always', 'Always', 'approve-always'), b('deny', 'Deny', 'deny'), withReason);
 }
 
 /** An approval's preview: a diff's lines coloured by kind (set as text: it is model output). */

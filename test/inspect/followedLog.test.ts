@@ -7,11 +7,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checksumHex, crc32cOfUtf8 } from '../../src/adapters/log/crc32c.js';
 import { openJsonlSessionLog, readJsonlLog } from '../../src/adapters/log/jsonlLog.js';
-import type { FeedMessage } from '../../src/cli/inspect/feed.js';
-import { followJsonlLog, type FollowedFeed } from '../../src/cli/inspect/followedFeed.js';
+import { followJsonlLog, type FollowedLog } from '../../src/cli/inspect/followedLog.js';
+import type { LogEvent } from '../../src/protocol/index.js';
 
 const dirs: string[] = [];
-const feeds: FollowedFeed[] = [];
+const feeds: FollowedLog[] = [];
 afterEach(() => {
   for (const f of feeds.splice(0)) f.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -30,11 +30,11 @@ async function session() {
 }
 
 async function follow(path: string) {
-  const stops: string[] = [];
+  const stops: Array<string | undefined> = [];
   const feed = followJsonlLog(path, await readJsonlLog(path), { intervalMs: 5, onStop: (r) => stops.push(r) });
   feeds.push(feed);
-  const seen: FeedMessage[] = [];
-  feed.subscribe((m) => seen.push(m));
+  const seen: LogEvent[] = [];
+  feed.log.subscribe((e) => seen.push(e));
   return { feed, seen, stops };
 }
 
@@ -44,7 +44,7 @@ async function until(ok: () => boolean) {
   expect(ok()).toBe(true);
 }
 
-const seqs = (seen: FeedMessage[]) => seen.flatMap((m) => (m.type === 'log' ? [m.event.seq] : []));
+const seqs = (seen: LogEvent[]) => seen.map((e) => e.seq);
 const lineOf = (event: object) => {
   const json = JSON.stringify(event);
   return `${checksumHex(crc32cOfUtf8(json))} ${json}\n`;
@@ -54,14 +54,14 @@ describe('dsh inspect --follow', () => {
   it('shows what is read, then each event another writer appends, in order', async () => {
     const s = await session();
     const { feed, seen } = await follow(s.path);
-    expect(feed.snapshot()).toMatchObject({ live: true });
-    expect(feed.snapshot().events.map((e) => e.seq)).toEqual([1, 2]);
+    expect(feed.live).toBe(true);
+    expect(feed.log.events().map((e) => e.seq)).toEqual([1, 2]);
     s.log.append({ type: 'step/end', turnId: 't1', stepIndex: 0, finishReason: 'stop', toolCalls: 0 });
     s.log.append({ type: 'turn/end', turnId: 't1', outcome: 'completed', steps: 1 });
     await s.sink.flush();
     await until(() => seqs(seen).length === 2);
     expect(seqs(seen)).toEqual([3, 4]);
-    expect(feed.snapshot().events.map((e) => e.type)).toEqual(['turn/start', 'step/start', 'step/end', 'turn/end']);
+    expect(feed.log.events().map((e) => e.type)).toEqual(['turn/start', 'step/start', 'step/end', 'turn/end']);
     await s.sink.close();
   });
 
@@ -89,8 +89,10 @@ describe('dsh inspect --follow', () => {
     await until(() => stops.length === 1);
     expect(stops[0]).toMatch(/stopped following .*session\.jsonl.*checksum/i);
     expect(seqs(seen)).toEqual([3]);
-    expect(seen.at(-1)).toEqual({ type: 'live', live: false });
-    expect(feed.snapshot()).toMatchObject({ live: false });
-    expect(feed.snapshot().events.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(feed.live).toBe(false);
+    expect(feed.log.events().map((e) => e.seq)).toEqual([1, 2, 3]);
+    // Stopped once: closing it now changes nothing and says nothing more.
+    feed.close();
+    expect(stops).toHaveLength(1);
   });
 });
