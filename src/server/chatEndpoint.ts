@@ -12,6 +12,7 @@
  */
 import * as z from 'zod';
 import type { LogEvent } from '../protocol/index.js';
+import { SlowClientError } from './eventStream.js';
 import type { DurableFeed } from './durableFeed.js';
 import { CommandRefused, type HostedSession } from './hostedSession.js';
 import { uiMessageProjection, type UiChunk } from './uiMessageProjection.js';
@@ -90,15 +91,22 @@ export const UI_MESSAGE_STREAM_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
-/** Turn `turnId` from the event after `after`, as a UI message stream, until it ends, suspends or waits on an answerable question. */
-export function turnMessageStream(o: { session: HostedSession; feed: DurableFeed; turnId: string; after: number; signal?: AbortSignal }): ReadableStream<Uint8Array> {
+/**
+ * Turn `turnId` from the event after `after`, as a UI message stream, until it ends, suspends or
+ * waits on an answerable question. The backlog goes at the pace the page reads it; a page that
+ * falls more than `maxBufferedBytes` behind on top of that is dropped (`SlowClientError`): it asks
+ * again from its `lastSeq` (the `finish` metadata of its last complete message).
+ */
+export function turnMessageStream(o: { session: HostedSession; feed: DurableFeed; turnId: string; after: number; maxBufferedBytes: number; signal?: AbortSignal }): ReadableStream<Uint8Array> {
   const { session, feed, turnId } = o;
+  const bound = o.maxBufferedBytes;
   const projection = uiMessageProjection(turnId);
   let cleanup = () => {};
+  let roomFor: (() => void) | undefined;
+  let done = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       let last = o.after;
-      let done = false;
       let live = false;
       const held: LogEvent[] = [];
       let answerable = new Set<string>();
@@ -118,6 +126,12 @@ export function turnMessageStream(o: { session: HostedSession; feed: DurableFeed
         for (const c of projection.chunks(e)) controller.enqueue(frame(c));
         if ('turnId' in e && e.turnId === turnId && (e.type === 'turn/end' || e.type === 'turn/suspended')) finish();
         else if (waiting()) finish();
+        else if ((controller.desiredSize ?? 0) < -bound) {
+          // Twice the bound unread: the page is dropped rather than held in memory.
+          done = true;
+          cleanup();
+          controller.error(new SlowClientError(bound - (controller.desiredSize ?? 0)));
+        }
       };
       const offFeed = feed.subscribe(
         (e) => (live ? apply(e) : held.push(e)),
@@ -138,6 +152,7 @@ export function turnMessageStream(o: { session: HostedSession; feed: DurableFeed
         if (done) return;
         done = true;
         cleanup();
+        roomFor?.();
         controller.close();
       };
       o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -150,7 +165,10 @@ export function turnMessageStream(o: { session: HostedSession; feed: DurableFeed
       void (async () => {
         try {
           await feed.settled();
-          for (const e of await session.eventsAfter(o.after)) apply(e);
+          for (const e of await session.eventsAfter(o.after)) {
+            while (!done && (controller.desiredSize ?? 0) <= 0) await new Promise<void>((resolve) => (roomFor = resolve));
+            apply(e);
+          }
           for (const f of session.liveState()) if (f.type === 'answerable') answerable = new Set(f.calls.filter((c) => c.turnId === turnId).map((c) => c.callId));
           live = true;
           for (const e of held.splice(0)) apply(e);
@@ -164,8 +182,14 @@ export function turnMessageStream(o: { session: HostedSession; feed: DurableFeed
         }
       })();
     },
-    cancel() {
-      cleanup();
+    pull() {
+      roomFor?.();
+      roomFor = undefined;
     },
-  });
+    cancel() {
+      done = true;
+      cleanup();
+      roomFor?.();
+    },
+  }, new ByteLengthQueuingStrategy({ highWaterMark: bound }));
 }

@@ -319,7 +319,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
       await applyAnswers(session, intent.answers);
       ({ turnId, after } = intent);
     }
-    const stream = turnMessageStream({ session, feed: feedOf(session), turnId, after, signal: request.signal });
+    const stream = turnMessageStream({ session, feed: feedOf(session), turnId, after, maxBufferedBytes: maxBuffered, signal: request.signal });
     return new Response(stream, { status: 200, headers: { ...HEADERS, ...UI_MESSAGE_STREAM_HEADERS } });
   };
 

@@ -66,8 +66,19 @@ export interface SessionView {
   dispose(): void;
 }
 
+/**
+ * A session that already is a view (a session served over the wire: `connectSession` from
+ * `dsh/client` keeps the same projection, fed by the server): returned as it is, so code written
+ * against `createSessionView` takes a remote session unchanged.
+ */
+export function createSessionView<V extends SessionViewBase>(session: V): V;
 /** A view of `runtime`'s session, from its log so far and everything that happens from now on. */
-export function createSessionView(runtime: SessionViewRuntime, options: SessionViewOptions = {}): SessionView {
+export function createSessionView(runtime: SessionViewRuntime, options?: SessionViewOptions): SessionView;
+export function createSessionView(source: SessionViewRuntime | SessionViewBase, options: SessionViewOptions = {}): SessionView | SessionViewBase {
+  return 'getSnapshot' in source ? source : localSessionView(source, options);
+}
+
+function localSessionView(runtime: SessionViewRuntime, options: SessionViewOptions): SessionView {
   const inbox = options.approvals;
   const answerable = () => {
     const open = new Set((inbox?.questions() ?? []).map((q) => q.callId));

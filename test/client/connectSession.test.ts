@@ -75,6 +75,10 @@ describe('a remote session view', () => {
     expect(remote.getSnapshot().turns[0]).toMatchObject({ state: 'ended', outcome: 'completed', answer: 'Both done.' });
     expect(remote.getSnapshot().turns[0]!.calls.map((c) => c.result?.content)).toEqual(['a done', 'b done']);
     expect(remote.status().state).toBe('open');
+    // Code written against createSessionView takes the remote session unchanged: it already is a view.
+    const viewed = createSessionView(remote);
+    expect(viewed).toBe(remote);
+    expect(viewed.getSnapshot()).toBe(remote.getSnapshot());
   });
 
   it('a connection the server cuts mid-turn resumes after its last seq: every event applied once, the turn completes', async () => {

@@ -5,10 +5,11 @@
  * leaves it) continues the turn through the exactly-once path, the body runs once, and a retried
  * request starts nothing more. A denial with a reason reaches the model.
  */
+import { connect } from 'node:net';
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogEvent } from '../../src/protocol/index.js';
-import { TOKEN, newSession, startWireServer, type WireServer } from './wireServer.js';
+import { TOKEN, newSession, startWireServer, until, type WireServer } from './wireServer.js';
 
 let server: WireServer | undefined;
 afterEach(async () => {
@@ -90,4 +91,41 @@ describe('the session for useChat (the AI SDK UI message stream)', () => {
     expect((await post('{"messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"go"}]}]}', {})).status).toBe(401);
     expect(server.session(s.id).rt.log.events()).toEqual([]);
   });
+
+  it('a chat stream whose reader never reads is dropped at the bound, not buffered; it asks again from its lastSeq', async () => {
+    const bound = 64 * 1024;
+    server = await startWireServer(() => [{ text: 'Waiting.', toolCalls: [{ toolName: 'wait', input: { name: 'g' } }] }, { text: 'Done.' }], { maxBufferedBytes: bound });
+    const s = await newSession(server);
+    const url = new URL(`${s.url}/chat`);
+    const body = JSON.stringify({ messages: [user('u1', 'go')] });
+    // A raw socket that sends its request and never reads a byte.
+    // The server's end of the page's connection: whether the server still holds it.
+    let serverSide: import('node:net').Socket | undefined;
+    server.server.once('connection', (c) => (serverSide = c));
+    const socket = connect(Number(url.port), url.hostname);
+    socket.pause();
+    socket.on('error', () => undefined);
+    socket.write(`POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    const rt = server.session(s.id).rt;
+    await until(() => rt.log.events().some((e) => e.type === 'tool/call'), 'the turn waits in its call');
+    const held = () => serverSide !== undefined && !serverSide.destroyed;
+    expect(held()).toBe(true);
+    // The turn's own text, far more than the socket's buffers and the bound together.
+    for (let i = 0; i < 20_000 && held(); i++) {
+      rt.log.append({ type: 'llm/stream', turnId: 'turn-1', stepIndex: 0, kind: 'text', text: `${i} ${'x'.repeat(200)}` });
+      if (i % 500 === 499) await new Promise((r) => setImmediate(r));
+    }
+    await until(() => !held(), 'the server cuts the stalled chat stream');
+    // What reached the page ends cut short: no finish, so useChat asks again from its lastSeq.
+    let received = '';
+    socket.on('data', (d: Buffer) => (received += d.toString()));
+    const ended = new Promise((resolve) => socket.on('close', resolve));
+    socket.resume();
+    await ended;
+    expect(received).toContain('"type":"text-delta"');
+    expect(received).not.toContain('[DONE]');
+    server.session(s.id).open('g');
+    await until(() => rt.log.events().some((e) => e.type === 'turn/end'), 'the turn ends');
+    expect(rt.log.events().at(-1)).toMatchObject({ type: 'turn/end', outcome: 'completed' });
+  }, 120_000);
 });
