@@ -148,11 +148,12 @@ async function take(store: JsonlSessionStore, id: string, owner: string, ttlMs: 
   }
   if (lease) return lease;
   // Refused, but no holder could be read: the winner's record was being written (or it had just
-  // let go). Look again a few turns of the event loop later, so the refusal can name the holder.
-  for (let tries = 0; tries < 5; tries++) {
+  // let go). Look again a little later, so the refusal can name the holder: the winner is another
+  // process, which a loaded machine may not schedule for a while (up to about 3 s in all).
+  for (let tries = 0; tries < 40; tries++) {
     const held = store.holder(id);
     if (held) return { held };
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, Math.min(100, 1 + tries * 5)));
     lease = await store.acquire(id, owner, ttlMs);
     if (lease) return lease;
   }
