@@ -6,8 +6,7 @@ import type { InspectionEvent } from 'xstate';
 import { actorStateOf, diagramStateOf } from '../../src/cli/inspect/actorStates.js';
 import { inspectedSession } from '../../src/cli/inspect/inspectedSession.js';
 import type { LiveFrame } from '../../src/protocol/wire.js';
-import { highlightedStates, logRow, sessionAt, STAGES } from '../../src/cli/inspect/page/model.js';
-import { CALL_STAGE_NAMES } from '../../machines/callStageNames.js';
+import { highlightedStates, logRow, sessionAt } from '../../src/cli/inspect/page/model.js';
 import { describeProvenance, type LogEvent } from '../../src/protocol/index.js';
 import { createMemoryLog } from '../../src/runtime/log/sessionLog.js';
 
@@ -32,11 +31,6 @@ function session(): readonly LogEvent[] {
   return log.events();
 }
 
-describe('the page\'s stage names', () => {
-  it('are the machine\'s (the page loads only its own modules, so it keeps a copy)', () => {
-    expect([...STAGES]).toEqual([...CALL_STAGE_NAMES]);
-  });
-});
 
 describe('sessionAt', () => {
   it('follows a call through the log: called, waiting for an answer, running, settled with its stage timings', () => {

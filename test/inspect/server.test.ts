@@ -90,6 +90,11 @@ describe('the inspector server', () => {
       expect(r.headers['content-type']).toMatch(/^text\/javascript/);
       expect(r.body).not.toMatch(/https?:\/\/(?!127\.0\.0\.1)/);
     }
+    // The stage names the page shares with the machines: served from machines/, defined once.
+    const names = await call(port, '/machines/callStageNames.js');
+    expect(names.status).toBe(200);
+    expect(names.body).toMatch(/CALL_STAGE_NAMES = \["validating", "preExecute", "awaitingApproval", "guard", "executing", "postExecute", "finalizing"\]/);
+    expect((await call(port, '/machines/toolCall.js')).status).toBe(404);
     const css = await call(port, '/assets/style.css');
     expect(css.body).toContain('.diagram svg .state {');
     for (const d of ['turn', 'step', 'scheduler', 'toolCall']) {

@@ -192,7 +192,7 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
       const url = new URL(/open (http:\/\/\S+)/.exec(out)![1]!);
       const page = await fetch(url);
       expect(page.status).toBe(200);
-      for (const path of ['/assets/main.js', '/assets/model.js', '/assets/render.js', '/assets/timeline.js', '/assets/style.css', '/diagrams/toolCall.svg', '/diagrams/turn.svg']) {
+      for (const path of ['/assets/main.js', '/assets/model.js', '/assets/render.js', '/assets/timeline.js', '/machines/callStageNames.js', '/assets/style.css', '/diagrams/toolCall.svg', '/diagrams/turn.svg']) {
         const r = await fetch(new URL(path, url));
         expect(r.status, path).toBe(200);
         expect((await r.text()).length, path).toBeGreaterThan(100);

@@ -18,6 +18,17 @@ export const PAGE_MODULES = ['main', 'model', 'render', 'timeline'] as const;
 
 const pageDir = new URL('./page/', import.meta.url);
 
+/**
+ * Every script the page loads, by its URL path, and the file it is (without extension): the page's
+ * own modules under /assets/, and the one module it shares with the machines, the stage names
+ * (imported as `../../../../machines/callStageNames.js`, which the browser resolves against
+ * /assets/model.js to /machines/callStageNames.js): defined once, in machines/.
+ */
+const SCRIPTS: ReadonlyMap<string, URL> = new Map([
+  ...PAGE_MODULES.map((name) => [`/assets/${name}.js`, new URL(name, pageDir)] as const),
+  ['/machines/callStageNames.js', new URL('../../../machines/callStageNames', import.meta.url)],
+]);
+
 /** The directory holding dsh's package.json: src/cli/inspect/ in a checkout, dist/src/cli/inspect/ in the package. */
 function packageRoot(): URL {
   for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
@@ -33,21 +44,22 @@ function packageRoot(): URL {
 
 const cache = new Map<string, string>();
 
-/** The JavaScript of a page module, or undefined when there is no such module. */
-export async function pageModule(name: string): Promise<string | undefined> {
-  if (!(PAGE_MODULES as readonly string[]).includes(name)) return undefined;
-  const hit = cache.get(name);
+/** The JavaScript the page loads at URL path `path` (`/assets/main.js`, …), or undefined when there is none. */
+export async function pageScript(path: string): Promise<string | undefined> {
+  const file = SCRIPTS.get(path);
+  if (!file) return undefined;
+  const hit = cache.get(path);
   if (hit !== undefined) return hit;
   let js: string;
   try {
-    js = await readFile(new URL(`${name}.js`, pageDir), 'utf8');
+    js = await readFile(new URL(`${file.href}.js`), 'utf8');
   } catch {
     // A checkout: the TypeScript source, transpiled (types dropped; `./x.js` imports stay as they are).
-    const source = await readFile(new URL(`${name}.ts`, pageDir), 'utf8');
+    const source = await readFile(new URL(`${file.href}.ts`), 'utf8');
     const { transform } = await import('esbuild');
-    js = (await transform(source, { loader: 'ts', format: 'esm', target: 'es2022', sourcefile: `${name}.ts` })).code;
+    js = (await transform(source, { loader: 'ts', format: 'esm', target: 'es2022', sourcefile: path })).code;
   }
-  cache.set(name, js);
+  cache.set(path, js);
   return js;
 }
 

@@ -7,6 +7,7 @@
  *
  *   GET  /?t=TOKEN                 the page (its <meta> names the session the API serves)
  *   GET  /assets/<module>.js        the page's ES modules; /assets/style.css its stylesheet
+ *   GET  /machines/callStageNames.js the stage names the page shares with the machines
  *   GET  /diagrams/<machine>.svg    the generated statechart of a machine
  *   /api/…                          the session wire protocol, for this one session
  */
@@ -14,7 +15,7 @@ import type { ServerResponse } from 'node:http';
 import { WIRE_SESSION_ID } from '../../protocol/wire.js';
 import { summaryOf, type HostedSession } from '../../server/hostedSession.js';
 import { serveOnLoopback } from '../serve/loopbackServer.js';
-import { diagramSvg, pageModule, pageStylesheet } from './assets.js';
+import { diagramSvg, pageScript, pageStylesheet } from './assets.js';
 
 export interface InspectorServer {
   /** The page's URL, with its token. */
@@ -90,12 +91,11 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
         return send(res, 200, 'text/html', PAGE(options.title, sessionId));
       }
       if (path === '/assets/style.css') return send(res, 200, 'text/css', pageStylesheet());
-      let m = /^\/assets\/([a-z]+)\.js$/.exec(path);
-      if (m) {
-        const js = await pageModule(m[1]!);
+      if (path.endsWith('.js')) {
+        const js = await pageScript(path);
         return js !== undefined && send(res, 200, 'text/javascript', js);
       }
-      m = /^\/diagrams\/([A-Za-z]+)\.svg$/.exec(path);
+      const m = /^\/diagrams\/([A-Za-z]+)\.svg$/.exec(path);
       if (m) {
         const svg = diagramSvg(m[1]!);
         return svg !== undefined && send(res, 200, 'image/svg+xml', svg);

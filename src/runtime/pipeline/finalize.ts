@@ -2,6 +2,7 @@
  * Stage 6 (SPEC §2.6, §8.8): `finalizeContent` once, then the result is materialised, deep-frozen
  * and shown to the `tools/result` observers, which can look and nothing else (they fail open).
  */
+import { CALL_STAGE_NAMES } from '../../../machines/callStageNames.js';
 import type { PreparedCall, Settlement, StageMarks } from '../../../machines/callStages.js';
 import { describeThrown, ErrorCode, type ToolCallRequest, type ToolResult } from '../../protocol/index.js';
 import { deepFreeze } from '../args.js';
@@ -10,11 +11,9 @@ import { isPromise } from './listenerAnswers.js';
 import { toolOf } from './prepare.js';
 import type { StageDeps } from './stageDeps.js';
 
-const STAGES = ['validating', 'preExecute', 'awaitingApproval', 'guard', 'executing', 'postExecute', 'finalizing'] as const;
-
 /** Per-stage durations from entry marks: each stage lasts until the next one that was entered. */
 function durations(marks: StageMarks, end: number): Record<string, number> {
-  const entered = STAGES.filter((s) => marks[s] !== undefined);
+  const entered = CALL_STAGE_NAMES.filter((s) => marks[s] !== undefined);
   const out: Record<string, number> = {};
   entered.forEach((s, i) => {
     const next = i + 1 < entered.length ? marks[entered[i + 1]!]! : end;

@@ -36,7 +36,8 @@ describe('dsh run --inspect (Chromium)', () => {
     const run = startDsh(dir, ['run', 'go', '--inspect', '--model', `scripted:${script}`]);
     const url = await waitFor(() => /inspector at (http:\/\/127\.0\.0\.1:\d+\/\?t=\S+)/.exec(run.out())?.[1], 'the inspector URL');
     const { page, errors } = await openPage(browser, url);
-    expect(await page.textContent('[data-testid=mode]')).toBe('live');
+    // Live once the server says the log can still grow (its `session` frame, after the backlog).
+    await page.waitForSelector('[data-testid=mode]:has-text("live")');
 
     // The bash call waits for an answer: the page shows the question, the call in awaitingApproval.
     const bash = 'call-1-1';

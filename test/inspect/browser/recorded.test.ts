@@ -65,8 +65,9 @@ describe('dsh inspect on a recorded session (Chromium)', () => {
 
     const server = await inspect(dir, file);
     const { page, errors } = await openPage(browser, server.url);
+    // Recorded once the server says the log will not grow (its `session` frame, after the backlog).
+    await page.waitForSelector('[data-testid=mode]:has-text("recorded")');
     expect(await page.getAttribute('[data-testid=mode]', 'class')).not.toMatch(/\bon\b/);
-    expect(await page.textContent('[data-testid=mode]')).toBe('recorded');
 
     // Select the bash call: its diagram, its stages with timings.
     await page.click(`[data-testid=call-row][data-key="${bashResult.callId}"]`);

@@ -18,8 +18,8 @@ const api = `/api/sessions/${encodeURIComponent(meta('dsh-session'))}`;
 
 const state = {
   title: meta('dsh-title'),
-  live: false,
-  connected: false,
+  /** Whether the log can still grow: unknown until the server's `session` frame says. */
+  live: undefined as boolean | undefined,
   ended: false,
   events: [] as LogEvent[],
   rows: [] as LogRow[],
@@ -120,8 +120,8 @@ function draw(): void {
   }
   title.textContent = state.title;
   document.title = `dsh inspect: ${state.title}`;
-  badge.textContent = state.live ? 'live' : state.ended ? 'ended' : state.connected ? 'recorded' : 'connecting…';
-  badge.className = `live-badge ${state.live ? 'on' : ''}`;
+  badge.textContent = state.live === true ? 'live' : state.ended ? 'ended' : state.live === false ? 'recorded' : 'connecting…';
+  badge.className = `live-badge ${state.live === true ? 'on' : ''}`;
   status.textContent = state.status;
   scrubber.max = String(end);
   scrubber.value = String(state.at);
@@ -129,7 +129,7 @@ function draw(): void {
   const at = state.events.find((e) => e.seq === state.at);
   position.textContent = `seq ${state.at} of ${end}${at ? ` · ${new Date(at.time).toISOString().slice(11, 23)} · ${at.type}` : ''}`;
   const pending = state.answerable.length === 0 ? [] : pendingQuestions(state.at === end ? view : sessionAt(state.events, end), state.answerable);
-  const input = { view, atEnd: state.live && state.at === end, live: state.live, liveHistory: state.liveHistory, pending, selected: state.selected, callPage: state.callPage };
+  const input = { view, atEnd: state.live === true && state.at === end, live: state.live === true, liveHistory: state.liveHistory, pending, selected: state.selected, callPage: state.callPage };
   approvalsSlot.replaceChildren(renderApprovals(input, handlers));
   actorsSlot.replaceChildren(renderActors(input, handlers));
   const detail = renderDetail(input, handlers, diagram.element);
@@ -168,10 +168,6 @@ async function sendAnswer(callId: string, answer: Answer, reason?: string): Prom
 // The browser's EventSource reconnects by itself, sending the last `id` it saw (Last-Event-ID):
 // the server goes on after it, and addEvent drops anything it already has.
 const source = new EventSource(`${api}/events?token=${encodeURIComponent(token)}`);
-source.addEventListener('open', () => {
-  state.connected = true;
-  schedule();
-});
 source.addEventListener('log', (m) => {
   addEvent(JSON.parse((m as MessageEvent<string>).data) as LogEvent);
   schedule();
@@ -195,7 +191,7 @@ function live(f: LiveFrame): void {
         return;
       }
       // Nothing more will come: a recorded session, or the run has ended.
-      if (state.live) {
+      if (state.live === true) {
         state.ended = true;
         state.status = 'the run has ended';
       }

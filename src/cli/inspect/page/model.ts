@@ -6,14 +6,14 @@
  * log's coarse view while the page follows the end of a running session.
  */
 import type { ApprovalPreview, DecisionProvenance, LogEvent } from '../../../protocol/index.js';
+import { CALL_STAGE_NAMES } from '../../../../machines/callStageNames.js';
 import type { ActorKind, ActorState } from '../actorStates.js';
 
 /**
- * The toolCall stages in pipeline order, as `result.metadata.durationsMs` names them: a copy of
- * `CALL_STAGE_NAMES` (machines/callStageNames.ts), since the page loads only its own modules
- * (assets.ts); test/inspect/model.test.ts keeps the two equal.
+ * The toolCall stages in pipeline order, as `result.metadata.durationsMs` names them: the machines'
+ * own list (the server serves machines/callStageNames.js to the page beside its modules, assets.ts).
  */
-export const STAGES = ['validating', 'preExecute', 'awaitingApproval', 'guard', 'executing', 'postExecute', 'finalizing'] as const;
+export const STAGES = CALL_STAGE_NAMES;
 
 export interface CallView {
   callId: string;
