@@ -1,4 +1,5 @@
 import type { AnyStateMachine } from 'xstate';
+import { groupCommitMachine } from './groupCommit.js';
 import { schedulerMachine } from './scheduler.js';
 import { stepMachine } from './step.js';
 import { toolCallMachine } from './toolCall.js';
@@ -14,4 +15,5 @@ export const machineRegistry: Readonly<Record<string, AnyStateMachine>> = {
   step: stepMachine,
   scheduler: schedulerMachine,
   toolCall: toolCallMachine,
+  groupCommit: groupCommitMachine,
 };

@@ -6,4 +6,3 @@ export * from './events.js';
 export * from './usage.js';
 export * from './describeThrown.js';
 export { visible, hasControlCharacters } from './visibleText.js';
-export * from './wire.js';

@@ -5,7 +5,7 @@
  * A line is `<crc> <json>\n`: the CRC-32C of the JSON's UTF-8 bytes as 8 lowercase hex digits
  * (crc32c.ts), a space, the event's JSON (jsonlReplay.ts reads it back).
  *
- * Group commit: `write` only buffers the event's line. At a commit point (by default a
+ * Group commit (machines/groupCommit.ts decides when): `write` only buffers the event's line. At a commit point (by default a
  * `tool/result`, `step/end` or `turn/end`, or when the buffer grows large) the buffered lines are
  * written and fsynced in one go. While one write+fsync is in flight, later lines gather in the
  * buffer and go out together with the next one, so a burst of commit points costs one fsync, not
@@ -21,7 +21,10 @@
  * disk before its side effects can start; calls dispatched together share one write+fsync.
  */
 import { closeSync, fsync, openSync, write } from 'node:fs';
+import { createActor, waitFor } from 'xstate';
+import { COMMIT, CLOSE, groupCommitMachine, LAZY, SOON } from '../../../machines/groupCommit.js';
 import type { LogEvent, LogEventType } from '../../protocol/index.js';
+import { durabilityWaiters } from '../../runtime/log/durabilityWaiters.js';
 import type { LogSink } from '../../runtime/log/sessionLog.js';
 import { checksumHex, crc32cOfUtf8 } from './crc32c.js';
 
@@ -81,7 +84,6 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
   const maxBuffer = options.maxBufferBytes ?? 1 << 20;
   const doSync = options.fsync ?? true;
   const lazyMs = options.lazyCommitMs ?? DEFAULT_LAZY_COMMIT_MS;
-  let lazyTimer: ReturnType<typeof setTimeout> | undefined;
   const fd = openSync(options.path, 'a', 0o600);
 
   let buffer: string[] = [];
@@ -90,13 +92,9 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
   let durableSeq = 0;
   let commits = 0;
   let bytes = 0;
-  let inFlight = false;
-  let commitWanted = false;
-  let durableSoon = false; // a commit for whenDurable is scheduled
   let closed = false;
-  let fdClosed = false;
   let failure: Error | undefined;
-  const waiters: Array<{ seq: number; resolve: () => void; reject: (e: Error) => void }> = [];
+  const waiters = durabilityWaiters();
 
   function fail(e: unknown) {
     const error = e instanceof Error ? e : new Error(String(e));
@@ -106,63 +104,61 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
     }
     buffer = [];
     bufferedChars = 0;
-    for (const w of waiters.splice(0)) w.reject(failure);
+    waiters.reject(failure);
   }
 
-  function settleWaiters() {
-    for (let i = waiters.length - 1; i >= 0; i--) {
-      if (waiters[i]!.seq <= durableSeq) waiters.splice(i, 1)[0]!.resolve();
-    }
-  }
-
-  /** Writes and fsyncs everything buffered now; loops while more was asked for meanwhile. */
-  function startGroup() {
-    if (failure || fdClosed) return;
-    if (buffer.length === 0) {
-      settleWaiters();
-      return;
-    }
-    const data = Buffer.from(buffer.join(''), 'utf8');
-    const groupSeq = lastSeq;
-    buffer = [];
-    bufferedChars = 0;
-    commitWanted = false;
-    inFlight = true;
-    const done = (e: Error | null) => {
-      inFlight = false;
-      if (e) return fail(e);
-      commits++;
-      durableSeq = groupSeq;
-      settleWaiters();
-      if (commitWanted || waiters.length) startGroup();
-    };
-    const writeFrom = (offset: number) => {
-      write(fd, data, offset, data.length - offset, null, (e, written) => {
-        if (e) return done(e);
-        if (offset + written < data.length) return writeFrom(offset + written);
-        if (doSync) fsync(fd, done);
-        else done(null);
-      });
-    };
-    writeFrom(0);
-  }
-
-  function requestCommit() {
-    if (lazyTimer) {
-      clearTimeout(lazyTimer);
-      lazyTimer = undefined;
-    }
-    commitWanted = true;
-    if (!inFlight) startGroup();
-  }
+  // When a group goes out is the group-commit machine's (machines/groupCommit.ts); writing it is this.
+  const groups = createActor(groupCommitMachine, {
+    input: {
+      port: {
+        commit: () => {
+          const groupSeq = lastSeq;
+          if (buffer.length === 0) return Promise.resolve(groupSeq);
+          const data = Buffer.from(buffer.join(''), 'utf8');
+          buffer = [];
+          bufferedChars = 0;
+          return new Promise<number>((resolve, reject) => {
+            const done = (e: Error | null) => {
+              if (e) return reject(e);
+              commits++;
+              resolve(groupSeq);
+            };
+            const writeFrom = (offset: number) => {
+              write(fd, data, offset, data.length - offset, null, (e, written) => {
+                if (e) return done(e);
+                if (offset + written < data.length) return writeFrom(offset + written);
+                if (doSync) fsync(fd, done);
+                else done(null);
+              });
+            };
+            writeFrom(0);
+          });
+        },
+        committed: (seq) => {
+          durableSeq = Math.max(durableSeq, seq);
+          waiters.settle(durableSeq);
+        },
+        wait: (when, due) => {
+          if (when === 'soon') {
+            const t = setImmediate(due);
+            return () => clearImmediate(t);
+          }
+          const t = setTimeout(due, lazyMs);
+          // A pending lazy write never keeps the process alive (close() flushes what is left).
+          t.unref?.();
+          return () => clearTimeout(t);
+        },
+        failed: fail,
+      },
+    },
+  }).start();
 
   function flush(): Promise<void> {
     if (failure) return Promise.reject(failure);
     if (lastSeq <= durableSeq && buffer.length === 0) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      waiters.push({ seq: lastSeq, resolve, reject });
-      requestCommit();
-    });
+    const p = waiters.add(lastSeq);
+    groups.send(COMMIT);
+    return p;
   }
 
   function whenDurable(seq: number): Promise<void> | undefined {
@@ -170,18 +166,11 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
     // A seq this sink never wrote came from the file itself (a resumed session's replay): durable.
     const target = Math.min(seq, lastSeq);
     if (target <= durableSeq) return undefined;
-    return new Promise((resolve, reject) => {
-      waiters.push({ seq: target, resolve, reject });
-      // The commit starts on the next turn of the event loop, not now: calls dispatched in the
-      // same burst (a parallel group, parts of one model stream) then share one write+fsync.
-      if (!durableSoon) {
-        durableSoon = true;
-        setImmediate(() => {
-          durableSoon = false;
-          requestCommit();
-        });
-      }
-    });
+    const p = waiters.add(target);
+    // Committed on the next turn of the event loop, not now: calls dispatched in the same burst
+    // (a parallel group, parts of one model stream) then share one write+fsync.
+    groups.send(SOON);
+    return p;
   }
 
   return {
@@ -204,30 +193,23 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
       bufferedChars += line.length;
       bytes += line.length;
       lastSeq = event.seq;
-      if (commitOn.has(event.type) || bufferedChars >= maxBuffer) requestCommit();
-      else if (lazyMs > 0 && !lazyTimer) {
-        lazyTimer = setTimeout(() => {
-          lazyTimer = undefined;
-          if (!fdClosed) requestCommit();
-        }, lazyMs);
-        // A pending lazy write never keeps the process alive (close() flushes what is left).
-        lazyTimer.unref?.();
-      }
+      if (commitOn.has(event.type) || bufferedChars >= maxBuffer) groups.send(COMMIT);
+      else if (lazyMs > 0 && !groups.getSnapshot().matches('scheduled')) groups.send(LAZY);
     },
     flush,
     whenDurable,
     abort(error: Error) {
-      fail(error);
+      groups.send({ type: 'FAIL', error });
     },
     async close() {
       if (closed) return;
       closed = true;
-      if (lazyTimer) clearTimeout(lazyTimer);
-      lazyTimer = undefined;
       try {
         await flush();
       } finally {
-        fdClosed = true;
+        // The file is closed once no group is being written to it.
+        groups.send(CLOSE);
+        await waitFor(groups, (s) => s.status === 'done');
         closeSync(fd);
         options.onClosed?.();
       }

@@ -1,5 +1,6 @@
 /**
- * A `LogSink` that writes a session's events to a `SessionStore` with group commit: `write` only
+ * A `LogSink` that writes a session's events to a `SessionStore` with group commit
+ * (machines/groupCommit.ts decides when): `write` only
  * buffers; at a commit point (`tool/result`, `step/end`, `turn/end`, or a large buffer), or when
  * the runtime asks `whenDurable` before a tool body runs, the buffered events go out in one
  * conditional append (expected `seq` + the lease's fencing token). While one append is in flight,
@@ -10,7 +11,10 @@
  * dropped, `onError` is told once. A writer that lost its lease thus stops at its next commit.
  * Browser-safe.
  */
+import { createActor, waitFor } from 'xstate';
+import { CLOSE, COMMIT, groupCommitMachine, SOON } from '../../../machines/groupCommit.js';
 import type { LogEvent, LogEventType } from '../../protocol/index.js';
+import { durabilityWaiters } from '../log/durabilityWaiters.js';
 import type { Lease, SessionStore } from './sessionStore.js';
 
 export const STORE_COMMIT_ON: readonly LogEventType[] = ['tool/result', 'step/end', 'turn/end'];
@@ -48,11 +52,9 @@ export function createStoreSink(store: SessionStore, lease: () => Lease, options
   let lastSeq = options.lastSeq;
   let durableSeq = options.lastSeq;
   let commits = 0;
-  let inFlight = false;
-  let soon = false;
   let closed = false;
   let failure: Error | undefined;
-  const waiters: Array<{ seq: number; resolve: () => void; reject: (e: Error) => void }> = [];
+  const waiters = durabilityWaiters();
 
   const fail = (e: unknown) => {
     if (!failure) {
@@ -60,48 +62,39 @@ export function createStoreSink(store: SessionStore, lease: () => Lease, options
       options.onError?.(failure);
     }
     buffer = [];
-    for (const w of waiters.splice(0)) w.reject(failure);
+    waiters.reject(failure);
   };
-  const settle = () => {
-    for (let i = waiters.length - 1; i >= 0; i--) if (waiters[i]!.seq <= durableSeq) waiters.splice(i, 1)[0]!.resolve();
-  };
-  const startAppend = () => {
-    if (failure || inFlight) return;
-    if (buffer.length === 0) return settle();
-    const batch = buffer;
-    buffer = [];
-    inFlight = true;
-    let l: Lease;
-    try {
-      l = lease();
-    } catch (e) {
-      inFlight = false;
-      return fail(e);
-    }
-    store.append(l, durableSeq, batch).then(
-      () => {
-        inFlight = false;
-        commits++;
-        durableSeq = batch[batch.length - 1]!.seq;
-        settle();
-        if (buffer.length > 0 && (waiters.length > 0 || buffer.some((e) => commitOn.has(e.type)) || buffer.length >= maxBuffer)) startAppend();
+  // When an append goes out is the group-commit machine's (machines/groupCommit.ts); appending is this.
+  const groups = createActor(groupCommitMachine, {
+    input: {
+      port: {
+        async commit() {
+          if (buffer.length === 0) return durableSeq;
+          const batch = buffer;
+          buffer = [];
+          await store.append(lease(), durableSeq, batch);
+          commits++;
+          return batch[batch.length - 1]!.seq;
+        },
+        committed(seq) {
+          durableSeq = Math.max(durableSeq, seq);
+          waiters.settle(durableSeq);
+        },
+        wait(_when, due) {
+          // Only `soon` is asked for (this sink has no lazy delay): on the next task.
+          const t = setTimeout(due, 0);
+          return () => clearTimeout(t);
+        },
+        failed: fail,
       },
-      (e: unknown) => {
-        inFlight = false;
-        fail(e);
-      },
-    );
-  };
-  const waitFor = (seq: number) =>
-    new Promise<void>((resolve, reject) => {
-      waiters.push({ seq, resolve, reject });
-    });
+    },
+  }).start();
 
   function flush(): Promise<void> {
     if (failure) return Promise.reject(failure);
     if (lastSeq <= durableSeq) return Promise.resolve();
-    const p = waitFor(lastSeq);
-    startAppend();
+    const p = waiters.add(lastSeq);
+    groups.send(COMMIT);
     return p;
   }
 
@@ -120,21 +113,15 @@ export function createStoreSink(store: SessionStore, lease: () => Lease, options
       if (failure) return;
       buffer.push(event);
       lastSeq = event.seq;
-      if (commitOn.has(event.type) || buffer.length >= maxBuffer) startAppend();
+      if (commitOn.has(event.type) || buffer.length >= maxBuffer) groups.send(COMMIT);
     },
     whenDurable(seq) {
       if (failure) return Promise.reject(failure);
       const target = Math.min(seq, lastSeq);
       if (target <= durableSeq) return undefined;
-      const p = waitFor(target);
+      const p = waiters.add(target);
       // On the next task, not now: calls dispatched in the same burst share one append.
-      if (!soon) {
-        soon = true;
-        setTimeout(() => {
-          soon = false;
-          startAppend();
-        }, 0);
-      }
+      groups.send(SOON);
       return p;
     },
     flush,
@@ -142,6 +129,8 @@ export function createStoreSink(store: SessionStore, lease: () => Lease, options
       if (closed) return;
       await flush();
       closed = true;
+      groups.send(CLOSE);
+      await waitFor(groups, (s) => s.status === 'done');
     },
   };
 }
