@@ -19,7 +19,7 @@
  * Pure and browser-safe: writing a group, waiting and telling the sink are the injected
  * `GroupCommitPort`'s.
  */
-import { assign, fromCallback, fromPromise, setup } from 'xstate';
+import { assign, fromCallback, fromPromise, setup, type SnapshotFrom } from 'xstate';
 
 /** When a scheduled commit is due. */
 export type CommitDue = 'soon' | 'lazy';
@@ -135,3 +135,17 @@ export const COMMIT = { type: 'COMMIT' } as const;
 export const SOON = { type: 'SOON' } as const;
 export const LAZY = { type: 'LAZY' } as const;
 export const CLOSE = { type: 'CLOSE' } as const;
+
+/**
+ * Whether `ask` would change anything in `snapshot`: a sink asks on every event it buffers, and each
+ * send is an XState macrostep, so it skips the asks the machine would ignore (a lazy ask while a
+ * commit is scheduled, a second commit ask while the next group is already wanted).
+ * test/machines/groupCommit.test.ts checks it against the machine in every state.
+ */
+export function changesAnything(snapshot: SnapshotFrom<typeof groupCommitMachine>, ask: 'COMMIT' | 'SOON' | 'LAZY'): boolean {
+  if (snapshot.status !== 'active') return false;
+  const { next, due } = snapshot.context;
+  if (snapshot.value === 'idle') return true;
+  if (snapshot.value === 'scheduled') return ask === 'COMMIT' || (ask === 'SOON' && due === 'lazy');
+  return ask === 'LAZY' ? next === 'nothing' : next !== 'commit';
+}

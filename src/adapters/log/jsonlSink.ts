@@ -22,7 +22,7 @@
  */
 import { closeSync, fsync, openSync, write } from 'node:fs';
 import { createActor, waitFor } from 'xstate';
-import { COMMIT, CLOSE, groupCommitMachine, LAZY, SOON } from '../../../machines/groupCommit.js';
+import { changesAnything, CLOSE, COMMIT, groupCommitMachine, LAZY, SOON } from '../../../machines/groupCommit.js';
 import type { LogEvent, LogEventType } from '../../protocol/index.js';
 import { durabilityWaiters } from '../../runtime/log/durabilityWaiters.js';
 import type { LogSink } from '../../runtime/log/sessionLog.js';
@@ -153,11 +153,16 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
     },
   }).start();
 
+  /** Tells the machine, unless it would change nothing (every event asks). */
+  const ask = (a: typeof COMMIT | typeof SOON | typeof LAZY) => {
+    if (changesAnything(groups.getSnapshot(), a.type)) groups.send(a);
+  };
+
   function flush(): Promise<void> {
     if (failure) return Promise.reject(failure);
     if (lastSeq <= durableSeq && buffer.length === 0) return Promise.resolve();
     const p = waiters.add(lastSeq);
-    groups.send(COMMIT);
+    ask(COMMIT);
     return p;
   }
 
@@ -169,7 +174,7 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
     const p = waiters.add(target);
     // Committed on the next turn of the event loop, not now: calls dispatched in the same burst
     // (a parallel group, parts of one model stream) then share one write+fsync.
-    groups.send(SOON);
+    ask(SOON);
     return p;
   }
 
@@ -193,8 +198,8 @@ export function createJsonlLogSink(options: JsonlLogSinkOptions): JsonlLogSink {
       bufferedChars += line.length;
       bytes += line.length;
       lastSeq = event.seq;
-      if (commitOn.has(event.type) || bufferedChars >= maxBuffer) groups.send(COMMIT);
-      else if (lazyMs > 0 && !groups.getSnapshot().matches('scheduled')) groups.send(LAZY);
+      if (commitOn.has(event.type) || bufferedChars >= maxBuffer) ask(COMMIT);
+      else if (lazyMs > 0) ask(LAZY);
     },
     flush,
     whenDurable,

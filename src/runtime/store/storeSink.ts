@@ -12,7 +12,7 @@
  * Browser-safe.
  */
 import { createActor, waitFor } from 'xstate';
-import { CLOSE, COMMIT, groupCommitMachine, SOON } from '../../../machines/groupCommit.js';
+import { changesAnything, CLOSE, COMMIT, groupCommitMachine, SOON } from '../../../machines/groupCommit.js';
 import type { LogEvent, LogEventType } from '../../protocol/index.js';
 import { durabilityWaiters } from '../log/durabilityWaiters.js';
 import type { Lease, SessionStore } from './sessionStore.js';
@@ -90,11 +90,16 @@ export function createStoreSink(store: SessionStore, lease: () => Lease, options
     },
   }).start();
 
+  /** Tells the machine, unless it would change nothing (every commit point asks). */
+  const ask = (a: typeof COMMIT | typeof SOON) => {
+    if (changesAnything(groups.getSnapshot(), a.type)) groups.send(a);
+  };
+
   function flush(): Promise<void> {
     if (failure) return Promise.reject(failure);
     if (lastSeq <= durableSeq) return Promise.resolve();
     const p = waiters.add(lastSeq);
-    groups.send(COMMIT);
+    ask(COMMIT);
     return p;
   }
 
@@ -113,7 +118,7 @@ export function createStoreSink(store: SessionStore, lease: () => Lease, options
       if (failure) return;
       buffer.push(event);
       lastSeq = event.seq;
-      if (commitOn.has(event.type) || buffer.length >= maxBuffer) groups.send(COMMIT);
+      if (commitOn.has(event.type) || buffer.length >= maxBuffer) ask(COMMIT);
     },
     whenDurable(seq) {
       if (failure) return Promise.reject(failure);
@@ -121,7 +126,7 @@ export function createStoreSink(store: SessionStore, lease: () => Lease, options
       if (target <= durableSeq) return undefined;
       const p = waiters.add(target);
       // On the next task, not now: calls dispatched in the same burst share one append.
-      groups.send(SOON);
+      ask(SOON);
       return p;
     },
     flush,
