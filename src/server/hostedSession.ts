@@ -100,6 +100,9 @@ const LOG_ANSWER: Record<LogEventOf<'tool/approval-answer'>['answer'], WinningAn
   remembered: 'remembered',
 };
 
+/** A logged answer, as a later answer is told it (409 with the winner). */
+export const winnerOfLogged = (e: LogEventOf<'tool/approval-answer'>): WinningAnswer => ({ answer: LOG_ANSWER[e.answer], ...(e.reason !== undefined ? { reason: e.reason } : {}), seq: e.seq });
+
 const replyOf = (c: ApprovalCommand): ApprovalReply =>
   c.answer === 'deny' ? { kind: 'deny', ...(c.reason !== undefined ? { reason: c.reason } : {}) } : { kind: c.answer };
 
@@ -202,7 +205,7 @@ export function hostRuntime(options: HostRuntimeOptions): HostedSession {
   /** How call `key`'s question (asked at `seq`) was answered, if the log says so. */
   const loggedAnswer = (key: Key, seq: number): WinningAnswer | undefined => {
     for (const e of log.events({ from: seq + 1 })) {
-      if (e.type === 'tool/approval-answer' && sameCall(key, e)) return { answer: LOG_ANSWER[e.answer], ...(e.reason !== undefined ? { reason: e.reason } : {}), seq: e.seq };
+      if (e.type === 'tool/approval-answer' && sameCall(key, e)) return winnerOfLogged(e);
     }
     return undefined;
   };

@@ -14,7 +14,7 @@ import { migrateTurnQueue, submitTurn, submittedTurnId } from '../adapters/store
 import type { PgPoolLike } from '../adapters/store/pgStore.js';
 import type { SessionStore } from '../runtime/store/sessionStore.js';
 import { SESSION_ID_PATTERN } from '../runtime/store/sessionStore.js';
-import { CommandRefused, type HostedSession } from './hostedSession.js';
+import { CommandRefused, winnerOfLogged, type HostedSession } from './hostedSession.js';
 import { mirroredLog } from './mirroredLog.js';
 import type { SessionDirectory } from './sessionHandler.js';
 
@@ -113,8 +113,8 @@ function storedSession(id: string, options: StoredSessionsOptions, initial: read
       if (!openQuestions(log.events()).some((q) => q.seq === approvalSeq)) {
         const logged = log.events({ from: approvalSeq + 1 }).find((e) => e.type === 'tool/approval-answer' && e.callId === request.callId && e.turnId === request.turnId);
         if (logged?.type === 'tool/approval-answer') {
-          const answer = logged.answer === 'allowed-once' ? 'allow-once' : logged.answer === 'allowed-always' ? 'allow-always' : logged.answer === 'denied' ? 'deny' : logged.answer;
-          throw new CommandRefused('ALREADY_ANSWERED', `approval ${approvalSeq} was already answered (${answer})`, { answer, ...(logged.reason !== undefined ? { reason: logged.reason } : {}), seq: logged.seq });
+          const winner = winnerOfLogged(logged);
+          throw new CommandRefused('ALREADY_ANSWERED', `approval ${approvalSeq} was already answered (${winner.answer})`, winner);
         }
         throw new CommandRefused('NOT_WAITING', `nothing waits on approval ${approvalSeq}`);
       }
