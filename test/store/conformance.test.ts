@@ -12,7 +12,7 @@ import { ErrorCode, type LogEvent } from '../../src/protocol/index.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
 import { StoreConflictError, type SessionStore } from '../../src/runtime/store/sessionStore.js';
-import { keepLease, openStoredSessionLog } from '../../src/runtime/store/storedSession.js';
+import { openStoredSession, openStoredSessionLog } from '../../src/runtime/store/storedSession.js';
 import { backends, freshSession } from './backends.js';
 
 const ev = (seq: number, extra: Partial<{ message: string }> = {}): LogEvent =>
@@ -170,8 +170,8 @@ describe.each(backends)('session store conformance: $name', (backend) => {
     const s = await open();
     const observer = await open();
     const id = freshSession('durable');
-    const keeper = keepLease(s, (await s.acquire(id, 'w1', 30_000))!, 30_000);
-    const { log, sink } = await openStoredSessionLog(s, keeper);
+    const session = await openStoredSession(s, id, { owner: 'w1', ttlMs: 30_000 });
+    const { log } = session;
     const seen: Record<string, string[]> = {};
     const probe = defineTool({
       name: 'probe',
@@ -186,13 +186,27 @@ describe.each(backends)('session store conformance: $name', (backend) => {
     const rt = createRuntime({ tools: [probe], log });
     const model = scriptedModel([{ toolCalls: [0, 1, 2].map((n) => ({ toolName: 'probe', input: { n } })) }, { text: 'done' }]);
     expect((await rt.startTurn({ model, input: 'go' }).done).outcome).toBe('completed');
-    await sink.close();
-    await keeper.release();
+    await session.close();
     const calls = log.events().flatMap((e) => (e.type === 'tool/call' ? [e.callId] : []));
     expect(calls).toHaveLength(3);
     for (const c of calls) expect(seen[c], c).toContain(c);
     // Everything the runtime logged is in the store, in order.
     expect(await observer.read(id)).toEqual(log.events());
+  });
+
+  test('openStoredSession: one writer at a time; close() (or Symbol.asyncDispose) makes its writes durable and lets the lease go', async () => {
+    const s = await open();
+    const id = freshSession('held');
+    const first = await openStoredSession(s, id, { owner: 'w1', ttlMs: 30_000 });
+    first.log.append({ type: 'warning', code: 'TEST', message: 'written by the first' });
+    expect(await conflict(openStoredSession(s, id, { owner: 'w2', ttlMs: 30_000 }))).toBe('LEASE_HELD');
+    await first[Symbol.asyncDispose]();
+    await first.close(); // a second close changes nothing
+    const second = await openStoredSession(s, id, { owner: 'w2', ttlMs: 30_000 });
+    expect(second.log.events().map((e) => e.type === 'warning' && e.message)).toEqual(['written by the first']);
+    second.log.append({ type: 'warning', code: 'TEST', message: 'and by the second' });
+    await second.close();
+    expect((await s.read(id)).map((e) => e.type === 'warning' && e.message)).toEqual(['written by the first', 'and by the second']);
   });
 
   test('a writer whose lease was taken over runs no further tool body: its calls settle ABORTED_BEFORE_DISPATCH', async () => {

@@ -10,8 +10,8 @@
 import type { Clock } from '../clock.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { closeOpenWork, type ClosedWork } from '../openWork.js';
-import { StoreConflictError, type SessionStore } from './sessionStore.js';
-import { keepLease, openStoredSessionLog } from './storedSession.js';
+import type { SessionStore } from './sessionStore.js';
+import { openStoredSession } from './storedSession.js';
 
 /** What `closeOpenWork` states when a session is taken over: the words of `dsh resume`. */
 export const RESUME_REASON = 'the session stopped before this finished (closed on resume)';
@@ -49,19 +49,11 @@ export interface PendingTurnsResult {
   token: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 export async function runPendingTurns(o: RunPendingTurnsOptions): Promise<PendingTurnsResult> {
-  const deadline = Date.now() + (o.waitMs ?? 2 * o.ttlMs);
-  let lease = await o.store.acquire(o.sessionId, o.owner, o.ttlMs);
-  while (!lease) {
-    if (Date.now() > deadline) throw new StoreConflictError('LEASE_HELD', o.sessionId, `another owner holds the lease (waited ${o.waitMs ?? 2 * o.ttlMs} ms)`);
-    await sleep(Math.max(20, Math.floor(o.ttlMs / 4)));
-    lease = await o.store.acquire(o.sessionId, o.owner, o.ttlMs);
-  }
-  const keeper = keepLease(o.store, lease, o.ttlMs);
+  const session = await openStoredSession(o.store, o.sessionId, { owner: o.owner, ttlMs: o.ttlMs, waitMs: o.waitMs ?? 2 * o.ttlMs, ...(o.clock ? { clock: o.clock } : {}) });
+  const { log, sink } = session;
+  let result: PendingTurnsResult;
   try {
-    const { log, sink } = await openStoredSessionLog(o.store, keeper, { clock: o.clock });
     const closed = closeOpenWork(log, RESUME_REASON);
     if (closed.calls + closed.steps + closed.turns > 0) o.onClosed?.(closed);
     let ran = 0;
@@ -78,9 +70,12 @@ export async function runPendingTurns(o: RunPendingTurnsOptions): Promise<Pendin
         await sink.flush();
       }
     }
-    await sink.close();
-    return { ran, closed, token: lease.token };
-  } finally {
-    await keeper.release();
+    result = { ran, closed, token: session.lease.lease.token };
+  } catch (e) {
+    // The lease is let go whatever the flush says; the turn's own failure is what is reported.
+    await session.close().catch(() => undefined);
+    throw e;
   }
+  await session.close();
+  return result;
 }

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock.js';
 import { createMemoryLog, type SessionLog } from '../log/sessionLog.js';
-import type { Lease, SessionStore } from './sessionStore.js';
+import { StoreConflictError, type Lease, type SessionStore } from './sessionStore.js';
 import { createStoreSink, type StoreSink, type StoreSinkOptions } from './storeSink.js';
 
 export interface LeaseKeeper {
@@ -69,4 +69,63 @@ export async function openStoredSessionLog(
   const events = await store.read(keeper.lease.sessionId);
   const sink = createStoreSink(store, () => keeper.lease, { ...options, lastSeq: events.length ? events[events.length - 1]!.seq : 0 });
   return { log: createMemoryLog({ clock: options.clock, initial: events, sink }), sink };
+}
+
+export interface HoldStoredSessionOptions extends OpenStoredSessionOptions {
+  /** The lease owner (unique per writer: a process, a job). */
+  owner: string;
+  /** Lease time to live (renewed every third of it while the session is open). */
+  ttlMs: number;
+  /** How long to wait for a lease another owner holds (default 0: refused at once), then `LEASE_HELD`. */
+  waitMs?: number;
+  /** Told when the lease is lost while open (then the sink fails at its next append). */
+  onLost?: (e: Error) => void;
+}
+
+/** A session held from a store: its log, and `close()` (or `await using`) to let it go. */
+export interface OpenedStoredSession {
+  readonly log: SessionLog;
+  readonly sink: StoreSink;
+  readonly lease: LeaseKeeper;
+  /** Makes what was written durable, then releases the lease (released even when the flush fails). */
+  close(): Promise<void>;
+  /** `await using session = await openStoredSession(…)`: the same as `close()`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Takes session `sessionId`'s lease in `store` (waiting at most `waitMs` for another owner to let
+ * it go, else `LEASE_HELD`), keeps it renewed, and opens its log: the one writer of the session
+ * until `close()`.
+ */
+export async function openStoredSession(store: SessionStore, sessionId: string, o: HoldStoredSessionOptions): Promise<OpenedStoredSession> {
+  const waitMs = o.waitMs ?? 0;
+  const deadline = Date.now() + waitMs;
+  let lease = await store.acquire(sessionId, o.owner, o.ttlMs);
+  while (!lease) {
+    if (Date.now() >= deadline) throw new StoreConflictError('LEASE_HELD', sessionId, `another owner holds the lease${waitMs > 0 ? ` (waited ${waitMs} ms)` : ''}`);
+    await sleep(Math.max(20, Math.floor(o.ttlMs / 4)));
+    lease = await store.acquire(sessionId, o.owner, o.ttlMs);
+  }
+  const keeper = keepLease(store, lease, o.ttlMs, o.onLost);
+  let opened: { log: SessionLog; sink: StoreSink };
+  try {
+    const { owner: _owner, ttlMs: _ttl, waitMs: _wait, onLost: _onLost, ...logOptions } = o;
+    opened = await openStoredSessionLog(store, keeper, logOptions);
+  } catch (e) {
+    await keeper.release();
+    throw e;
+  }
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      try {
+        await opened.sink.close();
+      } finally {
+        await keeper.release();
+      }
+    })());
+  return { ...opened, lease: keeper, close, [Symbol.asyncDispose]: close };
 }
