@@ -194,13 +194,13 @@ describe.each(backends)('session store conformance: $name', (backend) => {
     expect(await observer.read(id)).toEqual(log.events());
   });
 
-  test('openStoredSession: one writer at a time; close() (or Symbol.asyncDispose) makes its writes durable and lets the lease go', async () => {
+  test('openStoredSession: one writer at a time; close() makes its writes durable and lets the lease go', async () => {
     const s = await open();
     const id = freshSession('held');
     const first = await openStoredSession(s, id, { owner: 'w1', ttlMs: 30_000 });
     first.log.append({ type: 'warning', code: 'TEST', message: 'written by the first' });
     expect(await conflict(openStoredSession(s, id, { owner: 'w2', ttlMs: 30_000 }))).toBe('LEASE_HELD');
-    await first[Symbol.asyncDispose]();
+    await first.close();
     await first.close(); // a second close changes nothing
     const second = await openStoredSession(s, id, { owner: 'w2', ttlMs: 30_000 });
     expect(second.log.events().map((e) => e.type === 'warning' && e.message)).toEqual(['written by the first']);

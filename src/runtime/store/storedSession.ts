@@ -82,15 +82,17 @@ export interface HoldStoredSessionOptions extends OpenStoredSessionOptions {
   onLost?: (e: Error) => void;
 }
 
-/** A session held from a store: its log, and `close()` (or `await using`) to let it go. */
+/** A session held from a store: its log, and `close()` to let it go. */
 export interface OpenedStoredSession {
   readonly log: SessionLog;
   readonly sink: StoreSink;
   readonly lease: LeaseKeeper;
-  /** Makes what was written durable, then releases the lease (released even when the flush fails). */
+  /**
+   * Makes what was written durable, then releases the lease (released even when the flush fails).
+   * (No `Symbol.asyncDispose` here: this module is in the browser-safe `dsh` entry, whose types must
+   * check without the ESNext.Disposable lib; `openJsonlSessionLog`, Node-only, has it.)
+   */
   close(): Promise<void>;
-  /** `await using session = await openStoredSession(…)`: the same as `close()`. */
-  [Symbol.asyncDispose](): Promise<void>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -127,5 +129,5 @@ export async function openStoredSession(store: SessionStore, sessionId: string, 
         await keeper.release();
       }
     })());
-  return { ...opened, lease: keeper, close, [Symbol.asyncDispose]: close };
+  return { ...opened, lease: keeper, close };
 }
