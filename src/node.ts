@@ -8,6 +8,8 @@ export * from './config/index.js';
 export * from './adapters/mcp/index.js';
 export * from './policies.js';
 export * from './adapters/store/index.js';
+/** Running a stored session's queued turns (what dsh workers do): Node-side, kept out of the browser entry. */
+export * from './runtime/store/sessionTurns.js';
 export * from './adapters/sandbox/index.js';
 export * from './adapters/hooks/index.js';
 export * from './telemetry.js';

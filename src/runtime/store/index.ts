@@ -1,4 +1,3 @@
 export * from './sessionStore.js';
 export * from './storeSink.js';
 export * from './storedSession.js';
-export * from './sessionTurns.js';
