@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { machineRegistry } from '../../machines/registry.js';
 import { BUNDLE_BUDGET_BYTES, REACT_BUNDLE_BUDGET_BYTES } from '../../bench/workloads/bundle.js';
-import { catalogOf } from '../paths/catalog.js';
+import { catalogOf } from '../../src/testing/paths/catalog.js';
 import { renderScoreTable, replaceScoreTable } from '../../scripts/mutation/table.js';
 import type { MutationScores } from '../../scripts/mutation/parts.js';
 import { markdownFiles, repoRoot as root } from './markdownFiles.js';

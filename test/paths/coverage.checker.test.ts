@@ -6,9 +6,9 @@
  */
 import { createActor, createMachine, fromPromise, setup, type AnyStateMachine } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import { catalogOf } from './catalog.js';
-import { CoverageMap, formatCounts, uncovered } from './coverage.js';
-import { Recorder } from './observe.js';
+import { catalogOf } from '../../src/testing/paths/catalog.js';
+import { CoverageMap, formatCounts, uncovered } from '../../src/testing/paths/coverage.js';
+import { Recorder } from '../../src/testing/paths/observe.js';
 import { ManualClock, quiesce } from './world.js';
 
 const adHoc = setup({

@@ -8,7 +8,7 @@
 import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import type { GroupCommitContext, GroupCommitPort } from '../../machines/groupCommit.js';
 import { groupCommitMachine } from '../../machines/groupCommit.js';
-import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from './planner.js';
+import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from '../../src/testing/paths/planner.js';
 import { deferred, type Deferred } from './world.js';
 
 /** Group commit has no configuration: every sink asks the same machine. */

@@ -7,12 +7,12 @@
  */
 import { createActor, type AnyMachineSnapshot } from 'xstate';
 import { groupCommitMachine } from '../../machines/groupCommit.js';
-import { catalogOf } from './catalog.js';
+import { catalogOf } from '../../src/testing/paths/catalog.js';
 import { recordingPort, type GroupCommitConfig, type GroupCommitWorld } from './groupCommit.model.js';
 import { judgeGroupCommit } from './groupCommit.oracle.js';
-import { replay } from './modelScope.js';
-import { Recorder, traceOf } from './observe.js';
-import type { PlannedPath } from './planner.js';
+import { replay } from '../../src/testing/paths/modelScope.js';
+import { Recorder, traceOf } from '../../src/testing/paths/observe.js';
+import type { PlannedPath } from '../../src/testing/paths/planner.js';
 import type { PathCheck, PathRun } from './suite.js';
 import { quiesce } from './world.js';
 

@@ -11,7 +11,7 @@
 import type { AnyStateMachine } from 'xstate';
 import { expect, it } from 'vitest';
 import { machineRegistry } from '../../machines/registry.js';
-import { CoverageMap, formatCounts, uncovered, type MachineCoverage } from './coverage.js';
+import { CoverageMap, formatCounts, uncovered, type MachineCoverage } from '../../src/testing/paths/coverage.js';
 import type { PathRun } from './suite.js';
 
 declare module 'vitest' {

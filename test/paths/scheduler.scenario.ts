@@ -10,10 +10,10 @@ import type { CallStages } from '../../machines/callStages.js';
 import { schedulerMachine, type SchedulerContext } from '../../machines/scheduler.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
-import { catalogOf } from './catalog.js';
-import { replay } from './modelScope.js';
-import { Recorder, traceOf } from './observe.js';
-import type { PlannedPath } from './planner.js';
+import { catalogOf } from '../../src/testing/paths/catalog.js';
+import { replay } from '../../src/testing/paths/modelScope.js';
+import { Recorder, traceOf } from '../../src/testing/paths/observe.js';
+import type { PlannedPath } from '../../src/testing/paths/planner.js';
 import {
   describeSchedulerLogEvent,
   finishedChildren,

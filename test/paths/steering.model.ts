@@ -7,7 +7,7 @@
  */
 import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import { steeringMachine, type SteeringInput, type Steer } from '../../machines/steering.js';
-import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from './planner.js';
+import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from '../../src/testing/paths/planner.js';
 
 export type SteeringConfig = Record<string, never>;
 export const steeringDims: Dimensions<SteeringConfig> = {};

@@ -11,7 +11,7 @@ import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from
 import { stepMachine, type StepDeps, type StepInput } from '../../machines/step.js';
 import type { LogPort } from '../../machines/scheduler.js';
 import type { NewLogEvent } from '../../src/protocol/index.js';
-import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from './planner.js';
+import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from '../../src/testing/paths/planner.js';
 import { scriptedSchedulerPipeline } from './scheduler.model.js';
 
 export interface StepConfig {

@@ -18,10 +18,10 @@ import { contextOverflowError, rateLimitError, scriptedModel, type ScriptedRespo
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
 import { toFunctionTool } from '../../src/runtime/turns.js';
-import { catalogOf } from './catalog.js';
-import { replay, type Replay } from './modelScope.js';
-import { Recorder, traceOf } from './observe.js';
-import type { PlannedPath } from './planner.js';
+import { catalogOf } from '../../src/testing/paths/catalog.js';
+import { replay, type Replay } from '../../src/testing/paths/modelScope.js';
+import { Recorder, traceOf } from '../../src/testing/paths/observe.js';
+import type { PlannedPath } from '../../src/testing/paths/planner.js';
 import { describeStepLogEvent, forcedStepEvent, scriptedStepDeps, stepInput, type StepConfig } from './step.model.js';
 import { judgeStep } from './step.oracle.js';
 import type { PathCheck, PathRun } from './suite.js';

@@ -3,7 +3,7 @@
  * was planned (and, see `spec.oracle.ts`, next to what SPEC says).
  */
 import { expect } from 'vitest';
-import type { Recorder } from './observe.js';
+import type { Recorder } from '../../src/testing/paths/observe.js';
 
 /**
  * One comparison of a run: what the machine model planned (or, for checks named `SPEC: …`, what

@@ -8,7 +8,7 @@ import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from
 import type { CallStages, PreExecuteOutcome, PostExecuteOutcome, ResultDraft, Settlement } from '../../machines/callStages.js';
 import { toolCallMachine, type ToolCallInput } from '../../machines/toolCall.js';
 import { ApprovalAnswerSchema, ErrorCode, PreExecuteDecisionSchema, type NewLogEvent, type ToolResult } from '../../src/protocol/index.js';
-import { enumerateConfigs, exploreGraph, planPaths, type ConfigClass, type Dimensions, type GraphModel, type Plan } from './planner.js';
+import { enumerateConfigs, exploreGraph, planPaths, type ConfigClass, type Dimensions, type GraphModel, type Plan } from '../../src/testing/paths/planner.js';
 
 /** One fixed answer per question the machine asks its port. */
 export interface ToolCallConfig {

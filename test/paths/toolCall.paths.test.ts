@@ -7,7 +7,7 @@
 import { createMachine, type AnyStateMachine } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { toolCallMachine } from '../../machines/toolCall.js';
-import { uncovered } from './coverage.js';
+import { uncovered } from '../../src/testing/paths/coverage.js';
 import { PathCoverage } from './pathCoverage.js';
 import { expectChecks } from './suite.js';
 import { planToolCallPaths } from './toolCall.model.js';

@@ -12,7 +12,7 @@ import type { StepOutput } from '../../machines/step.js';
 import { turnMachine, type TurnInput } from '../../machines/turn.js';
 import type { LogPort } from '../../machines/scheduler.js';
 import type { NewLogEvent } from '../../src/protocol/index.js';
-import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from './planner.js';
+import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from '../../src/testing/paths/planner.js';
 import { scriptedSchedulerPipeline } from './scheduler.model.js';
 
 /** The turn consults no port for its own decisions: one configuration. */

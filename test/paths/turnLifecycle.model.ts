@@ -11,7 +11,7 @@
 import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import { turnLifecycleMachine, type QuietStep, type TurnLifecycleInput } from '../../machines/turnLifecycle.js';
 import { recordingSteeringInput } from './steering.model.js';
-import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from './planner.js';
+import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from '../../src/testing/paths/planner.js';
 
 export interface LifecycleConfig {
   /** The runtime has a context window: room is made before each turn. */

@@ -8,10 +8,10 @@
  */
 import { createActor, type AnyMachineSnapshot } from 'xstate';
 import { turnLifecycleMachine } from '../../machines/turnLifecycle.js';
-import { catalogOf } from './catalog.js';
-import { replay } from './modelScope.js';
-import { Recorder, traceOf } from './observe.js';
-import type { PlannedPath } from './planner.js';
+import { catalogOf } from '../../src/testing/paths/catalog.js';
+import { replay } from '../../src/testing/paths/modelScope.js';
+import { Recorder, traceOf } from '../../src/testing/paths/observe.js';
+import type { PlannedPath } from '../../src/testing/paths/planner.js';
 import type { PathCheck, PathRun } from './suite.js';
 import { lifecycleInput, type LifecycleConfig, type LifecycleWorld } from './turnLifecycle.model.js';
 import { judgeLifecycle } from './turnLifecycle.oracle.js';

@@ -108,6 +108,8 @@ export interface ScriptedModel extends LanguageModelV3 {
   readonly calls: readonly ScriptedCall[];
   /** Number of scripted steps not yet consumed. */
   readonly remaining: number;
+  /** A new model with the same script, from its first step (what `explore` gives each process). */
+  restart(): ScriptedModel;
 }
 
 /**
@@ -151,6 +153,7 @@ export function scriptedModel(steps: readonly ScriptedStep[], options: ScriptedM
     get remaining() {
       return Math.max(0, steps.length - calls.length);
     },
+    restart: () => scriptedModel(steps, options),
 
     async doStream(callOptions): Promise<LanguageModelV3StreamResult> {
       const { parts, delay, streamError } = await next('stream', callOptions);
