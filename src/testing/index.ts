@@ -10,3 +10,5 @@ export { judgeBySpec, SPEC_RULES, type SpecViolation } from './explore/specOracl
 export type { AgentCoverage, MachineReach, ToolReach } from './explore/agentCoverage.js';
 export { scriptedModel, type ScriptedModel, type ScriptedResponse, type ScriptedStep, type ScriptedToolCall, type ScriptedModelOptions } from '../adapters/model/scriptedModel.js';
 export { ManualClock } from '../runtime/clock.js';
+export { fakeTool, type FakeTool, type FakeToolCall, type FakeToolOptions } from './fakes/fakeTool.js';
+export { faultyLog, LogFaultError, type FaultyLogOptions } from './fakes/faultyLog.js';
