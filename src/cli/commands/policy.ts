@@ -91,13 +91,13 @@ async function policyReplay(
   options: { allow: readonly string[]; plan: boolean; failOn: readonly FailOn[]; json: boolean },
   io: { out(l: string): void; err(l: string): void },
 ): Promise<number> {
-  const [{ loadConfig }, { builtinToolNames }, { replayJsonlLog }, { sessionFileOf, listSessionIds, sessionsDir }, { createPolicyChecker }, { configuredPolicies }, replay, { onFile }, { describeProvenance }] =
+  const [{ loadConfig }, { builtinToolNames }, { replayJsonlLog }, { sessionFileOf, listSessionIds, sessionsDir }, { replaySessions }, { configuredPolicies }, replay, { onFile }, { describeProvenance }] =
     await Promise.all([
       import('../../config/load.js'),
       import('../../adapters/tools/builtinTools.js'),
       import('../../adapters/log/jsonlLog.js'),
       import('../run/sessionFiles.js'),
-      import('../../runtime/policies/policyCheck.js'),
+      import('../../testing/replay/replaySessions.js'),
       import('../run/agentSession.js'),
       import('../policy/replay.js'),
       import('../describeError.js'),
@@ -114,37 +114,34 @@ async function policyReplay(
   const [{ createHookRunner }, { createSandbox }] = await Promise.all([import('../../adapters/hooks/hookRunner.js'), import('../../adapters/sandbox/sandbox.js')]);
   const sandbox = createSandbox({ ...(config.sandbox ?? {}), root, env: process.env });
   const hooks = config.hooks ? { ...(config.hooks.preExecute ? { preExecute: config.hooks.preExecute } : {}), ...(config.hooks.guard ? { guard: config.hooks.guard } : {}) } : undefined;
-  const checker = await createPolicyChecker({
-    install: (rt) =>
-      configuredPolicies(rt, { allow: options.allow, config: { ...config, hooks }, plan: options.plan, cwd: root, hookRunner: createHookRunner({ root, sandbox }) }),
-    readOnlyTools: builtinToolNames().readOnly,
-  });
   // Each log is streamed: its calls are checked a read (a few MiB) at a time, so memory stays
-  // bounded whatever the log's length (replay.ts); a bad line is named and skipped.
-  const tally = replay.createReplayTally(checker, options.failOn);
+  // bounded whatever the log's length (replaySessions); a bad line is named and skipped.
   let badLines = 0;
+  const onBadLine = (e: import('../../adapters/log/jsonlReplay.js').JsonlLogError) => {
+    if (++badLines <= MAX_BAD_LINES_SHOWN) io.err(`dsh policy replay: ${e.message}${e.code === 'SEQ_GAP' ? '' : '; skipped'}`);
+  };
+  let report: import('../../testing/replay/replaySessions.js').ReplayReport;
   try {
-    for (const file of files) {
-      const name = file.endsWith('.jsonl') ? file.slice(file.lastIndexOf('/') + 1, -'.jsonl'.length) : file;
-      const ready: import('../policy/replay.js').RecordedCall[] = [];
-      const stream = replay.recordedCallStream(name, (c) => ready.push(c));
-      const drain = async () => {
-        for (const c of ready.splice(0)) await tally.check(c);
-      };
-      const onBadLine = (e: import('../../adapters/log/jsonlReplay.js').JsonlLogError) => {
-        if (++badLines <= MAX_BAD_LINES_SHOWN) io.err(`dsh policy replay: ${e.message}${e.code === 'SEQ_GAP' ? '' : '; skipped'}`);
-      };
-      const r = await onFile(file, () => replayJsonlLog(file, (e) => stream.onEvent(e), { onBadLine, drain }));
-      await drain();
-      tally.skip(stream.end());
-      if (r.torn) io.err(`dsh policy replay: ${r.torn.message}`);
-    }
+    report = await replaySessions(
+      files.map((file) => ({
+        name: file.endsWith('.jsonl') ? file.slice(file.lastIndexOf('/') + 1, -'.jsonl'.length) : file,
+        events: (onEvent, drain) =>
+          onFile(file, async () => {
+            const r = await replayJsonlLog(file, onEvent, { onBadLine, drain });
+            if (r.torn) io.err(`dsh policy replay: ${r.torn.message}`);
+          }),
+      })),
+      {
+        install: (rt) =>
+          configuredPolicies(rt, { allow: options.allow, config: { ...config, hooks }, plan: options.plan, cwd: root, hookRunner: createHookRunner({ root, sandbox }) }),
+        readOnlyTools: builtinToolNames().readOnly,
+        failOn: options.failOn,
+      },
+    );
   } finally {
-    await checker.close();
     await sandbox.dispose();
   }
   if (badLines > MAX_BAD_LINES_SHOWN) io.err(`dsh policy replay: ${badLines - MAX_BAD_LINES_SHOWN} more bad lines skipped`);
-  const report = tally.report(files.length);
   for (const p of report.problems) io.err(`dsh policy replay: ${p}`);
   if (options.json) {
     io.out(JSON.stringify({ ...report, failOn: options.failOn, badLines }));

@@ -25,6 +25,8 @@ export interface RecordedCall {
   /** Its body ran then (allowed, or asked and approved). */
   readonly ran: boolean;
   readonly thenDecision?: DecisionProvenance;
+  /** What the call returned then (the model's text of its result), replayed to post-execute listeners. */
+  readonly content?: string;
 }
 
 /** A call whose decision differs now. */
@@ -101,7 +103,7 @@ export function recordedCallStream(session: string, emit: (call: RecordedCall) =
           skipped++;
           return;
         }
-        const base = { session, turnId: c.turnId, callId: c.callId, toolName: c.toolName, input: c.input, ...(r.decision ? { thenDecision: r.decision } : {}) };
+        const base = { session, turnId: c.turnId, callId: c.callId, toolName: c.toolName, input: c.input, ...(r.decision ? { thenDecision: r.decision } : {}), ...(r.isError ? {} : { content: r.content }) };
         const code = r.isError ? r.error.code : undefined;
         const d = r.decision;
         const denied = code === 'POLICY_DENIED' || code === 'GUARD_DENIED' || (code === 'HOOK_FAILED' && (d?.stage === 'pre-execute' || d?.stage === 'guard'));
@@ -138,7 +140,7 @@ export function createReplayTally(checker: PolicyChecker, failOn: readonly FailO
       calls++;
       let v: PolicyVerdict;
       try {
-        v = await checker.check({ toolName: c.toolName, input: c.input });
+        v = await checker.check({ toolName: c.toolName, input: c.input, ...(c.content !== undefined ? { content: c.content } : {}) });
       } catch (e) {
         skipped++;
         if (problems.length < MAX_LISTED_CHANGES) problems.push(`${c.session} ${c.callId}: not compared: ${describeThrown(e)}`);
@@ -155,7 +157,9 @@ export function createReplayTally(checker: PolicyChecker, failOn: readonly FailO
       const t = `${c.then} → ${v.outcome}`;
       transitions[t] = (transitions[t] ?? 0) + 1;
       changed++;
-      const change: ReplayChange = { ...c, now: v.outcome, ...(v.decision ? { nowDecision: v.decision } : {}), ...(v.reason !== undefined ? { nowReason: v.reason } : {}) };
+      // The recorded content went to the check; a report names the call, it does not repeat its result.
+      const { content: _content, ...call } = c;
+      const change: ReplayChange = { ...call, now: v.outcome, ...(v.decision ? { nowDecision: v.decision } : {}), ...(v.reason !== undefined ? { nowReason: v.reason } : {}) };
       if (failsOn(change, failOn)) failing++;
       if (changes.length < MAX_LISTED_CHANGES) changes.push(change);
     },

@@ -14,6 +14,7 @@ import * as z from 'zod';
 import type { DecisionProvenance, ErrorCode } from '../../protocol/index.js';
 import { createRuntime, type Runtime } from '../createRuntime.js';
 import { defineTool } from '../defineTool.js';
+import type { ApprovalService } from '../pipeline/approvalService.js';
 
 /** `invalid`: the call never reached the policies (its input is not a JSON object). */
 export type PolicyOutcome = 'allow' | 'ask' | 'deny' | 'invalid';
@@ -32,6 +33,8 @@ export interface PolicyVerdict {
 export interface PolicyCall {
   readonly toolName: string;
   readonly input: unknown;
+  /** What the call returned then (a replay's recorded result), handed to post-execute listeners. */
+  readonly content?: string;
 }
 
 export interface PolicyCheckerOptions {
@@ -51,28 +54,52 @@ const ANY_ARGS = z.record(z.string(), z.unknown());
 
 /** A checker over the policies `install` puts on a fresh runtime. */
 export async function createPolicyChecker(options: PolicyCheckerOptions): Promise<PolicyChecker> {
+  const asking = askedQuestions();
+  // No result is ever large: the stand-ins return nothing.
+  const rt = createRuntime({ approval: asking.approval });
+  await options.install(rt);
+  return policyCheckerOn(rt, asking, options.readOnlyTools);
+}
+
+/** An approval service that says yes to every question and remembers it was asked (and why), by call id. */
+export function askedQuestions(): { approval: ApprovalService; asked: Map<string, string | undefined> } {
   const asked = new Map<string, string | undefined>();
-  const rt = createRuntime({
+  return {
+    asked,
     approval: {
       request: async (req) => {
         asked.set(req.callId, req.reason);
         return 'allowed-once';
       },
     },
-    // No result is ever large: the stand-ins return nothing.
-  });
-  await options.install(rt);
-  const readOnly = options.readOnlyTools ?? new Set<string>();
-  const known = new Set<string>();
+  };
+}
+
+/**
+ * A checker over a runtime already built (whose approval service is `asking.approval`): calls go
+ * through its pipeline one at a time. Its tools' bodies are replaced by stand-ins that return the
+ * recorded content of the call (`PolicyCall.content`, default empty), so post-execute listeners see
+ * what the call returned then and nothing a call asks for happens; a tool it does not have gets a
+ * stand-in of that name.
+ */
+export function policyCheckerOn(rt: Runtime, asking: { asked: Map<string, string | undefined> }, readOnly: ReadonlySet<string> = new Set<string>()): PolicyChecker {
+  const asked = asking.asked;
+  let content = '';
+  const standInFor = (name: string, readOnlyTool: boolean, input: z.ZodType = ANY_ARGS) =>
+    defineTool({ name, description: `stand-in for ${name}: no body`, input, readOnly: readOnlyTool, execute: () => content });
+  for (const t of rt.tools.list()) {
+    rt.tools.unregister(t.name);
+    rt.tools.register({ ...standInFor(t.name, t.readOnly, t.input), isConcurrencySafe: t.isConcurrencySafe, approvalKeys: t.approvalKeys });
+  }
   const standIn = (name: string) => {
-    if (known.has(name)) return;
-    known.add(name);
-    rt.tools.register(defineTool({ name, description: `stand-in for ${name}: no body`, input: ANY_ARGS, readOnly: readOnly.has(name), execute: () => '' }));
+    if (rt.tools.list().some((t) => t.name === name)) return;
+    rt.tools.register(standInFor(name, readOnly.has(name)));
   };
   let n = 0;
   let queue: Promise<unknown> = Promise.resolve();
   const checkOne = async (call: PolicyCall): Promise<PolicyVerdict> => {
     standIn(call.toolName);
+    content = call.content ?? '';
     const callId = `policy-check-${++n}`;
     const r = await rt.runCall({ callId, toolName: call.toolName, input: call.input }).result;
     const question = asked.has(callId);
