@@ -23,7 +23,7 @@ import {
   type SchedulerConfig,
 } from './scheduler.model.js';
 import { judgeBatch } from './scheduler.oracle.js';
-import type { PathCheck, PathRun } from './suite.js';
+import { sessionRules, type PathCheck, type PathRun } from './suite.js';
 import { SPEC_RULES, type OracleRules } from './toolCall.oracle.js';
 import { deferred, ManualClock, quiesce, type Deferred } from './world.js';
 
@@ -135,6 +135,7 @@ export async function runSchedulerPath(path: PlannedPath<SchedulerConfig>, rules
     { what: 'SPEC: tool bodies started, in order', planned: spec.bodiesStarted, observed: started },
     { what: 'SPEC: the batch is complete', planned: spec.finished, observed: actor.getSnapshot().status === 'done' },
     { what: 'SPEC: result codes in call order', planned: spec.codes, observed: out?.results.map((r) => r.error?.code ?? 'ok') },
+    sessionRules(rt.log.events()),
   );
   return { recorder, checks };
 }

@@ -24,7 +24,7 @@ import { Recorder, traceOf } from '../../src/testing/paths/observe.js';
 import type { PlannedPath } from '../../src/testing/paths/planner.js';
 import { describeStepLogEvent, forcedStepEvent, scriptedStepDeps, stepInput, type StepConfig } from './step.model.js';
 import { judgeStep } from './step.oracle.js';
-import type { PathCheck, PathRun } from './suite.js';
+import { sessionRules, type PathCheck, type PathRun } from './suite.js';
 import { fireNextTimer, ManualClock, Pending, quiesce, settleTurn } from './world.js';
 
 const catalog = catalogOf(stepMachine);
@@ -159,6 +159,7 @@ export async function runStepPath(path: PlannedPath<StepConfig>): Promise<PathRu
     observed: traceOf(recorder.of(stepMachine)[0]?.microsteps ?? [], (t) => catalog.transitionKeyOf(t)),
   });
   const stepEvents = rt.log.events().filter((e) => !('stepIndex' in e) || e.stepIndex === 0);
+  checks.push(sessionRules(rt.log.events()));
   checks.push({ what: "log: the step's own events", planned: recordedLog, observed: stepEvents.flatMap((e) => describeStepLogEvent(e) ?? []) });
   checks.push({ what: 'model requests made by the step', planned: responses.length, observed: Math.min(model.calls.length, responses.length) });
   const spec = judgeStep(config, path.events);

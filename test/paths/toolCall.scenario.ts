@@ -16,7 +16,7 @@ import { catalogOf } from '../../src/testing/paths/catalog.js';
 import { replay, type Microstep } from '../../src/testing/paths/modelScope.js';
 import { Recorder, traceOf } from '../../src/testing/paths/observe.js';
 import type { PlannedPath } from '../../src/testing/paths/planner.js';
-import type { PathCheck, PathRun } from './suite.js';
+import { sessionRules, type PathCheck, type PathRun } from './suite.js';
 import { describeLogEvent, limits, resultCodeOf, toolCallInput, type ToolCallConfig } from './toolCall.model.js';
 import { judgeToolCall, SPEC_RULES, type OracleRules } from './toolCall.oracle.js';
 import { fireNextTimer, ManualClock, Pending, quiesce, settleTurn } from './world.js';
@@ -247,7 +247,7 @@ export async function runToolCallPath(path: PlannedPath<ToolCallConfig>, driver:
   const events = callEvents(rt.log.events());
   checks.push({ what: 'log: tool/call … tool/result pair', planned: ['tool/call', 'tool/result'], observed: events.envelope });
   checks.push({ what: "log: the call's events in between", planned: recorded.filter((r) => !r.startsWith('warning')), observed: events.inner });
-  checks.push(...specChecks(path, rules, r, rt.log.events(), asked));
+  checks.push(...specChecks(path, rules, r, rt.log.events(), asked), sessionRules(rt.log.events()));
   return { recorder, checks };
 }
 

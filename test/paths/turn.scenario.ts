@@ -16,7 +16,7 @@ import { catalogOf } from '../../src/testing/paths/catalog.js';
 import { replay, type Microstep } from '../../src/testing/paths/modelScope.js';
 import { Recorder, traceOf } from '../../src/testing/paths/observe.js';
 import type { PlannedPath } from '../../src/testing/paths/planner.js';
-import type { PathCheck, PathRun } from './suite.js';
+import { sessionRules, type PathCheck, type PathRun } from './suite.js';
 import { describeTurnLogEvent, MAX_STEPS, turnInput, type StepEnd, type TurnConfig } from './turn.model.js';
 import { judgeTurn } from './turn.oracle.js';
 import { ManualClock, quiesce } from './world.js';
@@ -115,6 +115,7 @@ export async function runTurnPath(path: PlannedPath<TurnConfig>): Promise<PathRu
     { what: 'SPEC: turn outcome', planned: spec.outcome, observed: outcome },
     { what: 'SPEC: turn/start … turn/end', planned: spec.log, observed: events.flatMap((e) => describeTurnLogEvent(e) ?? []) },
     { what: 'SPEC: steps opened, one model request each (§8.13)', planned: [spec.steps, spec.steps], observed: [opened, model.calls.length] },
+    sessionRules(events),
   );
   return { recorder, checks };
 }

@@ -29,8 +29,12 @@ export const SPEC_RULES = {
 const DENY_CODES: ReadonlySet<string> = new Set([ErrorCode.POLICY_DENIED, ErrorCode.APPROVAL_DENIED, ErrorCode.GUARD_DENIED]);
 const DENY_ANSWERS: ReadonlySet<string> = new Set(['denied', 'timeout', 'cancelled']);
 
-/** Every rule of `SPEC_RULES` the run broke (empty: it kept them all). */
-export function judgeBySpec(run: ExploredRun): SpecViolation[] {
+/**
+ * Every rule of `SPEC_RULES` the run broke (empty: it kept them all). Without `result` (a session
+ * still running, or one judged from its log alone) the rules about how a run ends are not checked;
+ * with no `bodies`, only what the log shows is.
+ */
+export function judgeBySpec(run: Pick<ExploredRun, 'events' | 'bodies' | 'result' | 'stuck'>): SpecViolation[] {
   const out: SpecViolation[] = [];
   const broke = (rule: keyof typeof SPEC_RULES, message: string) => out.push({ rule: SPEC_RULES[rule], message });
   if (run.stuck) broke('settles', run.stuck);
