@@ -21,6 +21,12 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...PROCESS_TESTS, ...STORE_TESTS], sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'store', include: STORE_TESTS, exclude: [...configDefaults.exclude, ...PROCESS_TESTS], globalSetup: PG, sequence: { groupOrder: 0 } } },
+      // The example of testing one's own agent with dsh/testing, importing `dsh` as an app does.
+      {
+        extends: true,
+        resolve: { alias: { 'dsh/testing': new URL('./src/testing/index.ts', import.meta.url).pathname, dsh: new URL('./src/index.ts', import.meta.url).pathname } },
+        test: { name: 'examples', include: ['examples/testing/**/*.test.ts'], sequence: { groupOrder: 0 } },
+      },
       { extends: true, test: { name: 'processes', include: PROCESS_TESTS, globalSetup: PG, sequence: { groupOrder: 1 } } },
     ],
   },
