@@ -59,3 +59,13 @@ describe('judgeBySpec', () => {
     expect(judgeBySpec({ events: [], bodies: [], stuck: 'waits' }).map((v) => v.rule)).toEqual([SPEC_RULES.settles]);
   });
 });
+
+describe('docs/testing.md', () => {
+  it('lists exactly the rules of SPEC_RULES', async () => {
+    const { readFileSync } = await import('node:fs');
+    const doc = readFileSync(new URL('../../docs/testing.md', import.meta.url), 'utf8');
+    const section = doc.slice(doc.indexOf('### Every run judged'), doc.indexOf('### A failure'));
+    const listed = [...section.matchAll(/^- `([^`]+)`$/gm)].map((m) => m[1]);
+    expect(listed).toEqual(Object.values(SPEC_RULES));
+  });
+});
