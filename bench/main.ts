@@ -19,6 +19,7 @@ import { runStore } from './workloads/store.js';
 import { runBashStart } from './workloads/bashStart.js';
 import { runViewScale } from './workloads/viewScale.js';
 import { runWire } from './workloads/wire.js';
+import { runExploreBench } from './workloads/explore.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = import.meta.url.endsWith('.js');
@@ -72,6 +73,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     bashStart: null,
     viewScale: null,
     wire: null,
+    explore: null,
     bundle: null,
   };
   const notes: Notes = { mode: compiled ? 'compiled (tsc transpile, bench/.build)' : 'tsx (sources, esbuild keepNames)' };
@@ -152,6 +154,12 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (want('wire')) {
     log('session wire protocol: events to SSE clients (throughput, latency), memory per idle connection');
     results.wire = (await runWire({ quick })).result;
+  }
+  if (want('explore')) {
+    log('explore (dsh/testing): runs per second, a three-tool agent with two listeners, crashes included');
+    const r = await runExploreBench({ quick });
+    results.explore = r.result;
+    notes.explore = { reps: r.reps };
   }
   if (want('bundle')) {
     log('browser bundles of the `dsh` and `dsh/react` entries (Vite, minified, gzip -9)');

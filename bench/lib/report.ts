@@ -9,6 +9,7 @@ import { BUNDLE_BUDGET_BYTES, REACT_BUNDLE_BUDGET_BYTES, type BundleResult } fro
 import type { W8Detail, W8Result } from '../workloads/w8.js';
 import type { BashStartResult } from '../workloads/bashStart.js';
 import { VIEW_SCALE_TARGET, type ViewScaleResult } from '../workloads/viewScale.js';
+import type { ExploreBenchResult } from '../workloads/explore.js';
 import type { WireResult } from '../workloads/wire.js';
 
 export interface Results {
@@ -34,6 +35,7 @@ export interface Results {
   /** bash cold start, sandboxed and not (issue 23; absent in results from before it was measured). */
   bashStart?: BashStartResult | null;
   viewScale?: ViewScaleResult | null;
+  explore?: ExploreBenchResult | null;
   /** The session wire protocol: SSE fan-out, latency, idle connections (issue 34; absent in results from before it was measured). */
   wire?: WireResult | null;
 }
@@ -54,6 +56,7 @@ export interface Notes {
   store?: StoreDetail | { notMeasured: string };
   bashStart?: { reps: number } | { notMeasured: string };
   viewScale?: { reps: number };
+  explore?: { reps: number };
 }
 
 /** Per-call cost at N=256 may exceed N=64's by this much and still count as "no worse" (run-to-run noise). */
@@ -182,6 +185,11 @@ export function renderTable(r: Results, notes: Notes): string {
     const v = r.viewScale;
     const how = notes.viewScale ? `medians of ${notes.viewScale.reps} interleaved turns each; the view subscribed and reading every snapshot it is told of` : '';
     rows.push(['session view', `one turn of ${v.calls} calls: without a view ms; with createSessionView ms; ratio`, `${f(v.plainMs, 0)} ms; ${f(v.viewMs, 0)} ms; **×${f(v.ratio, 2)}**`, `≤ ×${VIEW_SCALE_TARGET}`, yes(v.ratio <= VIEW_SCALE_TARGET), how]);
+  }
+  if (r.explore) {
+    const x = r.explore;
+    const how = notes.explore ? `median of ${notes.explore.reps} explorations of ${x.runs} runs (${x.crashRuns} of them crashed and resumed); every approval answer, body ending, order and cancel; up to 2 deviations, then sampled` : '';
+    rows.push(['explore', '`dsh/testing` runs explored per second: a three-tool agent with two listeners, crash points included', `**${f(x.runsPerSec, 0)}** runs/s`, '—', '', how]);
   }
   if (r.wire) {
     const w = r.wire;
