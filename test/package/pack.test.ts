@@ -278,6 +278,28 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     expect(JSON.parse(r.out)).toEqual({ refused: 401, protocol: 1, outcome: 'completed', answer: 'hello from the server', lastSeq: true });
   }, HANG);
 
+  it('"dsh/testing" explores an agent from a plain Node script (no test runner) and finds its planted bug', async () => {
+    const r = ok(
+      await node(`
+        import { z } from 'zod';
+        const dsh = await import('dsh');
+        const { explore, scriptedModel } = await import('dsh/testing');
+        const paid = new Map();
+        const charge = (run) => dsh.defineTool({ name: 'charge', input: z.object({ order: z.number() }), execute: ({ order }) => { paid.set(run, (paid.get(run) ?? 0) + 1); return 'charged ' + order; } });
+        const report = await explore({
+          runtime: (world) => dsh.createRuntime({ ...world, tools: [charge(world.run)] }),
+          turn: { input: 'pay', model: scriptedModel([{ toolCalls: [{ toolName: 'charge', input: { order: 7 } }] }, { text: 'paid' }]) },
+          invariants: { 'charges once': (run) => (paid.get(run.index) ?? 0) <= 1 || 'charged twice' },
+          maxRuns: 60,
+          failureLogs: false,
+        });
+        console.log(JSON.stringify({ failures: report.failures.map((f) => f.invariant), deviations: report.failures[0]?.path.filter((c) => c !== 0).length }));
+      `),
+      'dsh/testing',
+    );
+    expect(JSON.parse(r.out)).toEqual({ failures: ['charges once'], deviations: 1 });
+  }, HANG);
+
   it('"dsh/client" bundles for the browser with esbuild: no Node built-in, no server, no adapter, no CLI', async () => {
     const out = await browserBundle(`export * from 'dsh/client';`);
     const inputs = Object.keys(out.metafile.inputs);
