@@ -194,6 +194,25 @@ describe('a concurrency-safe tool sharing state across calls', () => {
   });
 });
 
+describe('a tool with a finalizeContent', () => {
+  it('gives no false alarm over every path, crashes, slow answers and cancels included', async () => {
+    const stamp = defineTool({
+      name: 'stamp',
+      input: z.object({ n: z.number() }),
+      isConcurrencySafe: () => true,
+      execute: ({ n }) => `n=${n}`,
+      finalizeContent: (content) => `${content} (stamped)`,
+    });
+    const report = await explore({
+      runtime: (world) => createRuntime({ ...world, tools: [stamp] }),
+      turn: { input: 'stamp', model: scriptedModel([{ toolCalls: [{ toolName: 'stamp', input: { n: 1 } }, { toolName: 'stamp', input: { n: 2 } }] }, { text: 'done' }]) },
+      ...quick,
+    });
+    expect(report.failures).toEqual([]);
+    expect(report.runs).toBeGreaterThan(100);
+  });
+});
+
 describe('the same seed, the same runs', () => {
   it('two explorations report the same runs, failures and coverage', async () => {
     const summary = async () => {

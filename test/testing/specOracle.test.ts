@@ -52,6 +52,13 @@ describe('judgeBySpec', () => {
     // A retry wrapper's second attempt is no second run.
     expect(rules(fine, [body({}), body({ attempt: 2 })])).toEqual([]);
   });
+  it('finalizeContent called twice for one result, or not at all (§2)', () => {
+    const fine = session(...open, call('c1', 0), ok('c1', 3), ...close);
+    const judged = (n: number) => judgeBySpec({ events: fine, bodies: [body({ outcome: { ok: true, value: 'ok' } })], result: ended, finalized: { x: n } }).map((v) => v.rule);
+    expect(judged(1)).toEqual([]);
+    expect(judged(2)).toEqual([SPEC_RULES.finalize]);
+    expect(judged(0)).toEqual([SPEC_RULES.finalize]);
+  });
   it('an open step or turn at the end (§1), a listener that failed closed (§5), a run that waits on nothing', () => {
     expect(rules(session(...open, call('c1', 0), ok('c1', 3)))).toEqual([SPEC_RULES.ends, SPEC_RULES.ends]);
     const failed = session(...open, call('c1', 0), { type: 'hook/failed', turnId: 't', stepIndex: 0, callId: 'c1', hook: 'tools/post-execute', listener: 'audit', message: 'boom', failed: 'closed' }, err('c1', 3, 'HOOK_FAILED'), ...close);

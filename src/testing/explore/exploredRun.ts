@@ -121,6 +121,7 @@ export async function exploreRun(settings: RunSettings, chooser: Chooser, record
   const durable: LogEvent[] = [];
   const lost: number[] = [];
   const bodies: BodyRecord[] = [];
+  const finalized: Record<string, number> = {};
   const decisions: CallDecisions[] = [];
   const steps: string[] = [];
   let result: TurnResult | undefined;
@@ -205,8 +206,17 @@ export async function exploreRun(settings: RunSettings, chooser: Chooser, record
     const offLog = log.subscribe(() => activity++);
 
     function heldTool(tool: AnyTool): AnyTool {
+      const finalize = tool.finalizeContent;
       return Object.freeze({
         ...tool,
+        ...(finalize
+          ? {
+              finalizeContent: (content: string) => {
+                finalized[tool.name] = (finalized[tool.name] ?? 0) + 1;
+                return finalize(content);
+              },
+            }
+          : {}),
         execute: (args: unknown, exec: ExecContext) =>
           new Promise((resolve, reject) => {
             activity++;
@@ -408,6 +418,7 @@ export async function exploreRun(settings: RunSettings, chooser: Chooser, record
     // The session as a reader finds it afterwards: what each process made durable.
     events: [...durable],
     bodies,
+    finalized,
     processes,
     lost,
     ...(result ? { result } : {}),

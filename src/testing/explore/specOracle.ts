@@ -22,6 +22,7 @@ export const SPEC_RULES = {
   signal: 'SPEC §5: a body honours its signal (it has settled when its call ends ABORTED or TIMEOUT)',
   once: 'SPEC §8: no call runs its body twice, across a crash and resume included',
   ends: 'SPEC §1: every step and turn that starts ends',
+  finalize: 'SPEC §2: finalizeContent is called exactly once per result the body produced',
   listeners: 'SPEC §5: no listener fails (a listener that throws fails its call closed, HOOK_FAILED)',
   settles: 'the turn settles (it never waits on nothing)',
 } as const;
@@ -34,7 +35,7 @@ const DENY_ANSWERS: ReadonlySet<string> = new Set(['denied', 'timeout', 'cancell
  * still running, or one judged from its log alone) the rules about how a run ends are not checked;
  * with no `bodies`, only what the log shows is.
  */
-export function judgeBySpec(run: Pick<ExploredRun, 'events' | 'bodies' | 'result' | 'stuck'>): SpecViolation[] {
+export function judgeBySpec(run: Pick<ExploredRun, 'events' | 'bodies' | 'result' | 'stuck'> & Partial<Pick<ExploredRun, 'finalized'>>): SpecViolation[] {
   const out: SpecViolation[] = [];
   const broke = (rule: keyof typeof SPEC_RULES, message: string) => out.push({ rule: SPEC_RULES[rule], message });
   if (run.stuck) broke('settles', run.stuck);
@@ -101,6 +102,13 @@ export function judgeBySpec(run: Pick<ExploredRun, 'events' | 'bodies' | 'result
     if (b.ran && result && (code === ErrorCode.ABORTED || code === ErrorCode.TIMEOUT) && (b.settledAtSeq === undefined || b.settledAtSeq >= result.seq)) {
       broke('signal', `${b.callId} (${b.toolName}) ended ${code} (event #${result.seq}) while its body ${b.settledAtSeq === undefined ? 'never settled' : `went on until after event #${b.settledAtSeq}`}`);
     }
+  }
+  // finalizeContent: at least once per successful result of the tool, at most once per value a body produced.
+  for (const [tool, n] of Object.entries(run.finalized ?? {})) {
+    let ok = 0;
+    for (const rs of results.values()) if (rs[0]!.toolName === tool && !rs[0]!.result.isError) ok++;
+    const values = run.bodies.filter((b) => b.toolName === tool && b.outcome?.ok === true).length;
+    if (n < ok || n > values) broke('finalize', `${tool}'s finalizeContent was called ${n} time(s) for ${ok} successful result(s) from ${values} value(s) its bodies produced`);
   }
   return out;
 }

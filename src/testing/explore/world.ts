@@ -65,6 +65,8 @@ export interface ExploredRun {
   readonly events: readonly LogEvent[];
   /** Every body started (or stood in for), in order. */
   readonly bodies: readonly BodyRecord[];
+  /** How many times each tool's `finalizeContent` was called (tools that define one). */
+  readonly finalized: Readonly<Record<string, number>>;
   /** How many processes the run took (a crash, or a suspension, starts the next). */
   readonly processes: number;
   /** The `seq`s of events lost by a crash (appended but never durable). */
