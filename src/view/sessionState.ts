@@ -117,7 +117,7 @@ export class SessionState {
   }
 
   /** The turn's state as the page knows it (a cancel it asked for, a resume it started, a queued turn dropped). */
-  setTurnState(turnId: string, state: SessionTurnState, end?: { outcome: NonNullable<SessionTurn['outcome']>; error?: string }): void {
+  setTurnState(turnId: string, state: SessionTurnState, end?: { outcome: NonNullable<SessionTurn['outcome']>; error?: string | undefined }): void {
     this.#updateTurn(turnId, (t) => {
       if (t.state === 'ended' || t.state === state) return t;
       // A cancel cannot un-queue a turn that has not started: it stays queued until it ends.
