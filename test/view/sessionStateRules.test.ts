@@ -145,6 +145,18 @@ describe('calls', () => {
     expect(s.snapshot().turns[0]!.calls.map((c) => c.callId)).toEqual(['first', 'second']);
   });
 
+  it('the stages of several calls that are not logged yet are each kept until its call is', () => {
+    const s = new SessionState();
+    s.applyEvent(start('t1'));
+    s.applyStage(stage('stage/entered', 'validating', 'a'));
+    s.applyStage(stage('stage/entered', 'validating', 'b'));
+    s.applyStage(stage('stage/exited', 'validating', 'b'));
+    s.applyEvent(call('t1', 0, 'a', 0));
+    s.applyEvent(call('t1', 0, 'b', 1));
+    s.applyEvent(call('t1', 0, 'c', 2));
+    expect(s.snapshot().turns[0]!.calls.map((c) => [c.callId, c.stage])).toEqual([['a', 'validating'], ['b', 'queued'], ['c', 'queued']]);
+  });
+
   it('a call that leaves validation after it was logged is `queued` until it runs', () => {
     const s = new SessionState();
     s.applyEvent(start('t1'));
