@@ -106,7 +106,7 @@ export function createApprovalInbox(): ApprovalInbox {
             resolve(answer);
           },
         };
-        signal.addEventListener('abort', onAbort, { once: true });
+        signal.addEventListener('abort', onAbort);
         set([...open, entry]);
       });
     },

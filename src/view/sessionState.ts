@@ -34,6 +34,12 @@ const replaceAt = <T>(list: readonly T[], i: number, value: T): readonly T[] => 
   next[i] = value;
   return Object.freeze(next);
 };
+/** Where a value ranked `rank` goes in `list` (sorted by rank): after every one not ranked above it (the end looked at first). */
+function slotFor<T>(list: readonly T[], rankOf: (x: T) => number, rank: number): number {
+  let at = list.length;
+  while (at > 0 && rankOf(list[at - 1]!) > rank) at--;
+  return at;
+}
 /** Where step `stepIndex` is in a turn's steps (sorted by index; the last one is looked at first). */
 function stepAt(steps: readonly SessionStep[], stepIndex: number): number {
   for (let i = steps.length - 1; i >= 0; i--) if (steps[i]!.stepIndex === stepIndex) return i;
@@ -76,9 +82,10 @@ export class SessionState {
   #lastSeq = 0;
   #snapshot: SessionSnapshot | undefined;
   readonly #turnAt = new Map<string, number>();
-  readonly #texts = new Map<string, StepText>();
-  /** Stage events of calls whose `tool/call` is not in the log yet (validation runs before it). */
-  readonly #earlyStages = new Map<string, SessionCallStage>();
+  /** The text of each live turn's steps (by turn, then step index); dropped when the turn ends. */
+  readonly #texts = new Map<string, Map<number, StepText>>();
+  /** Stage events of calls whose `tool/call` is not in the log yet (validation runs before it), by turn, then call key. */
+  readonly #earlyStages = new Map<string, Map<string, SessionCallStage>>();
   /** Where each call is in its step's calls (by call key). */
   readonly #callAt = new Map<string, number>();
   /** Lists made since the last snapshot: never handed out, so still changed in place; frozen by `snapshot()`. */
@@ -117,7 +124,7 @@ export class SessionState {
   }
 
   /** The turn's state as the page knows it (a cancel it asked for, a resume it started, a queued turn dropped). */
-  setTurnState(turnId: string, state: SessionTurnState, end?: { outcome: NonNullable<SessionTurn['outcome']>; error?: string }): void {
+  setTurnState(turnId: string, state: SessionTurnState, end?: { outcome: NonNullable<SessionTurn['outcome']>; error?: string | undefined }): void {
     this.#updateTurn(turnId, (t) => {
       if (t.state === 'ended' || t.state === state) return t;
       // A cancel cannot un-queue a turn that has not started: it stays queued until it ends.
@@ -150,9 +157,13 @@ export class SessionState {
   /** Who can answer approvals changed: every pending approval's `answerable` is read again. */
   setAnswerable(test: AnswerableTest): void {
     this.#answerable = test;
-    for (const a of this.#approvals) {
+    for (const [i, a] of this.#approvals.entries()) {
       const now = test(a);
-      if (now !== a.answerable) this.#setApproval(a.id, withChanges(a, { answerable: now }));
+      if (now === a.answerable) continue;
+      const next = withChanges(a, { answerable: now });
+      this.#approvals = replaceAt(this.#approvals, i, next);
+      this.#snapshot = undefined;
+      this.#updateCall(a, (c) => (c.approval ? withChanges(c, { approval: next }) : c));
     }
   }
 
@@ -163,20 +174,22 @@ export class SessionState {
     const text = this.#textOf(turnId, d.stepIndex);
     if (d.type === 'text-delta') text.liveText += d.delta;
     else text.liveReasoning += d.delta;
-    this.#refreshText(turnId, d.stepIndex, false);
+    this.#refreshText(turnId, d.stepIndex);
   }
 
   /** A stage event of a call (the runtime's stage stream). */
   applyStage(e: StageMove): void {
-    if (e.turnId === undefined || e.stepIndex === undefined) return; // a lone `runCall`: not a turn's
-    const key = callKey(e.turnId, e.stepIndex, e.callId);
+    const at = placeOf(e);
+    if (!at) return;
     let stage: SessionCallStage | undefined;
     if (e.type === 'stage/entered') stage = e.stage;
     else if (e.stage === 'finalizing') stage = 'settled';
     else if (e.stage === 'validating') stage = 'queued';
     if (stage === undefined) return;
     const s = stage;
-    if (!this.#updateCall({ turnId: e.turnId, stepIndex: e.stepIndex, callId: e.callId }, (c) => (c.stage === 'done' || c.stage === s ? c : withChanges(c, { stage: s })))) this.#earlyStages.set(key, s);
+    const key = callKey(at.turnId, at.stepIndex, at.callId);
+    if (this.#callAt.has(key)) this.#updateCall(at, (c) => (c.stage === 'done' || c.stage === s ? c : withChanges(c, { stage: s })));
+    else this.#earlyOf(at.turnId).set(key, s);
   }
 
   /** A log event, in `seq` order. */
@@ -201,39 +214,43 @@ export class SessionState {
         const text = this.#textOf(e.turnId, e.stepIndex);
         if (e.kind === 'text') text.logText += e.text;
         else text.logReasoning += e.text;
-        this.#refreshText(e.turnId, e.stepIndex, false);
+        this.#refreshText(e.turnId, e.stepIndex);
         return;
       }
       case 'agent/request-error': {
         // The retry streams anew; the failed attempt's text is no part of the answer.
-        this.#texts.set(stepTextKey(e.turnId, e.stepIndex), { logText: '', logReasoning: '', liveText: '', liveReasoning: '' });
-        this.#refreshText(e.turnId, e.stepIndex, false);
+        Object.assign(this.#textOf(e.turnId, e.stepIndex), { logText: '', logReasoning: '', liveText: '', liveReasoning: '' });
+        this.#refreshText(e.turnId, e.stepIndex);
         this.#updateStep(e.turnId, e.stepIndex, (s) => withChanges(s, { requestErrors: Object.freeze([...s.requestErrors, e.message]) }));
         return;
       }
-      case 'tool/call':
-        if (e.turnId !== undefined && e.stepIndex !== undefined) this.#addCall(e, e.turnId, e.stepIndex);
+      case 'tool/call': {
+        const at = placeOf(e);
+        if (at) this.#addCall(e, at);
         return;
-      case 'tool/approval-request':
-        if (e.turnId !== undefined && e.stepIndex !== undefined) this.#addApproval(e, e.turnId, e.stepIndex);
+      }
+      case 'tool/approval-request': {
+        const at = placeOf(e);
+        if (at) this.#addApproval(e, at);
         return;
+      }
       case 'tool/approval-answer': {
-        if (e.turnId === undefined || e.stepIndex === undefined) return;
-        this.#resumed(e.turnId);
-        const at = { turnId: e.turnId, stepIndex: e.stepIndex, callId: e.callId };
+        const at = placeOf(e);
+        if (!at) return;
+        this.#resumed(at.turnId);
         this.#removeApproval(callKey(at.turnId, at.stepIndex, at.callId));
         this.#updateCall(at, (c) => withChanges(c, { approval: undefined, approvalAnswer: e.answer, stage: c.stage === 'awaitingApproval' ? 'queued' : c.stage }));
         return;
       }
-      case 'tool/progress':
-        if (e.turnId !== undefined && e.stepIndex !== undefined) {
-          this.#updateCall({ turnId: e.turnId, stepIndex: e.stepIndex, callId: e.callId }, (c) => withChanges(c, { progress: nextProgress(c.progress, e), stage: c.stage === 'queued' ? 'executing' : c.stage }));
-        }
+      case 'tool/progress': {
+        const at = placeOf(e);
+        if (at) this.#updateCall(at, (c) => withChanges(c, { progress: nextProgress(c.progress, e), stage: c.stage === 'queued' ? 'executing' : c.stage }));
         return;
+      }
       case 'tool/result': {
-        if (e.turnId === undefined || e.stepIndex === undefined) return;
-        this.#resumed(e.turnId);
-        const at = { turnId: e.turnId, stepIndex: e.stepIndex, callId: e.callId };
+        const at = placeOf(e);
+        if (!at) return;
+        this.#resumed(at.turnId);
         this.#removeApproval(callKey(at.turnId, at.stepIndex, at.callId));
         this.#updateCall(at, (c) => withChanges(c, { stage: 'done', result: e.result, approval: undefined }));
         return;
@@ -258,14 +275,13 @@ export class SessionState {
       case 'turn/end':
         this.#endTurn(e);
         return;
-      default:
-        return;
     }
   }
 
   /** `list` to change: itself when it was made since the last snapshot, else a copy (made fresh). */
   #own<T>(list: readonly T[]): T[] {
     this.#snapshot = undefined;
+    // Stryker disable next-line ConditionalExpression: copying a list again makes an equal list (the same call objects); only the cost grows, with the square of the turn (SPEC §10.9)
     if (this.#fresh.has(list as T[])) return list as T[];
     const copy = list.slice();
     this.#fresh.add(copy);
@@ -283,9 +299,9 @@ export class SessionState {
   }
 
   /** Replaces turn `turnId` with `fn(turn)` (nothing when it returns the same turn or the turn is unknown). */
-  #updateTurn(turnId: string, fn: (t: SessionTurn) => SessionTurn): boolean {
+  #updateTurn(turnId: string, fn: (t: SessionTurn) => SessionTurn): void {
     const at = this.#turnAt.get(turnId);
-    if (at === undefined) return false;
+    if (at === undefined) return;
     const old = this.#turns[at]!;
     const next = fn(old);
     if (next !== old) {
@@ -293,7 +309,6 @@ export class SessionState {
       turns[at] = next;
       this.#turns = turns;
     }
-    return true;
   }
 
   /** An event of a suspended turn's step arrived: the turn goes on (resumed, here or elsewhere). */
@@ -307,15 +322,15 @@ export class SessionState {
       const last = t.steps[t.steps.length - 1];
       return withChanges(t, { state: 'ended', outcome: e.outcome, error: e.error, answer: last?.text ?? '' });
     });
-    for (const key of this.#texts.keys()) if (key.startsWith(`${e.turnId}\u0000`)) this.#texts.delete(key);
-    for (const key of this.#earlyStages.keys()) if (key.startsWith(`${e.turnId}/`)) this.#earlyStages.delete(key);
+    this.#texts.delete(e.turnId);
+    this.#earlyStages.delete(e.turnId);
   }
 
   // ---- steps
 
   /** Replaces step `stepIndex` of the turn with `fn(step)`, creating the step first if need be. */
-  #updateStep(turnId: string, stepIndex: number, fn: (s: SessionStep) => SessionStep): boolean {
-    return this.#updateTurn(turnId, (t) => this.#withStep(t, stepIndex, fn));
+  #updateStep(turnId: string, stepIndex: number, fn: (s: SessionStep) => SessionStep): void {
+    this.#updateTurn(turnId, (t) => this.#withStep(t, stepIndex, fn));
   }
 
   /** Turn `t` with step `stepIndex` replaced by `fn(step)` (the step made first if need be). */
@@ -325,8 +340,7 @@ export class SessionState {
     if (at < 0) {
       const fresh: SessionStep = frozen({ stepIndex, state: 'running', text: '', reasoning: '', calls: EMPTY, requestErrors: EMPTY });
       const list = this.#own(t.steps);
-      at = list.length;
-      while (at > 0 && list[at - 1]!.stepIndex > stepIndex) at--;
+      at = slotFor(list, (s) => s.stepIndex, stepIndex);
       list.splice(at, 0, fresh);
       steps = list;
     }
@@ -341,29 +355,36 @@ export class SessionState {
   }
 
   #textOf(turnId: string, stepIndex: number): StepText {
-    const key = stepTextKey(turnId, stepIndex);
-    let t = this.#texts.get(key);
-    if (!t) this.#texts.set(key, (t = { logText: '', logReasoning: '', liveText: '', liveReasoning: '' }));
+    let steps = this.#texts.get(turnId);
+    if (!steps) this.#texts.set(turnId, (steps = new Map()));
+    let t = steps.get(stepIndex);
+    if (!t) steps.set(stepIndex, (t = { logText: '', logReasoning: '', liveText: '', liveReasoning: '' }));
     return t;
   }
 
-  /** The step's text: what streamed, or the log's once it has more (or the step ended: the log is the truth). */
-  #refreshText(turnId: string, stepIndex: number, ended: boolean): void {
-    const t = this.#texts.get(stepTextKey(turnId, stepIndex));
-    if (!t && !ended) return;
+  /** The step's text: what streamed, or the log's once it has as much (or the step ended: the log is the truth). */
+  #refreshText(turnId: string, stepIndex: number, ended = false): void {
+    const t = this.#texts.get(turnId)?.get(stepIndex);
+    if (!t) return;
     const pick = (log: string, live: string) => (ended || log.length >= live.length ? log : live);
-    const text = t ? pick(t.logText, t.liveText) : undefined;
-    const reasoning = t ? pick(t.logReasoning, t.liveReasoning) : undefined;
-    this.#updateStep(turnId, stepIndex, (s) => (text === undefined || (s.text === text && s.reasoning === reasoning) ? s : withChanges(s, { text, reasoning: reasoning ?? '' })));
+    const text = pick(t.logText, t.liveText);
+    const reasoning = pick(t.logReasoning, t.liveReasoning);
+    this.#updateStep(turnId, stepIndex, (s) => (s.text === text && s.reasoning === reasoning ? s : withChanges(s, { text, reasoning })));
+  }
+
+  #earlyOf(turnId: string): Map<string, SessionCallStage> {
+    let early = this.#earlyStages.get(turnId);
+    if (!early) this.#earlyStages.set(turnId, (early = new Map()));
+    return early;
   }
 
   // ---- calls
 
-  #addCall(e: LogEventOf<'tool/call'>, turnId: string, stepIndex: number): void {
+  #addCall(e: LogEventOf<'tool/call'>, { turnId, stepIndex }: CallPlace): void {
     const key = callKey(turnId, stepIndex, e.callId);
     if (!this.#turnAt.has(turnId)) this.#addTurn(turnId, '', 'running');
-    const early = this.#earlyStages.get(key);
-    this.#earlyStages.delete(key);
+    const early = this.#earlyStages.get(turnId)?.get(key);
+    this.#earlyStages.get(turnId)?.delete(key);
     const call: SessionCall = frozen({
       key,
       turnId,
@@ -382,15 +403,16 @@ export class SessionState {
       const next = this.#withStep(t, stepIndex, (s) => {
         // The model's order: by position in the batch (tool/call events come in that order anyway).
         const calls = this.#own(s.calls);
-        let at = calls.length;
-        while (at > 0 && calls[at - 1]!.index > e.index) at--;
+        const at = slotFor(calls, (c) => c.index, e.index);
         calls.splice(at, 0, call);
         for (let i = at; i < calls.length; i++) this.#callAt.set(calls[i]!.key, i);
         pos = at;
-        return calls === s.calls ? s : withChanges(s, { calls });
+        // A new step object even when the list was changed in place: the step holding a list made since
+        // the last snapshot was made since then too, and was never handed out.
+        return withChanges(s, { calls });
       });
       const flat = this.#flatCalls(next, next.steps, (list) => list.splice(callsBefore(next.steps, stepAt(next.steps, stepIndex)) + pos, 0, call));
-      return flat === next.calls ? next : withChanges(next, { calls: flat });
+      return withChanges(next, { calls: flat });
     });
   }
 
@@ -400,15 +422,23 @@ export class SessionState {
    * turn's list with `change` applied (made anew from the steps when it was still a step's).
    */
   #flatCalls(t: SessionTurn, steps: readonly SessionStep[], change: (flat: SessionCall[]) => void): readonly SessionCall[] {
+    // Which way the list is made changes only what it costs, never what it holds (every step's
+    // calls, in step order: the same call objects), and it is called only once a step has a call.
     let withCalls: SessionStep | undefined;
+    // Stryker disable next-line BooleanLiteral: see above
     let several = false;
     for (const s of steps) {
+      // Stryker disable next-line ConditionalExpression: see above
       if (s.calls.length === 0) continue;
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: see above
       several = withCalls !== undefined;
+      // Stryker disable next-line ConditionalExpression: see above
       if (several) break;
       withCalls = s;
     }
+    // Stryker disable next-line ConditionalExpression,OptionalChaining: see above
     if (!several) return withCalls?.calls ?? EMPTY;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a rebuilt list holds the same calls as the turn's list changed in place
     if (t.steps.some((s) => s.calls === t.calls)) {
       const flat = steps.flatMap((s) => s.calls);
       this.#fresh.add(flat);
@@ -419,11 +449,14 @@ export class SessionState {
     return flat;
   }
 
-  /** Replaces the call at `at` with `fn(call)`; false when the call is unknown. */
-  #updateCall(at: CallPlace, fn: (c: SessionCall) => SessionCall): boolean {
-    const key = callKey(at.turnId, at.stepIndex, at.callId);
-    const i = this.#callAt.get(key);
-    if (i === undefined) return false;
+  /**
+   * Replaces the call at `at` with `fn(call)` (nothing when the call is unknown). The step and the
+   * turn are made anew even when their lists were changed in place: a list made since the last
+   * snapshot is held by a step and a turn made since then too, never handed out.
+   */
+  #updateCall(at: CallPlace, fn: (c: SessionCall) => SessionCall): void {
+    const i = this.#callAt.get(callKey(at.turnId, at.stepIndex, at.callId));
+    if (i === undefined) return;
     this.#updateTurn(at.turnId, (t) => {
       const si = stepAt(t.steps, at.stepIndex);
       const s = t.steps[si]!;
@@ -432,48 +465,36 @@ export class SessionState {
       if (next === old) return t;
       const calls = this.#own(s.calls);
       calls[i] = next;
-      let steps = t.steps;
-      if (calls !== s.calls) {
-        const list = this.#own(t.steps);
-        list[si] = withChanges(s, { calls });
-        steps = list;
-      }
+      const steps = this.#own(t.steps);
+      steps[si] = withChanges(s, { calls });
       const flat = this.#flatCalls(t, steps, (list) => (list[callsBefore(steps, si) + i] = next));
-      return steps === t.steps && flat === t.calls ? t : withChanges(t, { steps, calls: flat });
+      return withChanges(t, { steps, calls: flat });
     });
-    return true;
   }
 
   // ---- approvals
 
-  #addApproval(e: LogEventOf<'tool/approval-request'>, turnId: string, stepIndex: number): void {
-    const key = callKey(turnId, stepIndex, e.callId);
+  #addApproval(e: LogEventOf<'tool/approval-request'>, at: CallPlace): void {
+    const { turnId, stepIndex, callId } = at;
+    const key = callKey(turnId, stepIndex, callId);
     // `preview`: what the call would change, when the request carries it (the CLI's approval previews).
     const preview = e.preview;
-    this.#updateCall({ turnId, stepIndex, callId: e.callId }, (c) => {
-      const approval: SessionApproval = frozen({
+    this.#updateCall(at, (c) => {
+      const a: SessionApproval = frozen({
         id: key,
         turnId,
         stepIndex,
-        callId: e.callId,
+        callId,
         toolName: e.toolName,
         args: c.args,
         ...(e.reason !== undefined ? { reason: e.reason } : {}),
         ...(preview !== undefined ? { preview: deepFreeze(preview) } : {}),
-        answerable: false,
+        answerable: this.#answerable({ turnId, stepIndex, callId, toolName: e.toolName }),
         seq: e.seq,
       });
-      const a = withChanges(approval, { answerable: this.#answerable(approval) });
       this.#approvals = Object.freeze([...this.#approvals.filter((x) => x.id !== key), a]);
       return withChanges(c, { approval: a, stage: c.stage === 'done' ? c.stage : 'awaitingApproval' });
     });
-  }
-
-  #setApproval(key: string, a: SessionApproval): void {
-    const at = this.#approvals.findIndex((x) => x.id === key);
-    if (at >= 0) this.#approvals = replaceAt(this.#approvals, at, a);
-    this.#snapshot = undefined;
-    this.#updateCall(a, (c) => (c.approval ? withChanges(c, { approval: a }) : c));
   }
 
   #removeApproval(key: string): void {
@@ -483,13 +504,16 @@ export class SessionState {
   }
 }
 
-const stepTextKey = (turnId: string, stepIndex: number) => `${turnId}\u0000${stepIndex}`;
-
 /** Where a call is. */
 interface CallPlace {
   readonly turnId: string;
   readonly stepIndex: number;
   readonly callId: string;
+}
+
+/** Where a call event happened, when it is a turn's (a lone `runCall`'s events name no turn and no step). */
+function placeOf(e: { readonly turnId?: string | undefined; readonly stepIndex?: number | undefined; readonly callId: string }): CallPlace | undefined {
+  return e.turnId === undefined || e.stepIndex === undefined ? undefined : { turnId: e.turnId, stepIndex: e.stepIndex, callId: e.callId };
 }
 
 /** The arguments as a value: raw JSON text is parsed within the argument limits (else it stays text). */

@@ -81,7 +81,7 @@ export function createSessionView(source: SessionViewRuntime | SessionViewBase, 
 function localSessionView(runtime: SessionViewRuntime, options: SessionViewOptions): SessionView {
   const inbox = options.approvals;
   const answerable = () => {
-    const open = new Set((inbox?.questions() ?? []).map((q) => q.callId));
+    const open = new Set(inbox?.questions().map((q) => q.callId));
     return (a: { callId: string }) => open.has(a.callId);
   };
   const state = new SessionState(answerable());
@@ -134,23 +134,27 @@ function localSessionView(runtime: SessionViewRuntime, options: SessionViewOptio
       offDelta();
       watch.unsubscribe();
     };
-    const ended = (outcome: 'cancelled' | 'failed', error?: string) => {
-      // A turn that ended without a `turn/start` (dropped while queued) or whose actor failed.
-      if (state.snapshot().turns.find((t) => t.turnId === turnId)?.state !== 'ended') {
-        state.setTurnState(turnId, 'ended', { outcome, ...(error !== undefined ? { error } : {}) });
-        changed();
-      }
+    // A turn that ended without a `turn/start` (dropped while queued) or whose actor failed (a turn
+    // the log ended already stays as the log says).
+    const ended = (outcome: 'cancelled' | 'failed', error: string | undefined) => {
+      state.setTurnState(turnId, 'ended', { outcome, error });
+      changed();
+    };
+    // The handle lets go of the turn, unless it was replaced (the turn resumed under a new handle):
+    // then the turn is the new handle's.
+    const current = () => {
+      off();
+      if (handles.get(turnId) !== handle) return false;
+      handles.delete(turnId);
+      return true;
     };
     void handle.done.then(
       (r) => {
-        off();
-        if (handles.get(turnId) === handle) handles.delete(turnId);
-        if (r.outcome !== 'suspended' && state.snapshot().turns.find((t) => t.turnId === turnId)?.state === 'queued') ended('cancelled', r.error);
+        // The turn is in the snapshot from the moment it was queued (the view never drops one).
+        if (current() && r.outcome !== 'suspended' && state.snapshot().turns.find((t) => t.turnId === turnId)!.state === 'queued') ended('cancelled', r.error);
       },
       (e: unknown) => {
-        off();
-        if (handles.get(turnId) === handle) handles.delete(turnId);
-        ended('failed', String(e));
+        if (current()) ended('failed', String(e));
       },
     );
     changed();
@@ -201,7 +205,7 @@ function localSessionView(runtime: SessionViewRuntime, options: SessionViewOptio
       changed();
       return true;
     },
-    approve: (id, scope = 'once') => reply(id, { kind: scope === 'always' ? 'allow-always' : 'allow-once' }),
+    approve: (id, scope) => reply(id, { kind: scope === 'always' ? 'allow-always' : 'allow-once' }),
     deny: (id, reason) => reply(id, { kind: 'deny', ...(reason !== undefined ? { reason } : {}) }),
     suspend: (id) => reply(id, { kind: 'suspend' }),
     handle: (turnId) => handles.get(turnId),

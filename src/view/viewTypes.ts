@@ -137,7 +137,7 @@ export interface SessionSnapshot {
   readonly approvals: readonly SessionApproval[];
   /** The suspended turn the session waits on (resume it), if any. */
   readonly suspendedTurnId?: string;
-  /** The turn that runs now (or is cancelling), if any. */
+  /** The turn that runs now (running, suspending or cancelling), if any. */
   readonly activeTurnId?: string;
   /** `seq` of the last log event the view has applied. */
   readonly lastSeq: number;
