@@ -357,6 +357,8 @@ export async function exploreRun(settings: RunSettings, chooser: Chooser, record
     } finally {
       offStage();
       offLog();
+      // The process ends: what the agent opened (an MCP connection, a file) is closed, as on exit.
+      await rt.close();
     }
 
     /** What may happen next where the agent waits: a question answered, a body let go, a cancel. */
