@@ -11,15 +11,13 @@
  * `callsOf(snapshot)` lists a step's calls in the model's order, each with its live actor.
  */
 import { enqueueActions, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
-import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../src/protocol/index.js';
+import { ErrorCode, errorNameFor, type ToolCallRequest, type ToolResult } from '../src/protocol/index.js';
+import { logCall, logResult, type LogPort } from './callPair.js';
 import type { CallStages } from './callStages.js';
-import { allCommitted, emptyGate, GateEdit, plannedMode, type BatchEntry, type CommitGate, type EntryStatus } from './commitGate.js';
+import { allCommitted, emptyGate, GateEdit, type BatchEntry, type CommitGate, type EntryStatus } from './commitGate.js';
 import { releaseStoppedCall, toolCallMachine, type ToolCallInput } from './toolCall.js';
 
-/** The part of the session log the machines need: append, get the stamped seq back. */
-export interface LogPort {
-  append(event: NewLogEvent): { readonly seq: number };
-}
+export type { LogPort } from './callPair.js';
 
 export interface SchedulerInput {
   readonly pipeline: CallStages;
@@ -92,16 +90,7 @@ function addCall(ctx: SchedulerContext, ch: Change, request: ToolCallRequest): v
   const index = ch.edit.size;
   const prepared = ctx.pipeline.prepare(request, { index, turnId: ctx.turnId, stepIndex: ctx.stepIndex });
   // The tool/call event is in the log before the call can be dispatched (SPEC §1).
-  const { seq } = ctx.log.append({
-    type: 'tool/call',
-    turnId: ctx.turnId,
-    stepIndex: ctx.stepIndex,
-    callId: request.callId,
-    toolName: request.toolName,
-    input: request.input,
-    index,
-    executionMode: plannedMode(prepared),
-  });
+  const seq = logCall(ctx.log, { index, turnId: ctx.turnId, stepIndex: ctx.stepIndex }, request, prepared);
   const { entry, duplicate } = ch.edit.add(request, prepared, seq);
   if (duplicate) {
     ch.edit.settle(index, synthetic(ctx, entry, ErrorCode.DUPLICATE_CALL_ID, `callId "${request.callId}" is used by an earlier call of this step; this call did not run`));
@@ -117,17 +106,7 @@ function addCalls(ctx: SchedulerContext, ch: Change, event: Extract<SchedulerEve
 }
 
 function commit(ctx: SchedulerContext, ch: Change): void {
-  for (const e of ch.edit.takeCommittable()) {
-    ctx.log.append({
-      type: 'tool/result',
-      turnId: ctx.turnId,
-      stepIndex: ctx.stepIndex,
-      callId: e.request.callId,
-      toolName: e.result!.toolName,
-      sourceEventSeqs: [e.callSeq],
-      result: e.result!,
-    });
-  }
+  for (const e of ch.edit.takeCommittable()) logResult(ctx.log, ctx, e.callSeq, e.result!);
 }
 
 /** Settles every call that has not started with the given code, in array order. */

@@ -1,6 +1,6 @@
 import { freeze } from 'immer';
 import { createActor, toPromise, type ActorRefFrom } from 'xstate';
-import { plannedMode } from '../../machines/commitGate.js';
+import { logCall, logResult } from '../../machines/callPair.js';
 import { toolCallMachine } from '../../machines/toolCall.js';
 import type { PipelineLimits } from '../../machines/callStages.js';
 import { describeThrown, ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
@@ -192,16 +192,7 @@ export function createRuntime(options: RuntimeOptions = {}) {
     const where = { index: at.index ?? 0, turnId: at.turnId, stepIndex: at.stepIndex };
     const callPipeline = at.onStage ? stages.observe(at.onStage) : pipeline;
     const prepared = callPipeline.prepare(request, where);
-    const callEvent = routedLog.append({
-      type: 'tool/call',
-      turnId: where.turnId,
-      stepIndex: where.stepIndex,
-      callId: request.callId,
-      toolName: request.toolName,
-      input: request.input,
-      index: where.index,
-      executionMode: plannedMode(prepared),
-    });
+    const callSeq = logCall(routedLog, where, request, prepared);
     const inspect = toXStateInspect(combineInspect(options.inspect, at.inspect));
     const actor = createActor(toolCallMachine, {
       input: { request, where, pipeline: callPipeline, prepared },
@@ -214,17 +205,9 @@ export function createRuntime(options: RuntimeOptions = {}) {
     const result = toPromise(actor)
       .catch((e: unknown): ToolResult => crashedCallResult(request, e))
       .then((r) => {
-      routedLog.append({
-        type: 'tool/result',
-        turnId: where.turnId,
-        stepIndex: where.stepIndex,
-        callId: r.callId,
-        toolName: r.toolName,
-        sourceEventSeqs: [callEvent.seq],
-        result: r,
+        logResult(routedLog, where, callSeq, r);
+        return r;
       });
-      return r;
-    });
     actor.start();
     return { actor, result, cancel: (reason) => actor.send({ type: 'CANCEL', reason }) };
   }
