@@ -1,0 +1,39 @@
+/**
+ * Telemetry wired into a runtime (issue 27): spans and metrics projected from the log and the stage
+ * stream, and each model request's own start and end (the turn's model wrapped by `observeModel`).
+ * Without `telemetry`, nothing is subscribed and turn options pass through unchanged. Browser-safe.
+ */
+import type { StageRouter } from '../inspection/stageRouter.js';
+import type { Clock } from '../clock.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import type { TurnOptions } from '../turn/types.js';
+import { observeModel } from './observeModel.js';
+import type { Telemetry } from './telemetryOptions.js';
+
+export interface TurnTelemetry {
+  /** The turn's options with its model (and its follow-ups' models) observed. */
+  observed<O extends { model?: TurnOptions['model']; followUpOptions?: TurnOptions['followUpOptions'] }>(o: O): O;
+  /** Stops listening; spans still open (a run stopped mid-turn) end, marked unfinished. */
+  close(): void;
+}
+
+export function wireTelemetry(telemetry: Telemetry | undefined, at: { clock: Clock; log: SessionLog; stages: StageRouter }): TurnTelemetry {
+  const t = telemetry?.({ clock: at.clock });
+  if (!t) return { observed: (o) => o, close: () => undefined };
+  const stops = [at.log.subscribe(t.onEvent), at.stages.on(t.onStage)];
+  const observed: TurnTelemetry['observed'] = (o) => {
+    const followUpOptions = o.followUpOptions;
+    return {
+      ...o,
+      ...(o.model ? { model: observeModel(o.model, t.onRequest) } : {}),
+      ...(followUpOptions ? { followUpOptions: () => observed(followUpOptions()) } : {}),
+    };
+  };
+  return {
+    observed,
+    close() {
+      for (const stop of stops.splice(0)) stop();
+      t.close();
+    },
+  };
+}
