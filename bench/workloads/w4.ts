@@ -9,7 +9,7 @@
 import { scriptedModel } from '../../src/adapters/model/scriptedModel.js';
 import type { LogEvent, NewLogEvent } from '../../src/protocol/index.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
-import { attachSessionIndex, SessionIndex } from '../../src/runtime/log/sessionIndex.js';
+import { SessionIndex } from '../../src/runtime/log/sessionIndex.js';
 import { createMemoryLog, type SessionLog } from '../../src/runtime/log/sessionLog.js';
 import { allowPolicy, dshScript, floorScript, floorTurn, noopTool } from '../lib/fixtures.js';
 import { collect } from '../lib/stats.js';
@@ -39,13 +39,14 @@ function resettableLog(): SessionLog & { reset(): void } {
       listeners.add(l);
       return () => listeners.delete(l);
     },
+    get index() {
+      return index;
+    },
     reset() {
       inner = createMemoryLog();
       index = new SessionIndex();
-      attachSessionIndex(log, index, false);
     },
   };
-  attachSessionIndex(log, index, false);
   return log;
 }
 

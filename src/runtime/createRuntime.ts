@@ -16,7 +16,6 @@ import { dispatchWhenDurable } from './durableDispatch.js';
 import { GuardRegistry, HookRegistry } from './hooks.js';
 import type { InspectOption } from './inspection/inspectionEvents.js';
 import { createStageRouter } from './inspection/stageRouter.js';
-import { sessionIndexOf } from './log/sessionIndex.js';
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
 import { createStepRoutedLog } from './log/stepRoutedLog.js';
 import { checkMessageSize, DEFAULT_MESSAGE_LIMITS, steerLimiter, type MessageLimits } from './messageLimits.js';
@@ -161,7 +160,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const disposers = createDisposers(log, () => telemetry.close());
 
   // Turn ids go on from the turns already in the log (a resumed session).
-  let turns = sessionIndexOf(log).turnCount;
+  let turns = log.index.turnCount;
   const concurrency = options.concurrency ?? 8;
   const startTurn = createTurnRunner({
     log: routedLog,

@@ -10,7 +10,7 @@
 import { ErrorCode, errorResult } from '../protocol/index.js';
 import type { SessionLog } from './log/sessionLog.js';
 import { pendingSuspensionOf } from './resume/pendingSuspension.js';
-import { sessionIndexOf, type OpenWorkScope } from './log/sessionIndex.js';
+import type { OpenWorkScope } from './log/sessionIndex.js';
 
 export type { OpenWorkScope } from './log/sessionIndex.js';
 
@@ -69,7 +69,7 @@ export interface ClosedWork {
 export function closeOpenWork(log: SessionLog, why: string, scope: OpenWorkScope = {}, closeTurns = true): ClosedWork {
   // A pending suspension is kept for resumeTurn; a crash after its answer was logged is an ordinary
   // crash. (Looked for only in an unscoped close, i.e. on resume, and only if the index saw one.)
-  const index = sessionIndexOf(log);
+  const index = log.index;
   const suspended = scope.turnId === undefined && index.sawSuspension ? pendingSuspensionOf(log)?.turnId : undefined;
   const all = index.openWork(scope);
   const keep = <T extends { turnId?: string }>(list: readonly T[]) => (suspended === undefined ? list : list.filter((w) => w.turnId !== suspended));

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LogEvent, LogEventOf } from '../../src/protocol/index.js';
 import { createMemoryLog } from '../../src/runtime/log/sessionLog.js';
-import { SessionIndex, sessionIndexOf } from '../../src/runtime/log/sessionIndex.js';
+import { SessionIndex } from '../../src/runtime/log/sessionIndex.js';
 import { ManualClock } from '../../src/runtime/clock.js';
 import { promptSize } from '../../src/runtime/projection/promptSize.js';
 import type { ProjectPromptOptions } from '../../src/runtime/projection/promptState.js';
@@ -50,7 +50,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
 /** Plays the commands into a log, keeping every turn valid; calls `check` at each render command and at the end. */
 function play(commands: Command[], check: (events: readonly LogEvent[], options: ProjectPromptOptions, live: SessionIndex, restored: SessionIndex[]) => void) {
   const log = createMemoryLog({ clock: new ManualClock(1_000) });
-  const index = sessionIndexOf(log);
+  const index = log.index;
   const restored: SessionIndex[] = [];
   log.subscribe((e) => {
     for (const r of restored) r.apply(e);

@@ -11,7 +11,7 @@ import { realpathSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { LogEvent } from '../../protocol/index.js';
 import type { Clock } from '../../runtime/clock.js';
-import { attachSessionIndex, SessionIndex } from '../../runtime/log/sessionIndex.js';
+import { SessionIndex } from '../../runtime/log/sessionIndex.js';
 import { createMemoryLog, type SessionLog } from '../../runtime/log/sessionLog.js';
 import { DEFAULT_CHECKPOINT_EVERY, findLastCheckpoint, writeCheckpoints } from './jsonlCheckpoint.js';
 import { JsonlLogError, readJsonlLog, replayJsonlLog, type TornTail } from './jsonlReplay.js';
@@ -123,17 +123,11 @@ async function openHeld(
   const sink = createJsonlLogSink({ ...sinkOptions, path });
   let log: SessionLog;
   let index: SessionIndex;
-  if (resumed) {
-    log = createMemoryLog({ clock, initial: events, sink, firstSeq: resumed.index.lastSeq + 1 });
-    index = resumed.index;
-    for (const e of events) index.apply(e);
-    attachSessionIndex(log, index, true);
-  } else {
-    log = createMemoryLog({ clock, initial: events, sink });
-    index = new SessionIndex();
-    for (const e of events) index.apply(e);
-    attachSessionIndex(log, index, true);
-  }
+  // The log's index: the checkpoint's (it holds what came before it), then the events after it.
+  const firstSeq = resumed ? resumed.index.lastSeq + 1 : undefined;
+  index = resumed ? resumed.index : new SessionIndex();
+  for (const e of events) index.apply(e);
+  log = createMemoryLog({ clock, initial: events, sink, index, ...(firstSeq !== undefined ? { firstSeq } : {}) });
   if (checkpointEvery > 0) {
     const lastCheckpoint = events.findLastIndex((e) => e.type === 'session/checkpoint');
     writeCheckpoints(log, sink, index, checkpointEvery, {

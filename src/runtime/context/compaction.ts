@@ -8,7 +8,6 @@ import { errorNameFor, type LogEvent, type LogEventOf, type ToolResult } from '.
 import type { ArgLimits } from '../args.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { compactedStub } from '../projection/compactedText.js';
-import { sessionIndexOf } from '../log/sessionIndex.js';
 
 /** What a compactor is told about the request that overflowed. */
 export interface CompactionOptions {
@@ -98,7 +97,7 @@ export function compactionEvents(log: SessionLog): readonly LogEvent[] {
   const first = log.firstSeq ?? 1;
   if (first <= 1) return events;
   const before: LogEvent[] = [];
-  for (const turn of sessionIndexOf(log).prompt.toJSON().turns) {
+  for (const turn of log.index.prompt.toJSON().turns) {
     for (const step of turn.steps) {
       for (const [callSeq, r] of step.results) {
         if (r.seq >= first || r.content === undefined) continue;
@@ -137,7 +136,7 @@ export function compactAndMeasure(
 ): CompactionMeasurement {
   // Measured on exactly the prompt the model is sent (same system text, same argument limits),
   // from the projection the log's index keeps: nothing is projected again from the whole log.
-  const projection = sessionIndexOf(log).prompt;
+  const projection = log.index.prompt;
   const view = {
     turnId: options.turnId,
     ...(options.system !== undefined ? { system: options.system } : {}),

@@ -15,7 +15,6 @@ import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { ArgLimits } from '../args.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { compactAndMeasure, stubOlderToolResults } from './compaction.js';
-import { sessionIndexOf } from '../log/sessionIndex.js';
 import { appendFold, planFold, readFoldedTurnsOf } from './foldTurns.js';
 import { DEFAULT_SUMMARY_TIMEOUT_MS, writeSummary, type TurnSummarizer } from './summarizer.js';
 import type { Clock } from '../clock.js';
@@ -57,7 +56,7 @@ export function resolveContextWindow(window: ContextWindow): Required<Omit<Conte
 
 /** The prompt's size now, from the projection the log's index keeps (no events are read). */
 function sizeNow(log: SessionLog, options: FitOptions): number {
-  return sessionIndexOf(log).prompt.size({ ...(options.system !== undefined ? { system: options.system } : {}), ...(options.argLimits !== undefined ? { argLimits: options.argLimits } : {}) });
+  return log.index.prompt.size({ ...(options.system !== undefined ? { system: options.system } : {}), ...(options.argLimits !== undefined ? { argLimits: options.argLimits } : {}) });
 }
 
 const stubber = stubOlderToolResults({ keepRecentSteps: 1 });
@@ -95,7 +94,7 @@ export async function fitBeforeTurn(log: SessionLog, window: ContextWindow, opti
 export function fitBeforeRequest(log: SessionLog, window: ContextWindow, options: FitOptions): LanguageModelV3Prompt {
   const w = resolveContextWindow(window);
   const projection = { turnId: options.turnId, ...(options.system !== undefined ? { system: options.system } : {}), ...(options.argLimits !== undefined ? { argLimits: options.argLimits } : {}) };
-  const index = sessionIndexOf(log);
+  const index = log.index;
   if (index.prompt.size(projection) <= w.maxChars) return index.prompt.render(projection);
   const target = Math.floor(w.maxChars * w.foldTo);
   if (!stubUnder(log, target, options)) {

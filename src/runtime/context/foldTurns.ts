@@ -7,7 +7,6 @@
  */
 import type { LogEventOf } from '../../protocol/index.js';
 import type { ArgLimits } from '../args.js';
-import { sessionIndexOf } from '../log/sessionIndex.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { foldedTurnOfState, readFoldedTurns, type FoldedTurn } from './turnDigest.js';
 
@@ -35,7 +34,7 @@ export interface FoldPlan {
  * projection the log's index keeps, so planning reads no events.
  */
 export function planFold(log: SessionLog, options: FoldPlanOptions): FoldPlan | undefined {
-  const projection = sessionIndexOf(log).prompt;
+  const projection = log.index.prompt;
   const view = { ...(options.system !== undefined ? { system: options.system } : {}), ...(options.argLimits !== undefined ? { argLimits: options.argLimits } : {}) };
   const beforeChars = projection.size(view);
   if (beforeChars <= options.targetChars) return undefined;
@@ -57,7 +56,7 @@ export function appendFold(
   fold: { turnId: string; plan: FoldPlan; summary: string; strategy: string; system?: string; argLimits?: ArgLimits },
 ): LogEventOf<'context/compacted'> {
   const view = { ...(fold.system !== undefined ? { system: fold.system } : {}), ...(fold.argLimits !== undefined ? { argLimits: fold.argLimits } : {}) };
-  const afterChars = sessionIndexOf(log).prompt.sizeIfFolded(fold.plan.turnIds, fold.summary, view);
+  const afterChars = log.index.prompt.sizeIfFolded(fold.plan.turnIds, fold.summary, view);
   return log.append({
     type: 'context/compacted',
     turnId: fold.turnId,
@@ -83,7 +82,7 @@ export function readFoldedTurnsOf(log: SessionLog, turnIds: readonly string[]): 
   for (const e of events) if (e.type === 'turn/start') started.add(e.turnId);
   const fromEvents = new Map(readFoldedTurns(events, turnIds.filter((id) => started.has(id))).map((t) => [t.turnId, t]));
   if (fromEvents.size === turnIds.length) return turnIds.map((id) => fromEvents.get(id)!);
-  const index = sessionIndexOf(log);
+  const index = log.index;
   const kept = new Map(index.prompt.toJSON().turns.map((t) => [t.turnId, t]));
   return turnIds.map((id) => fromEvents.get(id) ?? foldedTurnOfState(id, kept.get(id), index.turnOutcome(id)));
 }

@@ -2,8 +2,8 @@
  * What the runtime needs to know about a session's history, kept as events arrive (issue 16.1) so
  * that nothing per step or per turn scans the log: the prompt projection, the open work (calls
  * without a result, steps and turns not ended), how many turns have started, and the
- * `allowed-always` approvals to remember. `sessionIndexOf(log)` builds it once per log (one pass
- * over what the log holds) and keeps it up to date through the log's subscription.
+ * `allowed-always` approvals to remember. A log's `index` (sessionLog.ts) is built once per log (one pass
+ * over what the log holds) and kept up to date through the log's subscription.
  *
  * It is also what a checkpoint records (`toCheckpoint` / `fromCheckpoint`): a log resumed from a
  * checkpoint holds only the events after it, and its index comes from the checkpoint. Browser-safe.
@@ -18,7 +18,6 @@ import {
   type NewLogEvent,
 } from '../../protocol/index.js';
 import { isPromptProjectionState, PromptProjection } from '../projection/promptState.js';
-import type { SessionLog } from './sessionLog.js';
 
 /** Format of `session/checkpoint` state this code writes and reads. */
 export const CHECKPOINT_VERSION = 1;
@@ -235,30 +234,3 @@ const CheckpointStateSchema = z.object({
 });
 type CheckpointState = z.infer<typeof CheckpointStateSchema>;
 
-const indexes = new WeakMap<SessionLog, SessionIndex>();
-
-/**
- * The index of `log`: built on first use from the events the log holds (one pass), then kept up
- * to date by the log's subscription.
- */
-export function sessionIndexOf(log: SessionLog): SessionIndex {
-  let index = indexes.get(log);
-  if (!index) {
-    const built = new SessionIndex();
-    for (const e of log.events()) built.apply(e);
-    log.subscribe((e) => built.apply(e));
-    indexes.set(log, built);
-    index = built;
-  }
-  return index;
-}
-
-/**
- * Gives `log` an index made elsewhere: a view of another log shares that log's index, and a log
- * resumed from a checkpoint brings the index the checkpoint recorded. `subscribe`: keep it up to
- * date from `log`'s appends (false for a view, whose appends reach the index through its log).
- */
-export function attachSessionIndex(log: SessionLog, index: SessionIndex, subscribe: boolean): void {
-  if (subscribe) log.subscribe((e) => index.apply(e));
-  indexes.set(log, index);
-}

@@ -1,6 +1,7 @@
 import type { LogEvent, NewLogEvent } from '../../protocol/index.js';
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
+import { SessionIndex } from './sessionIndex.js';
 
 type Stamped<E> = E & { seq: number; time: number };
 
@@ -25,6 +26,12 @@ export interface SessionLog {
   /** Called synchronously after each append; returns an unsubscribe function. */
   subscribe(listener: (event: LogEvent) => void): () => void;
   /**
+   * What the runtime knows about the session's history, kept up to date as events arrive (the
+   * prompt projection, open work, turns started, approvals to remember: sessionIndex.ts), so that
+   * nothing per step or per turn scans the log. A view of another log shares that log's index.
+   */
+  readonly index: SessionIndex;
+  /**
    * Present only when the log persists events (its sink has `whenDurable`): resolves once every
    * event up to `seq` is durable (rejects if it cannot be made so); undefined when it already is.
    * A log without it is durable as soon as an event is appended (the in-memory log).
@@ -48,7 +55,16 @@ export interface LogSink {
  * `initial`: events already in the log, the first with `seq` `firstSeq` (default 1: a log resumed
  * from a checkpoint holds only what came after it).
  */
-export function createMemoryLog(options: { clock?: Clock; sink?: LogSink; initial?: readonly LogEvent[]; firstSeq?: number } = {}): SessionLog {
+export function createMemoryLog(
+  options: {
+    clock?: Clock;
+    sink?: LogSink;
+    initial?: readonly LogEvent[];
+    firstSeq?: number;
+    /** The log's index, already holding `initial` (a checkpoint's); default: built from `initial` on first use. */
+    index?: SessionIndex;
+  } = {},
+): SessionLog {
   const clock = options.clock ?? systemClock;
   const store: LogEvent[] = [];
   const listeners = new Set<(event: LogEvent) => void>();
@@ -93,7 +109,22 @@ export function createMemoryLog(options: { clock?: Clock; sink?: LogSink; initia
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    get index() {
+      // Built on first use from what the log holds (one pass), then kept up to date by appends.
+      if (!index) {
+        const built = (index = new SessionIndex());
+        for (const e of store) built.apply(e);
+        listeners.add((e) => built.apply(e));
+      }
+      return index;
+    },
   };
+  // A given index (a checkpoint's) already holds `initial`: it follows every append from now on.
+  let index: SessionIndex | undefined = options.index;
+  if (index) {
+    const given = index;
+    listeners.add((e) => given.apply(e));
+  }
   const sink = options.sink;
   if (sink?.whenDurable) return Object.assign(log, { whenDurable: (seq: number) => sink.whenDurable!(seq) });
   return log;

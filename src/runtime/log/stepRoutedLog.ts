@@ -13,7 +13,6 @@
  */
 import type { LogEvent, NewLogEvent } from '../../protocol/index.js';
 import type { SessionLog } from './sessionLog.js';
-import { attachSessionIndex, sessionIndexOf } from './sessionIndex.js';
 
 /** The warning code that replaces an event which arrived after its step was closed. */
 export const LATE_EVENT_DISCARDED = 'LATE_EVENT_DISCARDED';
@@ -61,7 +60,7 @@ export function createStepRoutedLog(log: SessionLog): SessionLog {
     }
   };
   // What is open now comes from the log's index (no scan of the log); then the view keeps track.
-  const index = sessionIndexOf(log);
+  const index = log.index;
   for (const turnId of index.openTurns()) openTurns.add(turnId);
   for (const [turnId, stepIndex] of index.openSteps()) {
     let steps = openSteps.get(turnId);
@@ -114,9 +113,12 @@ export function createStepRoutedLog(log: SessionLog): SessionLog {
       return log.lastSeq;
     },
     subscribe: (listener) => log.subscribe(listener),
+    // A view shares its log's index: its appends reach the index through that log.
+    get index() {
+      return log.index;
+    },
     ...(log.firstSeq !== undefined ? { firstSeq: log.firstSeq } : {}),
     ...(log.whenDurable ? { whenDurable: log.whenDurable } : {}),
   };
-  attachSessionIndex(view, index, false);
   return view;
 }

@@ -11,7 +11,6 @@ import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type Approva
 import { MAX_DENIAL_REASON_CHARS, SUSPEND } from './approvalService.js';
 import { parseArgs } from '../args.js';
 import { placeOf, type StageDeps } from './stageDeps.js';
-import { sessionIndexOf } from '../log/sessionIndex.js';
 import type { AnyTool } from '../defineTool.js';
 
 /** `{ answer: 'denied', reason }` with a non-empty string reason (cut to the bound), else undefined. */
@@ -88,7 +87,7 @@ export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | '
   // Read from the log on first use (tools registered after the runtime was created count too).
   let remembered: Set<string> | undefined;
   // The answers come from the log's index (a resumed session's too), not from a scan of the log.
-  const memory = () => (remembered ??= rememberedInLog(sessionIndexOf(log).rememberedApprovals(), deps));
+  const memory = () => (remembered ??= rememberedInLog(log.index.rememberedApprovals(), deps));
   return {
     isRemembered: (p) => {
       const keys = approvalKeysOf(deps.tools.get(p.view.toolName), p.view.toolName, p.view.args);

@@ -5,7 +5,6 @@
  * an ordinary crash, closed `INTERRUPTED` on the next resume) or the turn ends. Browser-safe.
  */
 import type { LogEvent, LogEventOf } from '../../protocol/index.js';
-import { sessionIndexOf } from '../log/sessionIndex.js';
 import type { SessionLog } from '../log/sessionLog.js';
 
 /** One call the suspended step still owes a result: waiting for approval, held, or not started. */
@@ -101,7 +100,7 @@ export function findPendingSuspension(events: readonly LogEvent[]): PendingSuspe
  * Looked for only when the session's index saw a `turn/suspended`.
  */
 export function pendingSuspensionOf(log: SessionLog): PendingSuspension | undefined {
-  const index = sessionIndexOf(log);
+  const index = log.index;
   if (!index.sawSuspension) return undefined;
   const first = log.firstSeq ?? 1;
   const before = index.suspension.filter((e) => e.seq < first);
@@ -117,7 +116,7 @@ export function pendingSuspensionEvents(log: SessionLog): LogEvent[] {
   if (!pending) return [];
   const { turnId, stepIndex } = pending;
   const first = log.firstSeq ?? 1;
-  const all = [...sessionIndexOf(log).suspension.filter((e) => e.seq < first), ...log.events()];
+  const all = [...log.index.suspension.filter((e) => e.seq < first), ...log.events()];
   return all.filter(
     (e) =>
       e === pending.event ||

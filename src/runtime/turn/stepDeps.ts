@@ -16,7 +16,6 @@ import type { LogPort } from '../../../machines/scheduler.js';
 import type { RequestErrorDecision, StepDeps } from '../../../machines/step.js';
 import type { AnyTool } from '../defineTool.js';
 import { fitBeforeRequest } from '../context/fitContext.js';
-import { sessionIndexOf } from '../log/sessionIndex.js';
 import { classifyRequestError, type RequestRetryPolicy } from '../requestErrors.js';
 import type { ResumedStep } from '../resume/resumedStep.js';
 import type { TurnDeltaHub } from '../turnDeltas.js';
@@ -92,7 +91,7 @@ export class TurnStepDeps implements StepDeps {
     return r.contextWindow
       ? fitBeforeRequest(r.log, r.contextWindow, { turnId, system: options.system, argLimits: r.argLimits })
       : // The projection kept as the log grows (log/sessionIndex.ts): a request renders what changed.
-        sessionIndexOf(r.log).prompt.render({ system: options.system, turnId, argLimits: r.argLimits });
+        r.log.index.prompt.render({ system: options.system, turnId, argLimits: r.argLimits });
   }
 
   onText(stepIndex: number, kind: 'text' | 'reasoning', delta: string): void {

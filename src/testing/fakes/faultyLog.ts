@@ -44,6 +44,9 @@ export function faultyLog(options: FaultyLogOptions): SessionLog & { readonly ap
       return inner.lastSeq;
     },
     subscribe: (listener) => inner.subscribe(listener),
+    get index() {
+      return inner.index;
+    },
     get appends() {
       return appends;
     },

@@ -13,7 +13,6 @@ import { findLastCheckpoint, JsonlLogError, openJsonlSessionLog, readJsonlLog } 
 import { checksumHex, crc32cOfUtf8 } from '../../../src/adapters/log/crc32c.js';
 import type { LogEvent } from '../../../src/protocol/index.js';
 import { ManualClock } from '../../../src/runtime/clock.js';
-import { sessionIndexOf } from '../../../src/runtime/log/sessionIndex.js';
 import type { SessionLog } from '../../../src/runtime/log/sessionLog.js';
 import { closeOpenWork } from '../../../src/runtime/openWork.js';
 import { appendStep, ok } from '../../model/fixtures.js';
@@ -46,7 +45,7 @@ async function writeSession(log: SessionLog, turns: number) {
 
 /** Everything a resumed session is made of, as plain data (times left out of the closing events). */
 function summary(log: SessionLog) {
-  const index = sessionIndexOf(log);
+  const index = log.index;
   return {
     lastSeq: log.lastSeq,
     turnCount: index.turnCount,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryLog, type SessionLog } from '../../../src/runtime/log/sessionLog.js';
-import { sessionIndexOf } from '../../../src/runtime/log/sessionIndex.js';
 
 const call = (log: SessionLog, turnId: string, stepIndex: number, callId: string) =>
   log.append({ type: 'tool/call', turnId, stepIndex, callId, toolName: 'read', input: '{}', index: 0, executionMode: 'parallel' });
@@ -8,7 +7,7 @@ const call = (log: SessionLog, turnId: string, stepIndex: number, callId: string
 describe('session index: calls per open step', () => {
   it('counts each call in its own step when the calls of two open steps interleave', () => {
     const log = createMemoryLog();
-    const index = sessionIndexOf(log);
+    const index = log.index;
     log.append({ type: 'turn/start', turnId: 't1', input: 'a' });
     log.append({ type: 'step/start', turnId: 't1', stepIndex: 0 });
     log.append({ type: 'turn/start', turnId: 't2', input: 'b' });
@@ -26,7 +25,7 @@ describe('session index: calls per open step', () => {
 
   it('starts a step that ends and opens again at 0, and counts no call of a step that is not open', () => {
     const log = createMemoryLog();
-    const index = sessionIndexOf(log);
+    const index = log.index;
     log.append({ type: 'turn/start', turnId: 't1', input: 'a' });
     log.append({ type: 'step/start', turnId: 't1', stepIndex: 0 });
     call(log, 't1', 0, 'c1');
