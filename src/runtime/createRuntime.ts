@@ -12,7 +12,6 @@ import { compactAndMeasure, defaultCompactor, type Compactor } from './context/c
 import { foldOnOverflow, resolveContextWindow, type ContextWindow } from './context/fitContext.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { createDisposers } from './disposers.js';
-import { dispatchWhenDurable } from './durableDispatch.js';
 import { GuardRegistry, HookRegistry } from './hooks.js';
 import type { InspectOption } from './inspection/inspectionEvents.js';
 import { createStageRouter } from './inspection/stageRouter.js';
@@ -28,7 +27,6 @@ import { createCallRunner } from './runCall.js';
 import type { Runtime } from './runtime.js';
 import { installSpill } from './spill/installSpill.js';
 import { createMemorySpillStore } from './spill/memorySpillStore.js';
-import { withSpilledValuesDropped } from './spill/spilledResult.js';
 import type { SpillStore } from './spill/spillStore.js';
 import type { Telemetry } from './telemetry/telemetryOptions.js';
 import { wireTelemetry } from './telemetry/turnTelemetry.js';
@@ -137,10 +135,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   if (options.contextWindow) resolveContextWindow(options.contextWindow);
   // Approvals that outlive the process (issue 15.4): a `suspend` answer parks its call here.
   const suspensions = createSuspensionRequests();
-  // A spilled result carries its preview and locator, never the full text (see spilledResult.ts);
-  // bodies wait until their tool/call is durable (a no-op for the in-memory log).
   // The port goes through the stage router: observed (stage events) only while someone listens.
-  const stages = createStageRouter(withSpilledValuesDropped(dispatchWhenDurable(createCallStages({
+  const stages = createStageRouter(createCallStages({
     tools,
     hooks,
     guards,
@@ -152,7 +148,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     suspensions: suspensions.requests,
     context: freeze(structuredClone(options.context ?? {}), true),
     ...(options.progressIntervalMs !== undefined ? { progressIntervalMs: options.progressIntervalMs } : {}),
-  }), log)));
+  }));
   const pipeline = stages.pipeline;
   const telemetry = wireTelemetry(options.telemetry, { clock, log, stages });
   const runCall = createCallRunner({ stages, log: routedLog, clock, ...(options.inspect ? { inspect: options.inspect } : {}) });

@@ -9,6 +9,8 @@ import { isMetricsWrapper } from '../wrappers/metrics.js';
 import { createApprovalStage } from './approval.js';
 import { withApprovalPreview } from './approvalPreview.js';
 import { draftFromValue } from './draft.js';
+import { onceDurable } from './durableDispatch.js';
+import { withoutSpilledValue } from '../spill/spilledResult.js';
 import { armCallDeadline, runExecute } from './execute.js';
 import { finalizeResult } from './finalize.js';
 import { hasGuards, runGuards } from './guard.js';
@@ -33,11 +35,16 @@ export function createCallStages(deps: CallStagesDeps): CallStages {
     requestApproval: approval.request,
     hasGuards: (p) => hasGuards(deps, p),
     guard: (p) => runGuards(deps, p),
-    execute: (p, signal) => runExecute(deps, p, signal),
+    // No body before its tool/call is durable (durableDispatch.ts).
+    execute: (p, signal) => onceDurable(deps.log, () => runExecute(deps, p, signal)),
     armDeadline: (_p, expired) => armCallDeadline(deps, expired),
     draftFromValue,
     hasPostExecute: (p, draft) => hasPostExecute(deps, p, draft),
-    postExecute: (p, draft) => runPostExecute(deps, p, draft),
+    // A spilled result keeps its preview and locator, never its full value (SPEC §4).
+    postExecute: (p, draft) => {
+      const outcome = runPostExecute(deps, p, draft);
+      return outcome instanceof Promise ? outcome.then(withoutSpilledValue) : withoutSpilledValue(outcome);
+    },
     finalize: (request, p, settlement, marks) => finalizeResult(deps, request, p, settlement, marks),
     record: (event) => void deps.log.append(event),
     isMetered: () => deps.hooks.list('tools/execute').some((w) => isMetricsWrapper(w.fn)),

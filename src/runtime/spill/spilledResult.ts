@@ -5,7 +5,7 @@
  * of a 100 MB output is the size of its preview, and a replayed session sees the same result as
  * the live one did. Read the text back with `readAllSpilled` (or a page with `readSpilledPage`).
  */
-import type { CallStages, PostExecuteOutcome, ResultDraft } from '../../../machines/callStages.js';
+import type { PostExecuteOutcome, ResultDraft } from '../../../machines/callStages.js';
 
 /** Where a spilled result's full text is, as the `spill` policy records it in `metadata.spill`. */
 export interface SpillReference {
@@ -21,25 +21,13 @@ export function spillReferenceOf(result: { readonly metadata: Readonly<Record<st
   return spill !== null && typeof spill === 'object' && typeof spill.locator === 'string' && spill.locator !== '' ? (spill as SpillReference) : undefined;
 }
 
-/** The accepted draft without its value when it was spilled; anything else as it is. */
-function dropSpilledValue(outcome: PostExecuteOutcome): PostExecuteOutcome {
+/**
+ * The post-execute stage's outcome with the value of a spilled result dropped (callStages.ts):
+ * `tools/result` observers, the caller and the log all get the result without it.
+ */
+export function withoutSpilledValue(outcome: PostExecuteOutcome): PostExecuteOutcome {
   if (outcome.kind !== 'accepted' || outcome.draft.value === undefined || !spillReferenceOf(outcome.draft)) return outcome;
   const { parts } = outcome.draft;
   const draft: ResultDraft = Object.freeze({ value: undefined, content: outcome.draft.content, metadata: outcome.draft.metadata, ...(parts ? { parts } : {}) });
   return { kind: 'accepted', draft };
-}
-
-/**
- * The pipeline, with the value of every spilled result dropped as its post-execute stage ends:
- * `tools/result` observers, the caller and the log all get the result without it.
- */
-export function withSpilledValuesDropped(pipeline: CallStages): CallStages {
-  const postExecute = pipeline.postExecute;
-  return {
-    ...pipeline,
-    postExecute(call, draft) {
-      const outcome = postExecute(call, draft);
-      return outcome instanceof Promise ? outcome.then(dropSpilledValue) : dropSpilledValue(outcome);
-    },
-  };
 }
