@@ -81,6 +81,12 @@ export interface RuntimeOptions {
    * `inspector.inspect`. Absent (the default), no actor is inspected.
    */
   inspect?: InspectOption;
+  /**
+   * Every result carries its per-stage durations (`metadata.durationsMs`, ms on the runtime's clock,
+   * the stages the call entered and `total`), so a recorded session shows each call's stages with
+   * their timings. Default false.
+   */
+  stageTimings?: boolean;
   /** Least spacing (ms, on the runtime's clock) of one call's `tool/progress` events (default 250). */
   progressIntervalMs?: number;
   /**
@@ -148,6 +154,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     suspensions: suspensions.requests,
     context: freeze(structuredClone(options.context ?? {}), true),
     ...(options.progressIntervalMs !== undefined ? { progressIntervalMs: options.progressIntervalMs } : {}),
+    stageTimings: options.stageTimings === true,
   }));
   const pipeline = stages.pipeline;
   const telemetry = wireTelemetry(options.telemetry, { clock, log, stages });

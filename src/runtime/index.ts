@@ -6,7 +6,6 @@ export * from './defineTool.js';
 export * from './hooks.js';
 export * from './log/sessionLog.js';
 export * from './toolError.js';
-export * from './wrappers/metrics.js';
 export * from './wrappers/retry.js';
 export * from './wrappers/timeout.js';
 export * from './context/compaction.js';

@@ -23,7 +23,6 @@ import type { Telemetry } from '../../runtime/telemetry/telemetryOptions.js';
 import { runtimeOptionsFromConfig } from '../../runtime/policies/applyConfig.js';
 import { configuredPolicies as installConfigured } from '../../runtime/policies/configuredPolicies.js';
 import { modelSummarizer } from '../../runtime/context/summarizer.js';
-import { metrics } from '../../runtime/wrappers/metrics.js';
 import type { DshConfig } from '../../config/schema.js';
 import { createHookRunner } from '../../adapters/hooks/hookRunner.js';
 import type { HookRunner } from '../../runtime/policies/commandHooks.js';
@@ -106,6 +105,8 @@ export function createAgentSession(setup: RunSetup): AgentSession {
   // `context.summarize: "model"`: folded turns are summarised by the session's model (a fresh one per fold).
   if (options.contextWindow && config.context?.summarize === 'model') options.contextWindow = { ...options.contextWindow, summarizer: (request) => modelSummarizer(setup.model())(request) };
   const runtime = createRuntime({
+    // Every result carries its per-stage durations, so a recorded session shows each call's stages with their timings (dsh inspect).
+    stageTimings: true,
     log: setup.log,
     approval: preApproved(setup.approval, setup.allow),
     ...options,
@@ -123,9 +124,6 @@ export function createAgentSession(setup: RunSetup): AgentSession {
     ...(config.maxInlineBytes !== undefined ? { maxReadBytes: Math.min(DEFAULT_MAX_READ_BYTES, Math.floor((config.maxInlineBytes * 3) / 4)) } : {}),
   });
   for (const tool of tools.all) runtime.tools.register(tool);
-  // Stage marks: every result carries its per-stage durations (`metadata.durationsMs`), so a
-  // recorded session shows each call's stages with their timings (dsh inspect).
-  runtime.hooks.on('tools/execute', 'stage-timings', metrics());
   // Command hooks run in the sandbox the session's `bash` runs in.
   const running = new Set<Promise<unknown>>();
   const runHook = setup.hookRunner ?? createHookRunner({ root: setup.cwd, sandbox: tools.sandbox, ...(setup.bashIsolation ? { isolation: setup.bashIsolation } : {}) });

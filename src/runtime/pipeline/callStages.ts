@@ -5,7 +5,6 @@
  * stage wait.
  */
 import type { CallStages } from '../../../machines/callStages.js';
-import { isMetricsWrapper } from '../wrappers/metrics.js';
 import { createApprovalStage } from './approval.js';
 import { withApprovalPreview } from './approvalPreview.js';
 import { draftFromValue } from './draft.js';
@@ -47,6 +46,6 @@ export function createCallStages(deps: CallStagesDeps): CallStages {
     },
     finalize: (request, p, settlement, marks) => finalizeResult(deps, request, p, settlement, marks),
     record: (event) => void deps.log.append(event),
-    isMetered: () => deps.hooks.list('tools/execute').some((w) => isMetricsWrapper(w.fn)),
+    isMetered: () => deps.stageTimings === true,
   };
 }

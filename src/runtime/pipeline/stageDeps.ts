@@ -26,6 +26,8 @@ export interface StageDeps {
   readonly context: Readonly<Record<string, unknown>>;
   /** Spacing of one call's `tool/progress` events (default `DEFAULT_PROGRESS_INTERVAL_MS`). */
   readonly progressIntervalMs?: number;
+  /** Results carry their per-stage durations (`metadata.durationsMs`). */
+  readonly stageTimings?: boolean;
 }
 
 /** Where a call's events go in the log. */

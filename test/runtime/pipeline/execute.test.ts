@@ -9,7 +9,6 @@ import { scriptedModel } from '../../../src/adapters/model/index.js';
 import { sleep } from '../../../src/runtime/clock.js';
 import { defineTool, type ExecContext } from '../../../src/runtime/defineTool.js';
 import { ToolError } from '../../../src/runtime/toolError.js';
-import { metrics } from '../../../src/runtime/wrappers/metrics.js';
 import { retry } from '../../../src/runtime/wrappers/retry.js';
 import { timeout } from '../../../src/runtime/wrappers/timeout.js';
 import { echoTool, eventsOf, expectError, expectOk, flushMicrotasks, isSettled, manualTool, only, setup, typesOf } from './harness.js';
@@ -453,7 +452,7 @@ describe('the retry wrapper', () => {
   });
 });
 
-describe('the metrics wrapper', () => {
+describe('stage timings (createRuntime({ stageTimings: true }))', () => {
   it('puts per-stage durations (on the injected clock) in result.metadata.durationsMs', async () => {
     const slow = defineTool({
       name: 'slow',
@@ -465,9 +464,9 @@ describe('the metrics wrapper', () => {
     });
     const { rt, clock, call } = setup({
       tools: [slow],
+      stageTimings: true,
       approval: { request: (_r, signal) => sleep(clock, 1_000, signal).then(() => 'allowed-once' as const) },
     });
-    rt.hooks.on('tools/execute', 'metrics', metrics());
     rt.hooks.on('tools/pre-execute', 'ask', () => ({ kind: 'ask' }));
     rt.hooks.on('tools/post-execute', 'note', () => ({ kind: 'accept' }));
     const h = call('slow');
@@ -486,14 +485,14 @@ describe('the metrics wrapper', () => {
     });
   });
 
-  it('error results carry durations too; calls without the wrapper carry none', async () => {
+  it('error results carry durations too; a runtime without stageTimings puts none', async () => {
     const { tool: stuck, runs } = manualTool('stuck');
-    const { rt, clock, call } = setup({ tools: [stuck] });
-    const unmetered = call('stuck');
+    const plain = setup({ tools: [stuck] });
+    const unmetered = plain.call('stuck');
     await flushMicrotasks();
     runs[0]!.resolve('x');
     expect((await unmetered.result).metadata.durationsMs).toBeUndefined();
-    rt.hooks.on('tools/execute', 'metrics', metrics());
+    const { rt, clock, call } = setup({ tools: [stuck], stageTimings: true });
     rt.hooks.on('tools/execute', 'timeout', timeout({ ms: 300 }));
     const h = call('stuck');
     await clock.advance(300);

@@ -6,7 +6,6 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ErrorCode, type ToolResult } from '../../../src/protocol/index.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
-import { metrics } from '../../../src/runtime/wrappers/metrics.js';
 import { ToolError } from '../../../src/runtime/toolError.js';
 import { toolOutput } from '../../../src/runtime/toolOutput.js';
 import { echoTool, expectError, expectOk, isDeepFrozen, isSettled, only, setup, typesOf } from './harness.js';

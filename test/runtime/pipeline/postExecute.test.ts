@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { ErrorCode, type ToolResult } from '../../../src/protocol/index.js';
 import { sleep } from '../../../src/runtime/clock.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
-import { metrics } from '../../../src/runtime/wrappers/metrics.js';
 import { echoTool, expectError, expectOk, isDeepFrozen, isSettled, only, setup, typesOf } from './harness.js';
 
 /** `list` returns `{ files }`, validated by an output schema, shown as one file a line. */
@@ -160,12 +159,11 @@ describe('post-execute decisions', () => {
 
 
 describe('post-execute listeners that do not apply', () => {
-  // The metrics wrapper records each stage the call entered (durationsMs), sync stages included.
+  // Stage timings record each stage the call entered (durationsMs), sync stages included.
   const stagesOf = (r: ToolResult) => Object.keys(r.metadata.durationsMs as object);
 
   it('a listener whose appliesTo is false is skipped; when none applies the call never enters postExecute', async () => {
-    const { rt, call } = setup({ tools: [listTool()], spillStore: false });
-    rt.hooks.on('tools/execute', 'metrics', metrics());
+    const { rt, call } = setup({ tools: [listTool()], spillStore: false, stageTimings: true });
     rt.hooks.on('tools/post-execute', 'big-only', () => ({ kind: 'accept', content: 'rewritten' }), {
       appliesTo: (draft) => draft.content.length > 1000,
     });
@@ -190,12 +188,10 @@ describe('post-execute listeners that do not apply', () => {
   });
 
   it('the default spill listener applies only to results that may be over maxInlineBytes', async () => {
-    const small = setup({ tools: [listTool({ files: { files: ['x'.repeat(10)] } })], maxInlineBytes: 100 });
-    small.rt.hooks.on('tools/execute', 'metrics', metrics());
+    const small = setup({ tools: [listTool({ files: { files: ['x'.repeat(10)] } })], maxInlineBytes: 100, stageTimings: true });
     expect(stagesOf(await small.call('list').result)).not.toContain('postExecute');
     // 50 chars may be up to 150 UTF-8 bytes: the spill listener applies, so the stage runs (and keeps it inline)
-    const maybe = setup({ tools: [listTool({ files: { files: ['x'.repeat(50)] } })], maxInlineBytes: 100 });
-    maybe.rt.hooks.on('tools/execute', 'metrics', metrics());
+    const maybe = setup({ tools: [listTool({ files: { files: ['x'.repeat(50)] } })], maxInlineBytes: 100, stageTimings: true });
     const r = expectOk(maybe.rt, await maybe.call('list').result, 'x'.repeat(50));
     expect(stagesOf(r)).toContain('postExecute');
   });
