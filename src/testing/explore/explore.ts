@@ -100,6 +100,9 @@ export interface ExploreReport {
   readonly coverage: AgentCoverage;
 }
 
+/** Draws in a row that found only paths already run, after which sampling stops. */
+const MAX_SAMPLE_MISSES = 50;
+
 /** A verdict on one run: each invariant or rule it broke, with the message. */
 function judge(run: RunRecord, options: ExploreOptions): Array<{ invariant: string; message: string }> {
   const rules = new Set((options.spec ?? Object.keys(SPEC_RULES)).map((k) => SPEC_RULES[k as keyof typeof SPEC_RULES]));
@@ -169,6 +172,8 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
   let cutRuns = 0;
   let queue: number[][] = [options.replay ? [...options.replay] : []];
   const seen = new Set<string>();
+  // Whether some path goes on past the bound (else every path there is was run, and none is left to sample).
+  let deeper = false;
   while (queue.length > 0 && runs < maxRuns) {
     const path = queue.shift()!;
     const record = await run(new Chooser(path));
@@ -178,21 +183,24 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
     if (options.replay) break;
     const key = trimmed(record.path).join(',');
     seen.add(key);
-    if (deviationsOf(record.path) < maxDeviations) queue.push(...childrenOf(record.made));
+    const children = childrenOf(record.made);
+    if (deviationsOf(record.path) < maxDeviations) queue.push(...children);
+    else if (children.length > 0) deeper = true;
   }
   const exhaustive = queue.length === 0 && !options.replay;
   const cut = (options.replay ? 0 : queue.length) + cutRuns;
   queue = [];
-  if (exhaustive) {
-    // Past the bound: paths drawn from the seed, each run once.
+  if (exhaustive && deeper) {
+    // Past the bound: paths drawn from the seed, each run once (given up after many draws in a row find no new one).
     const random = seededRandom(seed);
-    for (let misses = 0; runs < maxRuns && misses < 3 * maxRuns; ) {
+    for (let misses = 0; runs < maxRuns && misses < MAX_SAMPLE_MISSES; ) {
       const record = await run(new Chooser([], random));
       const key = trimmed(record.path).join(',');
       if (seen.has(key)) {
         misses++;
         continue;
       }
+      misses = 0;
       seen.add(key);
       runs++;
       sampled++;
