@@ -12,7 +12,7 @@ import { compactAndMeasure, defaultCompactor, type Compactor } from './context/c
 import { foldOnOverflow, resolveContextWindow, type ContextWindow } from './context/fitContext.js';
 import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { createDisposers } from './disposers.js';
-import { GuardRegistry, HookRegistry } from './hooks.js';
+import { GuardRegistry, HookRegistry, type ListenerWrapper } from './hooks.js';
 import type { InspectOption } from './inspection/inspectionEvents.js';
 import { createStageRouter } from './inspection/stageRouter.js';
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
@@ -81,6 +81,8 @@ export interface RuntimeOptions {
    * `inspector.inspect`. Absent (the default), no actor is inspected.
    */
   inspect?: InspectOption;
+  /** Wraps every listener and guard registered through the runtime (a test harness's hook: dsh/testing's `explore` passes one). */
+  wrapListener?: ListenerWrapper;
   /**
    * Every result carries its per-stage durations (`metadata.durationsMs`, ms on the runtime's clock,
    * the stages the call entered and `total`), so a recorded session shows each call's stages with
@@ -194,6 +196,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   // Most sessions never suspend: the log is searched for a pending suspension only once the
   // session's index has seen one (pendingSuspension.ts).
   const pendingSuspension = (): PendingSuspension | undefined => pendingSuspensionOf(log);
+  const wrap = options.wrapListener;
 
   return {
     log,
@@ -223,11 +226,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       return withSteerLimits(handle);
     },
     hooks: {
-      on: (hook, name, fn, opts) => hooks.on(hook, name, fn, opts),
+      on: (hook, name, fn, opts) => hooks.on(hook, name, wrap ? wrap(hook, name, fn) : fn, opts),
       order: (hook, names) => hooks.order(hook, names),
     },
     tools: {
-      guard: (fn, name) => guards.add(fn, name),
+      guard: (fn, name) => guards.add(wrap ? wrap('tools/guard', name ?? 'guard', fn) : fn, name),
       register: (tool) => tools.register(tool),
       unregister: (name) => tools.unregister(name),
       list: () => tools.list(),

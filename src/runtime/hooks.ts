@@ -43,6 +43,12 @@ export interface HookMap {
 /** The name of a pipeline hook: `tools/pre-execute`, `tools/execute`, `tools/post-execute` or `tools/result`. */
 export type HookName = keyof HookMap;
 
+/**
+ * Sees every listener and guard as it is registered (`hooks.on`, `tools.guard`) and returns what
+ * runs in its place: how a test harness (dsh/testing's `explore`) makes a listener fail on a path.
+ */
+export type ListenerWrapper = <F extends (...args: never[]) => unknown>(hook: HookName | 'tools/guard', name: string, fn: F) => F;
+
 /** A registered listener with its name (the name a `HOOK_FAILED` result reports). */
 export interface Named<F> {
   readonly name: string;

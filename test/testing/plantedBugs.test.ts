@@ -194,6 +194,53 @@ describe('a concurrency-safe tool sharing state across calls', () => {
   });
 });
 
+describe('a listener or guard that fails (explore makes each throw on some path)', () => {
+  it('a redacting post-execute listener that fails still lets no secret through (SPEC §5: it fails closed), and it is no failure of the agent', async () => {
+    const env = defineTool({ name: 'env', input: z.object({}), isConcurrencySafe: () => true, execute: () => 'HOME=/root\nAPI_KEY=sk-secret' });
+    let injected = 0;
+    const report = await explore({
+      runtime: (world) => {
+        const rt = createRuntime({ ...world, tools: [env] });
+        rt.hooks.on('tools/post-execute', 'redact', (draft) => ({ kind: 'accept', content: draft.content.replace(/sk-\w+/g, '[redacted]') }));
+        rt.tools.guard(() => undefined, 'allow-all');
+        return rt;
+      },
+      turn: { input: 'show env', model: scriptedModel([{ toolCalls: [{ toolName: 'env', input: {} }] }, { text: 'done' }]) },
+      invariants: {
+        'no secret reaches the model': (run) => {
+          if (run.events.some((e) => e.type === 'hook/failed' && e.message.includes('injected by explore'))) injected++;
+          const leaked = run.events.find((e) => e.type === 'tool/result' && e.result.content.includes('sk-secret'));
+          return leaked === undefined || `the secret is in tool/result #${leaked.seq}`;
+        },
+      },
+      choices: { crashes: false },
+      ...quick,
+    });
+    expect(report.failures).toEqual([]);
+    expect(injected).toBeGreaterThan(0);
+  });
+
+  it('an agent that counts on its listener running is found when the listener throws', async () => {
+    let audited = 0;
+    const pay = defineTool({ name: 'pay', input: z.object({}), execute: () => 'paid' });
+    const report = await explore({
+      runtime: (world) => {
+        const rt = createRuntime({ ...world, tools: [pay] });
+        rt.hooks.on('tools/pre-execute', 'audit', () => void audited++);
+        return rt;
+      },
+      turn: { input: 'pay', model: scriptedModel([{ toolCalls: [{ toolName: 'pay', input: {} }] }, { text: 'done' }]) },
+      invariants: { 'every call is paid': (run) => run.events.some((e) => e.type === 'tool/result' && e.result.content === 'paid') || 'the payment did not go through' },
+      choices: { crashes: false, approvals: false, bodies: false, cancels: false },
+      ...quick,
+    });
+    void audited;
+    const f = report.failures.find((x) => x.invariant === 'every call is paid');
+    expect(f!.steps).toContain('call-1-0 pay: pre-execute listener "audit" throws');
+    expect(f!.path.filter((c) => c !== 0)).toHaveLength(1);
+  });
+});
+
 describe('a tool with a finalizeContent', () => {
   it('gives no false alarm over every path, crashes, slow answers and cancels included', async () => {
     const stamp = defineTool({

@@ -26,6 +26,8 @@ export interface ExploredChoices {
   cancels?: boolean;
   /** A crash at every log append, then a resume from what was durable. */
   crashes?: boolean;
+  /** Each pre-execute and post-execute listener and each guard throwing where it runs (the call fails closed, HOOK_FAILED). */
+  listeners?: boolean;
 }
 
 export interface ExploreOptions {
@@ -149,6 +151,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreReport> {
     bodies: choices.bodies ?? true,
     cancels: choices.cancels ?? true,
     crashes: choices.crashes ?? true,
+    listeners: choices.listeners ?? true,
     maxProcesses: options.maxProcesses ?? 3,
     maxChoices: options.maxChoices ?? 200,
     patienceMs: options.patienceMs ?? 10_000,

@@ -23,7 +23,8 @@ import { RESUME_REASON } from '../../runtime/store/sessionTurns.js';
 import type { TurnHandle, TurnOptions, TurnResult } from '../../runtime/turn/types.js';
 import type { ChoiceRecord, Chooser } from './choices.js';
 import type { Recorder } from '../paths/observe.js';
-import type { BodyRecord, ExploredRun, ExploredTurn, ExploreWorld, RuntimeFactory } from './world.js';
+import { INJECTED_BY_EXPLORE, type BodyRecord, type ExploredRun, type ExploredTurn, type ExploreWorld, type RuntimeFactory } from './world.js';
+import type { ListenerWrapper } from '../../runtime/hooks.js';
 
 /** What can vary in a run (see `ExploreOptions`). */
 export interface RunSettings {
@@ -35,6 +36,8 @@ export interface RunSettings {
   readonly bodies: boolean;
   readonly cancels: boolean;
   readonly crashes: boolean;
+  /** Make each listener and guard fail (throw) on some path. */
+  readonly listeners: boolean;
   /** Processes a run may take (a crash or a suspension each start one). */
   readonly maxProcesses: number;
   /** Choice points a run may take before it is cut. */
@@ -179,7 +182,22 @@ export async function exploreRun(settings: RunSettings, chooser: Chooser, record
           );
         }),
     };
-    const world: ExploreWorld = { log, clock, approval, inspect: recorder.inspect, run: index, process: p };
+    // A listener or guard of the user's answers as written, or (a deviation) throws.
+    const wrapListener: ListenerWrapper = (hook, name, fn) => {
+      if (!settings.listeners || hook === 'tools/execute' || hook === 'tools/result') return fn;
+      return ((...args: never[]) => {
+        if (!dead && !cut) {
+          const call = (hook === 'tools/post-execute' ? args[1] : args[0]) as { callId?: string; toolName?: string } | undefined;
+          const who = `${call?.callId} ${call?.toolName}: ${hook === 'tools/guard' ? 'guard' : hook === 'tools/pre-execute' ? 'pre-execute listener' : 'post-execute listener'} "${name}"`;
+          if (chooser.choose('listener', [{ label: `${who} answers as written` }, { label: `${who} throws` }]) === 1) {
+            steps.push(`${who} throws`);
+            throw new Error(`explore: the listener failed (${INJECTED_BY_EXPLORE})`);
+          }
+        }
+        return fn(...args);
+      }) as typeof fn;
+    };
+    const world: ExploreWorld = { log, clock, approval, inspect: recorder.inspect, wrapListener, run: index, process: p };
     const rt = settings.runtime(world);
     if (rt.log !== log || rt.clock !== clock) {
       throw new TypeError('explore: the runtime must be built on the world it is given: createRuntime({ ...world, tools, … })');

@@ -4,7 +4,7 @@
  * machines: a machine that says the wrong thing fails here. Pure.
  */
 import { ErrorCode, type LogEvent, type LogEventOf } from '../../protocol/index.js';
-import type { ExploredRun } from './world.js';
+import { INJECTED_BY_EXPLORE, type ExploredRun } from './world.js';
 
 /** One rule a run broke, and how. */
 export interface SpecViolation {
@@ -47,7 +47,7 @@ export function judgeBySpec(run: Pick<ExploredRun, 'events' | 'bodies' | 'result
     if (e.type === 'tool/call') calls.set(e.seq, e);
     else if (e.type === 'tool/result') for (const s of e.sourceEventSeqs) results.set(s, [...(results.get(s) ?? []), e]);
     else if (e.type === 'tool/approval-answer') answers.push(e);
-    else if (e.type === 'hook/failed' && e.failed === 'closed') broke('listeners', `listener "${e.listener}" on ${e.hook} failed for ${e.callId}: ${e.message}`);
+    else if (e.type === 'hook/failed' && e.failed === 'closed' && !e.message.includes(INJECTED_BY_EXPLORE)) broke('listeners', `listener "${e.listener}" on ${e.hook} failed for ${e.callId}: ${e.message}`);
     if (e.type === 'turn/start') open.set(`turn ${e.turnId}`, e);
     else if (e.type === 'turn/end') open.delete(`turn ${e.turnId}`);
     else if (e.type === 'step/start') open.set(`step ${e.turnId}#${e.stepIndex}`, e);

@@ -5,20 +5,24 @@ import type { InspectionEvent } from 'xstate';
 import type { LogEvent } from '../../protocol/index.js';
 import type { ManualClock } from '../../runtime/clock.js';
 import type { createRuntime, RuntimeOptions } from '../../runtime/createRuntime.js';
+import type { ListenerWrapper } from '../../runtime/hooks.js';
 import type { SessionLog } from '../../runtime/log/sessionLog.js';
 import type { ApprovalService } from '../../runtime/pipeline/approvalService.js';
 import type { TurnOptions, TurnResult } from '../../runtime/turn/types.js';
 
 /**
- * The parts of the world `explore` plays: pass all four to `createRuntime` (`{ ...world, tools }`).
+ * The parts of the world `explore` plays: pass them to `createRuntime` (`{ ...world, tools }`).
  * The log decides where a crash falls, the clock when deadlines pass, the approval service what a
- * person answers; `inspect` tells `explore` which machine states the run reached.
+ * person answers, `wrapListener` whether a listener or guard fails; `inspect` tells `explore`
+ * which machine states the run reached.
  */
 export interface ExploreWorld {
   readonly log: SessionLog;
   readonly clock: ManualClock;
   readonly approval: ApprovalService;
   readonly inspect: (event: InspectionEvent) => void;
+  /** Wraps each listener and guard as it is registered, so a path can make one fail. */
+  readonly wrapListener: ListenerWrapper;
   /** Which run this is (1, 2, …): key state that lives outside the session (a payment provider's ledger) by it. */
   readonly run: number;
   /** Which process of the run (1, then 2 after a crash or a suspension, …). */
@@ -29,7 +33,10 @@ export interface ExploreWorld {
 export type RuntimeFactory = (world: ExploreWorld) => ReturnType<typeof createRuntime>;
 
 /** The options a test may leave to `explore`: everything in `RuntimeOptions` the world provides. */
-export type WorldOptions = Pick<RuntimeOptions, 'log' | 'clock' | 'approval' | 'inspect'>;
+export type WorldOptions = Pick<RuntimeOptions, 'log' | 'clock' | 'approval' | 'inspect' | 'wrapListener'>;
+
+/** What an error `explore` injects says: the SPEC oracle does not count such a failure against the agent. */
+export const INJECTED_BY_EXPLORE = 'injected by explore';
 
 /** The turn each run starts: its options (a fresh model per process, see `explore`), or a function that makes them. */
 export type ExploredTurn = TurnOptions | (() => TurnOptions);

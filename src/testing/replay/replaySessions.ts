@@ -43,7 +43,7 @@ async function checkerOf(options: ReplaySessionsOptions): Promise<PolicyChecker>
   if ('install' in options) return createPolicyChecker({ install: options.install, ...(options.readOnlyTools ? { readOnlyTools: options.readOnlyTools } : {}) });
   const asking = askedQuestions();
   const clock = new ManualClock();
-  const rt = options.runtime({ log: createMemoryLog({ clock }), clock, approval: asking.approval, inspect: () => undefined, run: 0, process: 1 });
+  const rt = options.runtime({ log: createMemoryLog({ clock }), clock, approval: asking.approval, inspect: () => undefined, wrapListener: (_hook, _name, fn) => fn, run: 0, process: 1 });
   const checker = policyCheckerOn(rt, asking);
   return checker;
 }
