@@ -4,9 +4,12 @@
 import { appendFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { checksumHex, crc32cOfUtf8 } from '../../../src/adapters/log/crc32c.js';
 import { readJsonlLog } from '../../../src/adapters/log/jsonlLog.js';
 import type { LogEvent } from '../../../src/protocol/index.js';
+import { createRuntime, defineTool, sleep, type ExecContext } from '../../../src/index.js';
+import { explore, scriptedModel, SPEC_RULES } from '../../../src/testing/index.js';
 import { startDsh, waitFor } from '../../cli/spawnDsh.js';
 import { launch, openPage, screenshot } from './chromium.js';
 import { recordSession, workDir } from './sessions.js';
@@ -241,5 +244,43 @@ describe('dsh inspect on a recorded session (Chromium)', () => {
     await page.close();
     run.child.kill('SIGTERM');
     expect((await run.done).code).toBe(0);
+  }, HANG);
+
+  // A failure `explore` found (dsh/testing), opened as a user would (issue 35: the counterexample
+  // log opens in the inspector and shows the failing call). The agent: a body behind a wrapper
+  // that swallows its abort signal.
+  it('a counterexample of explore opens, and the failing call shows how it ended', async () => {
+    const dir = workDir();
+    const fetchPage = defineTool({
+      name: 'fetch',
+      input: z.object({ url: z.string() }),
+      // The planted bug: the body gets a signal nothing aborts.
+      execute: async ({ url }, exec: ExecContext) => {
+        await sleep(exec.clock, 10_000, new AbortController().signal);
+        return `page ${url}`;
+      },
+    });
+    const report = await explore({
+      runtime: (world) => createRuntime({ ...world, tools: [fetchPage] }),
+      turn: { input: 'fetch it', model: scriptedModel([{ toolCalls: [{ toolName: 'fetch', input: { url: 'a' }, toolCallId: 'fetch-1' }] }, { text: 'done' }]) },
+      choices: { crashes: false },
+      failureLogs: dir,
+      maxRuns: 100,
+    });
+    const failure = report.failures.find((f) => f.invariant === SPEC_RULES.signal);
+    expect(failure?.logFile).toBeDefined();
+    const code = /ended (ABORTED|TIMEOUT)/.exec(failure!.message)![1]!;
+
+    const server = await inspect(dir, failure!.logFile!);
+    const { page, errors } = await openPage(browser, server.url);
+    await page.waitForSelector('[data-testid=mode]:has-text("recorded")');
+    await page.click('[data-testid=call-row][data-key="fetch-1"]');
+    await page.waitForSelector('[data-testid=detail][data-key="fetch-1"] [data-testid=call-error]');
+    expect(await page.textContent('[data-testid=call-error]')).toMatch(new RegExp(`^${code}: `));
+    expect(await page.textContent('[data-testid=detail-state]')).toBe('settled');
+    await screenshot(page, 'explore-counterexample');
+    expect(errors).toEqual([]);
+    await page.close();
+    await server.stop();
   }, HANG);
 });
