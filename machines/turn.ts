@@ -61,6 +61,7 @@ export const turnMachine = setup({
   },
   actors: { step: stepMachine },
   guards: {
+    // Stryker disable next-line LogicalOperator: the step is told every cancel of its turn (and starts cancelled after one), so its output is cancelled exactly when the turn is: either operand decides
     stepCancelled: ({ context, event }) => context.cancelled || (event as unknown as StepDone).output.cancelled,
     stepFailed: ({ event }) => (event as unknown as StepDone).output.error !== undefined,
     answered: ({ event }) => (event as unknown as StepDone).output.toolCalls === 0,

@@ -136,4 +136,28 @@ describe('the lifecycle of a turn, as a person sees it (SPEC §9.5)', () => {
     expect((await second.done).outcome).toBe('cancelled');
     expect(told).toEqual([{ type: 'CANCEL', reason: 'not needed' }]);
   });
+
+  it.each([
+    { room: false, path: ['queued', { live: 'cancelling' }, 'ended'] },
+    { room: true, path: ['queued', 'preparing', { live: 'cancelling' }, 'ended'] },
+  ])('a turn cancelled while queued goes from queued to cancelling when its turn comes, never running (room made first: $room)', async ({ room, path }) => {
+    const slow = heldTool('slow', false);
+    const rt = createRuntime({ tools: [slow.tool], ...(room ? { contextWindow: { maxChars: 20_000 } } : {}) });
+    const first = rt.startTurn({ model: scriptedModel([{ toolCalls: [{ toolName: 'slow', input: {} }] }, { text: 'one' }]), input: 'one' });
+    const model = scriptedModel([{ text: 'two' }]);
+    const second = rt.startTurn({ model, input: 'two' });
+    const seen: unknown[] = [second.lifecycle.getSnapshot().value];
+    second.lifecycle.subscribe((s) => {
+      if (JSON.stringify(seen.at(-1)) === JSON.stringify(s.value)) return;
+      seen.push(s.value);
+      // Cancelled while room is made for it.
+      if (s.value === 'preparing') second.cancel('not needed');
+    });
+    await until(() => slow.finish.length === 1);
+    if (!room) second.cancel('not needed');
+    slow.finish[0]!();
+    expect((await second.done).outcome).toBe('cancelled');
+    expect(model.calls).toHaveLength(0);
+    expect(seen).toEqual(path);
+  });
 });
