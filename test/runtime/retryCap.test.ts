@@ -52,9 +52,9 @@ describe('the step caps model-request retries (issue 11.6)', () => {
     expect(rt.log.events().at(-1)).toMatchObject({ type: 'turn/end', outcome: 'failed' });
   });
 
-  it.each([-5, Number.POSITIVE_INFINITY])('a policy without maxAttempts stops at the machine cap; a backoff of %s is logged (and waited) as 0', async (delayMs) => {
+  it.each([-5, Number.POSITIVE_INFINITY])('a policy whose maxAttempts is NaN stops at the machine cap; a backoff of %s is logged (and waited) as 0', async (delayMs) => {
     const clock = new ManualClock();
-    const rt = createRuntime({ clock, retryPolicy: { decide: () => ({ action: 'retry', delayMs }) } });
+    const rt = createRuntime({ clock, retryPolicy: alwaysRetry(Number.NaN, delayMs) });
     const { model, requests } = failingModel(() => rateLimitError());
     const out = await settle(clock, rt.startTurn({ model, input: 'hi' }).done, 2_000);
     expect(out.outcome).toBe('failed');
@@ -65,7 +65,7 @@ describe('the step caps model-request retries (issue 11.6)', () => {
 
   it("a policy's own give-up is logged as it gave it, also at the cap", async () => {
     const clock = new ManualClock();
-    const rt = createRuntime({ clock, retryPolicy: { maxAttempts: 1, decide: () => ({ action: 'give-up' }) } });
+    const rt = createRuntime({ clock, retryPolicy: { maxAttempts: 1, decide: () => ({ action: 'give-up', reason: 'not retryable' }) } });
     const { model, requests } = failingModel(() => new Error('invalid api key'));
     const out = await settle(clock, rt.startTurn({ model, input: 'hi' }).done, 2_000);
     expect(out.outcome).toBe('failed');
