@@ -170,3 +170,15 @@ describe('llm/stream coalescing (docs/parallel.md)', () => {
   });
 });
 
+
+describe('finish reasons', () => {
+  it("a provider's finish reason, sent as a v3 object or a bare string, is the step's (step/end.finishReason); none given is 'other'", async () => {
+    const { clock, rt } = setup();
+    const text: LanguageModelV3StreamPart = { type: 'text-delta', id: 't', delta: 'ok' };
+    const start: LanguageModelV3StreamPart = { type: 'stream-start', warnings: [] };
+    const finishWith = (finishReason: unknown) => ({ parts: [start, text, { ...finish, finishReason } as LanguageModelV3StreamPart] });
+    const model = scriptedModel([finishWith('length'), finishWith({ unified: 'content-filter', raw: 'x' }), finishWith(undefined)], { clock });
+    for (const input of ['a', 'b', 'c']) await settle(clock, rt.startTurn({ model, input }).done);
+    expect(rt.log.events().flatMap((e) => (e.type === 'step/end' ? [e.finishReason] : []))).toEqual(['length', 'content-filter', 'other']);
+  });
+});
