@@ -19,7 +19,7 @@
  * an actor that is not busy then can hear `REQUEST` in time to log the messages before the prompt
  * is projected. Pure: logging and follow-up turns are the injected `SteeringPort`'s.
  */
-import { assign, fromCallback, setup } from 'xstate';
+import { assertEvent, assign, fromCallback, setup } from 'xstate';
 
 /** One steering message; `id` is the caller's handle on it (what a delivery settles). */
 export interface Steer {
@@ -65,25 +65,42 @@ export const steeringMachine = setup({
     events: {} as SteeringEvent,
   },
   actions: {
-    hold: assign({ steers: ({ context, event }) => (event.type === 'STEER' ? [...context.steers, event.steer] : context.steers) }),
+    hold: assign({
+      steers: ({ context, event }) => {
+        assertEvent(event, 'STEER');
+        return [...context.steers, event.steer];
+      },
+    }),
     drop: assign({ steers: [] }),
     deliverHeld: ({ context, event }) => {
-      if (event.type === 'REQUEST') context.port.deliver(context.steers, event.stepIndex);
+      assertEvent(event, 'REQUEST');
+      context.port.deliver(context.steers, event.stepIndex);
     },
-    noteNextStep: assign({ nextStep: ({ event }) => (event.type === 'SUSPENDED' ? event.stepIndex + 1 : undefined) }),
-    deliverHeldAfterSuspension: ({ context }) => {
-      if (context.steers.length > 0) context.port.deliver(context.steers, context.nextStep!);
-    },
+    noteNextStep: assign({
+      nextStep: ({ event }) => {
+        assertEvent(event, 'SUSPENDED');
+        return event.stepIndex + 1;
+      },
+    }),
+    // Entered from `waiting`, so messages are held.
+    deliverHeldAfterSuspension: ({ context }) => context.port.deliver(context.steers, context.nextStep!),
     deliverNow: ({ context, event }) => {
-      if (event.type === 'STEER') context.port.deliver([event.steer], context.nextStep!);
+      assertEvent(event, 'STEER');
+      context.port.deliver([event.steer], context.nextStep!);
     },
-    holdOnly: assign({ steers: ({ event }) => (event.type === 'STEER' ? [event.steer] : []) }),
+    holdOnly: assign({
+      steers: ({ event }) => {
+        assertEvent(event, 'STEER');
+        return [event.steer];
+      },
+    }),
   },
   actors: {
     // An invoked actor, not a custom action: a follow-up turn creates actors, which XState does not
     // expect inside an action.
     followUp: fromCallback<{ type: 'never' }, { port: SteeringPort; steers: readonly Steer[] }>(({ input, sendBack }) => {
-      if (input.steers.length > 0) input.port.followUp(input.steers);
+      // Entered with messages held (from `waiting`, or a message to `closed.idle`).
+      input.port.followUp(input.steers);
       sendBack({ type: 'FOLLOWED_UP' });
     }),
   },

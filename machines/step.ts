@@ -5,7 +5,7 @@
  * and retry only if the prompt shrank, or give up. Every opened step is closed, whatever happens.
  */
 import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Prompt } from '@ai-sdk/provider';
-import { assign, enqueueActions, setup } from 'xstate';
+import { assertEvent, assign, enqueueActions, setup } from 'xstate';
 import type { RequestErrorKind, TokenUsage, ToolCallRequest } from '../src/protocol/index.js';
 import type { CallStages } from './callStages.js';
 import type { ModelCallOptions } from './modelCallOptions.js';
@@ -142,7 +142,7 @@ export const stepMachine = setup({
   actions: {
     flush: flushBuffer as never,
     bufferText: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'MODEL.TEXT') return;
+      assertEvent(event, 'MODEL.TEXT');
       if (event.delta) context.deps.onText?.(context.stepIndex, event.kind, event.delta);
       const b = context.buffer;
       if (event.providerMetadata) {
@@ -171,11 +171,12 @@ export const stepMachine = setup({
      * assign + sendTo per call.
      */
     forwardCall: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'MODEL.TOOL_CALL') return;
+      assertEvent(event, 'MODEL.TOOL_CALL');
+      // Never empty: the model stream reports calls only when some are ready.
       const requests: ToolCallRequest[] = 'calls' in event ? event.calls.map(requestOf) : [requestOf(event)];
-      if (requests.length === 0) return;
       const b = context.buffer;
-      const flushed = b !== undefined && b.text !== '';
+      // A buffer holds text: empty deltas are never reported.
+      const flushed = b !== undefined;
       if (flushed) {
         context.deps.log.append({ type: 'llm/stream', turnId: context.turnId, stepIndex: context.stepIndex, kind: b.kind, text: b.text });
       }
@@ -194,7 +195,7 @@ export const stepMachine = setup({
           },
         });
       }
-      enqueue.sendTo('scheduler', requests.length === 1 ? { type: 'CALL.ADD', request: requests[0]! } : { type: 'CALL.ADD', requests });
+      enqueue.sendTo('scheduler', { type: 'CALL.ADD', requests });
     }),
     /** Tells the scheduler (if a call created one) that no more calls come. */
     closeInput: enqueueActions(({ context, enqueue }) => {
@@ -203,7 +204,8 @@ export const stepMachine = setup({
     }),
     /** Passes a cancel on to the scheduler, if a call created one. */
     cancelCalls: enqueueActions(({ context, event, enqueue }) => {
-      if (context.toolCalls === 0 || event.type !== 'CANCEL') return;
+      if (context.toolCalls === 0) return;
+      assertEvent(event, 'CANCEL');
       enqueue.sendTo('scheduler', { type: 'CANCEL', reason: event.reason });
     }),
     recordRequestError: ({ context }) => {
@@ -224,19 +226,23 @@ export const stepMachine = setup({
   guards: {
     callsArrived: ({ context }) => context.toolCalls > 0,
     noCalls: ({ context }) => context.toolCalls === 0,
-    retry: ({ context }) => context.decision?.action === 'retry',
+    retry: ({ context }) => context.decision!.action === 'retry',
     /** The response broke off after calls arrived, and the policy would retry it: keep the calls, go on. */
-    continueAfterCalls: ({ context, event }) =>
-      context.toolCalls > 0 && event.type === 'MODEL.ERROR' && context.deps.onRequestError(event.error, context.attempt, context.compactions).action === 'retry',
-    compact: ({ context }) => context.decision?.action === 'compact',
+    continueAfterCalls: ({ context, event }) => {
+      assertEvent(event, 'MODEL.ERROR');
+      return context.toolCalls > 0 && context.deps.onRequestError(event.error, context.attempt, context.compactions).action === 'retry';
+    },
+    compact: ({ context }) => context.decision!.action === 'compact',
     startsCancelled: ({ context }) => context.cancelled,
     startsLive: ({ context }) => !context.cancelled,
-    /** The request failed before any of its calls arrived: the policy decides (retry, compact, give up). */
-    noCallsYet: ({ context }) => context.toolCalls === 0,
-    giveUp: ({ context }) => context.decision?.action === 'give-up',
+    /** The fallback after `continueAfterCalls` and `callsArrived` (named for the diagram): the request failed before any of its calls arrived: the policy decides (retry, compact, give up). */
+    noCallsYet: () => true,
+    /** The fallback after `retry` (and `compact`), named for the diagram: the decision is `give-up`. */
+    giveUp: () => true,
   },
   delays: {
-    retryDelay: ({ context }) => context.decision?.delayMs ?? 0,
+    // A retry's delay is always set (boundDecision).
+    retryDelay: ({ context }) => context.decision!.delayMs!,
   },
 }).createMachine({
   id: 'step',

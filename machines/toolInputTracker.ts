@@ -39,7 +39,7 @@ export class ToolInputTracker {
     const call = this.byId.get(id);
     if (!call || call.ready !== undefined) return;
     call.text += delta;
-    if (call.end.feed(delta) && isJsonObject(call.text)) this.markReady(call, call.text);
+    if (call.end.feed(delta) && parses(call.text)) this.markReady(call, call.text);
   }
 
   /** The provider says the input is complete. An empty input waits for the `tool-call` part (providers fill in `{}`). */
@@ -85,10 +85,11 @@ export class ToolInputTracker {
   }
 }
 
-function isJsonObject(text: string): boolean {
+/** Called once `JsonObjectEnd` saw a top-level object close: the text is that object if it parses. */
+function parses(text: string): boolean {
   try {
-    const v: unknown = JSON.parse(text);
-    return typeof v === 'object' && v !== null && !Array.isArray(v);
+    JSON.parse(text);
+    return true;
   } catch {
     return false;
   }

@@ -61,15 +61,16 @@ export const turnMachine = setup({
   },
   actors: { step: stepMachine },
   guards: {
+    // Stryker disable next-line LogicalOperator: the step is told every cancel of its turn (and starts cancelled after one), so its output is cancelled exactly when the turn is: either operand decides
     stepCancelled: ({ context, event }) => context.cancelled || (event as unknown as StepDone).output.cancelled,
     stepFailed: ({ event }) => (event as unknown as StepDone).output.error !== undefined,
     answered: ({ event }) => (event as unknown as StepDone).output.toolCalls === 0,
     outOfSteps: ({ context }) => context.stepIndex + 1 >= context.maxSteps,
-    /** The step's tools ran and another request is allowed: the next step. */
-    nextStep: ({ context, event }) => {
-      const out = (event as unknown as StepDone).output;
-      return !context.cancelled && !out.cancelled && out.error === undefined && out.toolCalls > 0 && context.stepIndex + 1 < context.maxSteps;
-    },
+    /**
+     * The fallback after the four guards above (named for the diagram): the step was not cancelled and
+     * did not fail, its tools ran and another request is allowed: the next step.
+     */
+    nextStep: () => true,
     cancelledBeforeStart: ({ context }) => context.cancelled,
     notCancelled: ({ context }) => !context.cancelled,
   },
@@ -140,7 +141,8 @@ export const turnMachine = setup({
         context.deps.log.append({
           type: 'turn/end',
           turnId: context.turnId,
-          outcome: context.outcome ?? 'failed',
+          // Every transition into `ending` sets the outcome.
+          outcome: context.outcome!,
           steps: context.steps,
           error: context.error,
         }),
@@ -148,5 +150,5 @@ export const turnMachine = setup({
     },
     done: { type: 'final' },
   },
-  output: ({ context }) => ({ turnId: context.turnId, outcome: context.outcome ?? 'failed', steps: context.steps, error: context.error }),
+  output: ({ context }) => ({ turnId: context.turnId, outcome: context.outcome!, steps: context.steps, error: context.error }),
 });

@@ -33,7 +33,7 @@
  * stopped as it is left), making room and logging a suspension are the injected `TurnLifecyclePort`'s;
  * the lifecycle only decides when.
  */
-import { assign, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import { assertEvent, assign, fromCallback, fromPromise, sendTo, setup } from 'xstate';
 import type { LogEventOf, TurnOutcome } from '../src/protocol/index.js';
 import { steeringMachine, type Steer, type SteeringPort } from './steering.js';
 
@@ -126,15 +126,25 @@ export const turnLifecycleMachine = setup({
   guards: {
     makesRoom: ({ context }) => context.port.makesRoom,
     cancelRequested: ({ context }) => context.cancel !== undefined,
-    notCancelled: ({ context }) => context.cancel === undefined,
-    /** No room to make and no cancel: the turn runs at once. */
-    runsAtOnce: ({ context }) => !context.port.makesRoom && context.cancel === undefined,
+    /** The fallback after `cancelRequested` (named for the diagram): no cancel came while room was made. */
+    notCancelled: () => true,
+    /** The fallback after `makesRoom` and `cancelRequested` (named for the diagram): no room to make and no cancel: the turn runs at once. */
+    runsAtOnce: () => true,
   },
   actions: {
-    rememberCancel: assign({ cancel: ({ context, event }) => context.cancel ?? (event.type === 'CANCEL' ? { reason: event.reason } : {}) }),
-    cancelTurn: sendTo('turn', ({ event }) => ({ type: 'CANCEL' as const, reason: event.type === 'CANCEL' ? event.reason : undefined })),
+    rememberCancel: assign({
+      cancel: ({ context, event }) => {
+        assertEvent(event, 'CANCEL');
+        return context.cancel ?? { reason: event.reason };
+      },
+    }),
+    cancelTurn: sendTo('turn', ({ event }) => {
+      assertEvent(event, 'CANCEL');
+      return { type: 'CANCEL' as const, reason: event.reason };
+    }),
     suspendTurn: ({ context, event }) => {
-      if (event.type === 'QUIET') context.port.suspend(event.quiet);
+      assertEvent(event, 'QUIET');
+      context.port.suspend(event.quiet);
     },
     forwardSteer: sendTo('steering', ({ event }) => event),
     closeSteering: sendTo('steering', { type: 'CLOSED' }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JsonObjectEnd } from '../../machines/jsonObjectEnd.js';
+import { EARLY_END_LIMITS, JsonObjectEnd } from '../../machines/jsonObjectEnd.js';
 import { ToolInputTracker, type ReadyToolCall } from '../../machines/toolInputTracker.js';
 
 function tracker() {
@@ -88,4 +88,60 @@ describe('ToolInputTracker', () => {
       ['long', long.length],
     ]);
   });
+
+  it('JsonObjectEnd: JSON whitespace (space, tab, CR, LF) before and after the object still completes it', () => {
+    const j = new JsonObjectEnd();
+    expect(j.feed('\t\r\n {"a":\t1\r\n}')).toBe(true);
+    expect(j.feed('\n\r\t ')).toBe(true);
+  });
+
+  it('JsonObjectEnd: an object exactly at the limits (chars, depth) is complete early; one past them is not', () => {
+    const nested = (depth: number) => `{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+    expect(new JsonObjectEnd().feed(nested(EARLY_END_LIMITS.maxDepth))).toBe(true);
+    expect(new JsonObjectEnd().feed(nested(EARLY_END_LIMITS.maxDepth + 1))).toBe(false);
+    const sized = (chars: number) => `{"a":"${'x'.repeat(chars - 8)}"}`;
+    expect(sized(EARLY_END_LIMITS.maxChars)).toHaveLength(EARLY_END_LIMITS.maxChars);
+    expect(new JsonObjectEnd().feed(sized(EARLY_END_LIMITS.maxChars))).toBe(true);
+    const split = new JsonObjectEnd();
+    split.feed('{"a":"');
+    expect(split.feed(`${'x'.repeat(EARLY_END_LIMITS.maxChars - 7)}"}`)).toBe(false);
+  });
+
+  it('a closed object that is not valid JSON (a trailing comma) waits for tool-input-end', () => {
+    const { t, out } = tracker();
+    t.start('a', 'read');
+    t.delta('a', '{"path":"a",}');
+    expect(out).toEqual([]);
+    t.end('a');
+    expect(out).toEqual([{ callId: 'a', toolName: 'read', input: '{"path":"a",}' }]);
+  });
+
+  it('a call is reported once: a repeated tool-input-start, deltas or a tool-call part after it is ready change nothing', () => {
+    const { t, out } = tracker();
+    t.start('a', 'read');
+    t.delta('a', '{"path":"a"}');
+    t.start('a', 'read');
+    t.delta('a', 'junk');
+    t.end('a');
+    t.call('a', 'write', '{"path":"other"}');
+    t.flush();
+    expect(out).toEqual([{ callId: 'a', toolName: 'read', input: '{"path":"a"}' }]);
+    // A repeated start of a call still streaming keeps its text.
+    t.start('b', 'read');
+    t.delta('b', '{"path":');
+    t.start('b', 'read');
+    t.delta('b', '"b"}');
+    expect(out.at(-1)).toEqual({ callId: 'b', toolName: 'read', input: '{"path":"b"}' });
+  });
+
+  it('an input of only whitespace waits for the tool-call part, like an empty one', () => {
+    const { t, out } = tracker();
+    t.start('a', 'now');
+    t.delta('a', '  ');
+    t.end('a');
+    expect(out).toEqual([]);
+    t.call('a', 'now', '{}');
+    expect(out).toEqual([{ callId: 'a', toolName: 'now', input: '{}' }]);
+  });
 });
+

@@ -52,6 +52,30 @@ describe('the step caps model-request retries (issue 11.6)', () => {
     expect(rt.log.events().at(-1)).toMatchObject({ type: 'turn/end', outcome: 'failed' });
   });
 
+  it.each([-5, Number.POSITIVE_INFINITY])('a policy whose maxAttempts is NaN stops at the machine cap; a backoff of %s is logged (and waited) as 0', async (delayMs) => {
+    const clock = new ManualClock();
+    const rt = createRuntime({ clock, retryPolicy: alwaysRetry(Number.NaN, delayMs) });
+    const { model, requests } = failingModel(() => rateLimitError());
+    const out = await settle(clock, rt.startTurn({ model, input: 'hi' }).done, 2_000);
+    expect(out.outcome).toBe('failed');
+    expect(requests()).toBe(MAX_REQUEST_ATTEMPTS);
+    const errors = of(rt.log.events(), 'agent/request-error');
+    expect(errors.slice(0, -1).map((e) => e.delayMs)).toEqual(Array.from({ length: MAX_REQUEST_ATTEMPTS - 1 }, () => 0));
+  });
+
+  it("a policy's own give-up is logged as it gave it, also at the cap", async () => {
+    const clock = new ManualClock();
+    const rt = createRuntime({ clock, retryPolicy: { maxAttempts: 1, decide: () => ({ action: 'give-up', reason: 'not retryable' }) } });
+    const { model, requests } = failingModel(() => new Error('invalid api key'));
+    const out = await settle(clock, rt.startTurn({ model, input: 'hi' }).done, 2_000);
+    expect(out.outcome).toBe('failed');
+    expect(requests()).toBe(1);
+    const [error] = of(rt.log.events(), 'agent/request-error');
+    expect(error).toMatchObject({ action: 'give-up', attempt: 1 });
+    expect(error!.message).toMatch(/invalid api key/);
+    expect(error!.message).not.toMatch(/cap of/);
+  });
+
   it("a policy's lower maxAttempts is the cap", async () => {
     const clock = new ManualClock();
     const rt = createRuntime({ clock, retryPolicy: alwaysRetry(3, 250) });

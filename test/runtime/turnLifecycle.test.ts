@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { scriptedModel } from '../../src/adapters/model/index.js';
 import type { ApprovalAnswer } from '../../src/protocol/index.js';
+import type { DshInspectionEvent } from '../../src/runtime/inspection/inspectionEvents.js';
 import { flushMicrotasks } from '../../src/runtime/clock.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
@@ -98,5 +99,65 @@ describe('the lifecycle of a turn, as a person sees it (SPEC §9.5)', () => {
     expect((await first.done).outcome).toBe('cancelled');
     expect((await second.done).outcome).toBe('cancelled');
     expect(second.lifecycle.getSnapshot().context.outcome).toBe('cancelled');
+  });
+
+  it("a cancel carries its reason: a running body's signal is aborted with it (SPEC §2.3: a cancel always reaches the body)", async () => {
+    const reasons: unknown[] = [];
+    const watch = defineTool({
+      name: 'watch',
+      input: z.object({}),
+      execute: (_a, exec) =>
+        new Promise<string>((_resolve, reject) => {
+          exec.signal.addEventListener('abort', () => (reasons.push(exec.signal.reason), reject(exec.signal.reason)), { once: true });
+        }),
+    });
+    const rt = createRuntime({ tools: [watch] });
+    const turn = rt.startTurn({ model: scriptedModel([{ toolCalls: [{ toolName: 'watch', input: {} }] }]), input: 'go' });
+    await until(() => rt.log.events().some((e) => e.type === 'tool/call'));
+    await flushMicrotasks();
+    turn.cancel('the user pressed stop');
+    expect((await turn.done).outcome).toBe('cancelled');
+    expect(reasons).toEqual(['the user pressed stop']);
+  });
+
+  it('a cancel while queued is applied with its reason when the turn comes (the turn actor is told it, as an inspector sees)', async () => {
+    const slow = heldTool('slow', false);
+    const rt = createRuntime({ tools: [slow.tool] });
+    const first = rt.startTurn({ model: scriptedModel([{ toolCalls: [{ toolName: 'slow', input: {} }] }, { text: 'one' }]), input: 'one' });
+    const told: unknown[] = [];
+    const inspect = (ev: DshInspectionEvent) => {
+      if (ev.type === '@xstate.event' && ev.actorRef === second.actor && ev.event.type === 'CANCEL') told.push(ev.event);
+    };
+    const second = rt.startTurn({ model: scriptedModel([{ text: 'two' }]), input: 'two', inspect });
+    await until(() => slow.finish.length === 1);
+    second.cancel('not needed');
+    slow.finish[0]!();
+    expect((await first.done).outcome).toBe('completed');
+    expect((await second.done).outcome).toBe('cancelled');
+    expect(told).toEqual([{ type: 'CANCEL', reason: 'not needed' }]);
+  });
+
+  it.each([
+    { room: false, path: ['queued', { live: 'cancelling' }, 'ended'] },
+    { room: true, path: ['queued', 'preparing', { live: 'cancelling' }, 'ended'] },
+  ])('a turn cancelled while queued goes from queued to cancelling when its turn comes, never running (room made first: $room)', async ({ room, path }) => {
+    const slow = heldTool('slow', false);
+    const rt = createRuntime({ tools: [slow.tool], ...(room ? { contextWindow: { maxChars: 20_000 } } : {}) });
+    const first = rt.startTurn({ model: scriptedModel([{ toolCalls: [{ toolName: 'slow', input: {} }] }, { text: 'one' }]), input: 'one' });
+    const model = scriptedModel([{ text: 'two' }]);
+    const second = rt.startTurn({ model, input: 'two' });
+    const seen: unknown[] = [second.lifecycle.getSnapshot().value];
+    second.lifecycle.subscribe((s) => {
+      if (JSON.stringify(seen.at(-1)) === JSON.stringify(s.value)) return;
+      seen.push(s.value);
+      // Cancelled while room is made for it.
+      if (s.value === 'preparing') second.cancel('not needed');
+    });
+    await until(() => slow.finish.length === 1);
+    if (!room) second.cancel('not needed');
+    slow.finish[0]!();
+    expect((await second.done).outcome).toBe('cancelled');
+    expect(model.calls).toHaveLength(0);
+    expect(seen).toEqual(path);
   });
 });
