@@ -221,12 +221,11 @@ describe('a listener or guard that fails (explore makes each throw on some path)
   });
 
   it('an agent that counts on its listener running is found when the listener throws', async () => {
-    let audited = 0;
     const pay = defineTool({ name: 'pay', input: z.object({}), execute: () => 'paid' });
     const report = await explore({
       runtime: (world) => {
         const rt = createRuntime({ ...world, tools: [pay] });
-        rt.hooks.on('tools/pre-execute', 'audit', () => void audited++);
+        rt.hooks.on('tools/pre-execute', 'audit', () => undefined);
         return rt;
       },
       turn: { input: 'pay', model: scriptedModel([{ toolCalls: [{ toolName: 'pay', input: {} }] }, { text: 'done' }]) },
@@ -234,7 +233,6 @@ describe('a listener or guard that fails (explore makes each throw on some path)
       choices: { crashes: false, approvals: false, bodies: false, cancels: false },
       ...quick,
     });
-    void audited;
     const f = report.failures.find((x) => x.invariant === 'every call is paid');
     expect(f!.steps).toContain('call-1-0 pay: pre-execute listener "audit" throws');
     expect(f!.path.filter((c) => c !== 0)).toHaveLength(1);
