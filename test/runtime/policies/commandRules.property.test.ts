@@ -52,9 +52,10 @@ const contexts: Ctx[] = [
   (c) => `echo $( ${c} )`,
   (c) => `echo "$( ${c} )"`,
   // Inside backquotes a backslash is literal except before ` $ \ (so only those are escaped).
-  // mvdan-sh 0.10.1 cannot parse `$'…'` inside backquotes (docs/command-rules.md: such a line is
-  // asked about, not denied), so those lines get `$( … )` here.
-  (c) => (c.includes("$'") ? `echo $( ${c} )` : `echo \`${c.replace(/\\(?=[`$\\])/g, '\\\\').replace(/`/g, '\\`')}\``),
+  // mvdan-sh 0.10.1 cannot parse `$'…'` inside backquotes, nor reserved words (`if … then`) three
+  // backquote levels deep (docs/command-rules.md: such a line is asked about, not denied), so those
+  // lines get `$( … )` here: a command already inside two levels (`\``) is not put in a third.
+  (c) => (c.includes("$'") || c.includes('\\`') ? `echo $( ${c} )` : `echo \`${c.replace(/\\(?=[`$\\])/g, '\\\\').replace(/`/g, '\\`')}\``),
   (c) => `( ${c} )`, // `((` would be arithmetic
   (c) => `{ ${c}; }`,
   (c) => `cat <(${c})`,

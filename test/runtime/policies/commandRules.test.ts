@@ -131,6 +131,8 @@ describe('every simple command that would run is matched', () => {
     ['nice $n rm -r v', /word built at run time/],
     ['timeout --weird 5 rm -r v', /option the parse does not know/],
     ['echo $(', /does not parse/],
+    // A parser gap (docs/command-rules.md): bash runs it, mvdan-sh 0.10.1 does not parse it, so it is said, never passed.
+    ['echo `echo \\`echo \\\\\\`if rm -r v; then ls; fi\\\\\\`\\``', /does not parse/],
     ['PATH=. ls', /sets PATH/],
     ['PATH=.:$PATH; ls', /sets PATH/],
     ['export PATH=.; ls', /sets PATH/],
