@@ -24,6 +24,11 @@ export const MUTATION_PARTS: Readonly<Record<string, MutationPart>> = {
     target: 95,
   },
   'machines-turn': { room: 'machines', mutate: ['machines/turn.ts', 'machines/turnLifecycle.ts', 'machines/steering.ts'], target: 95 },
+  'machines-commit': {
+    room: 'machines',
+    mutate: ['machines/callPair.ts', 'machines/groupCommit.ts', 'machines/snapshotSelectors.ts', 'machines/registry.ts', 'machines/callStageNames.ts'],
+    target: 95,
+  },
   pipeline: { room: 'pipeline', mutate: ['src/runtime/pipeline/**/*.ts', '!src/runtime/pipeline/index.ts'], target: 95 },
   policies: { room: 'policies', mutate: ['src/runtime/policies/**/*.ts', '!src/runtime/policies/index.ts', '!src/runtime/policies/**/*.d.ts'], target: 90 },
   view: { room: 'view', mutate: ['src/view/**/*.ts', '!src/view/index.ts'], target: 90 },
