@@ -29,7 +29,16 @@ export const MUTATION_PARTS: Readonly<Record<string, MutationPart>> = {
     mutate: ['machines/callPair.ts', 'machines/groupCommit.ts', 'machines/snapshotSelectors.ts', 'machines/registry.ts', 'machines/callStageNames.ts'],
     target: 95,
   },
-  pipeline: { room: 'pipeline', mutate: ['src/runtime/pipeline/**/*.ts', '!src/runtime/pipeline/index.ts'], target: 95 },
+  'pipeline-decide': {
+    room: 'pipeline',
+    mutate: ['src/runtime/pipeline/preExecute.ts', 'src/runtime/pipeline/approval.ts', 'src/runtime/pipeline/approvalPreview.ts', 'src/runtime/pipeline/approvalService.ts', 'src/runtime/pipeline/guard.ts', 'src/runtime/pipeline/listenerAnswers.ts', 'src/runtime/pipeline/listenerTimer.ts'],
+    target: 95,
+  },
+  'pipeline-run': {
+    room: 'pipeline',
+    mutate: ['src/runtime/pipeline/prepare.ts', 'src/runtime/pipeline/draft.ts', 'src/runtime/pipeline/durableDispatch.ts', 'src/runtime/pipeline/execute.ts', 'src/runtime/pipeline/progress.ts', 'src/runtime/pipeline/postExecute.ts', 'src/runtime/pipeline/finalize.ts', 'src/runtime/pipeline/callStages.ts', 'src/runtime/pipeline/stageDeps.ts'],
+    target: 95,
+  },
   policies: { room: 'policies', mutate: ['src/runtime/policies/**/*.ts', '!src/runtime/policies/index.ts', '!src/runtime/policies/**/*.d.ts'], target: 90 },
   view: { room: 'view', mutate: ['src/view/**/*.ts', '!src/view/index.ts'], target: 90 },
   'cli-policy': { room: 'cli-policy', mutate: ['src/cli/policy/**/*.ts'], target: 90 },
