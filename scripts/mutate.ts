@@ -5,7 +5,7 @@
  * code or covering tests changed.
  *
  *   npm run mutate                       every part
- *   npm run mutate -- machines pipeline  the named parts
+ *   npm run mutate -- machines-step view  the named parts (a room's name: all its parts)
  *   npm run mutate -- --changed          the parts a change touches (against HEAD, untracked included)
  *
  * Reports (HTML, JSON, the incremental file) go to reports/mutation/<part>/ (ignored by git). A
@@ -34,10 +34,12 @@ function changedParts(): string[] {
 
 function partsToRun(argv: readonly string[]): string[] {
   if (argv.includes('--changed')) return changedParts();
+  // A name is a part, or a room (every part of it).
   const named = argv.filter((a) => !a.startsWith('-'));
-  const unknown = named.filter((n) => !(n in MUTATION_PARTS));
+  const partsNamed = (n: string) => (n in MUTATION_PARTS ? [n] : Object.keys(MUTATION_PARTS).filter((p) => MUTATION_PARTS[p]!.room === n));
+  const unknown = named.filter((n) => partsNamed(n).length === 0);
   if (unknown.length > 0) throw new Error(`unknown part ${unknown.join(', ')}; parts: ${Object.keys(MUTATION_PARTS).join(', ')}`);
-  return named.length > 0 ? named : Object.keys(MUTATION_PARTS);
+  return named.length > 0 ? [...new Set(named.flatMap(partsNamed))] : Object.keys(MUTATION_PARTS);
 }
 
 function optionsFor(part: string): PartialStrykerOptions {
