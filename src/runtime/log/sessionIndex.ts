@@ -165,9 +165,9 @@ export class SessionIndex {
     return this.outcomes.get(turnId) ?? 'completed';
   }
 
-  /** The `allowed-always` answers, each after its call (as `rememberedInLog` reads them). */
-  rememberedApprovals(): readonly LogEvent[] {
-    return this.approvals;
+  /** The calls answered `allowed-always`, in log order (what the approval stage remembers). */
+  rememberedCalls(): readonly LogEventOf<'tool/call'>[] {
+    return this.approvals.filter((e): e is LogEventOf<'tool/call'> => e.type === 'tool/call');
   }
 
   /**

@@ -7,17 +7,18 @@
  * never `rm -rf x` alone nor `rm` with other arguments (docs/policies.md).
  */
 import type { PreparedCall } from '../../../machines/callStages.js';
-import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type ApprovalDenial, type ApprovalPreview, type LogEvent } from '../../protocol/index.js';
+import { ApprovalAnswerSchema, describeThrown, type ApprovalAnswer, type ApprovalDenial, type ApprovalPreview, type LogEventOf } from '../../protocol/index.js';
 import { MAX_DENIAL_REASON_CHARS, SUSPEND } from './approvalService.js';
 import { parseArgs } from '../args.js';
+import { toolOf } from './prepare.js';
 import { placeOf, type StageDeps } from './stageDeps.js';
 import type { AnyTool } from '../defineTool.js';
 
 /** `{ answer: 'denied', reason }` with a non-empty string reason (cut to the bound), else undefined. */
 function readDenial(answer: unknown): ApprovalDenial | undefined {
-  if (answer === null || typeof answer !== 'object') return undefined;
-  const a = answer as { answer?: unknown; reason?: unknown };
-  if (a.answer !== 'denied' || typeof a.reason !== 'string') return undefined;
+  // `?.`: null and undefined are no denial; a primitive has no `answer`.
+  const a = answer as { answer?: unknown; reason?: unknown } | null | undefined;
+  if (a?.answer !== 'denied' || typeof a.reason !== 'string') return undefined;
   const reason = a.reason.trim().slice(0, MAX_DENIAL_REASON_CHARS);
   return reason ? { answer: 'denied', reason } : undefined;
 }
@@ -44,39 +45,33 @@ export const approvalKey = (toolName: string, args: unknown): string => `${toolN
  * the tool's own `approvalKeys` (bash: the parsed line) or the tool and its exact args.
  * Empty: never remembered. A throwing `approvalKeys` remembers nothing (the question is asked).
  */
-export function approvalKeysOf(tool: Pick<AnyTool, 'name' | 'approvalKeys'> | undefined, toolName: string, args: unknown): readonly string[] {
-  if (!tool?.approvalKeys) return [approvalKey(toolName, args)];
+export function approvalKeysOf(tool: Pick<AnyTool, 'name' | 'approvalKeys'>, args: unknown): readonly string[] {
+  if (!tool.approvalKeys) return [approvalKey(tool.name, args)];
   let keys: readonly string[] | undefined;
   try {
     keys = tool.approvalKeys(args);
   } catch {
-    keys = undefined;
+    // remembers nothing
   }
-  return keys === undefined ? [] : keys.map((k) => `${toolName}\u0001${k}`);
+  return (keys ?? []).map((k) => `${tool.name}\u0001${k}`);
 }
 
-/** Where an event belongs: a call is known by its turn, step and id. */
-const placeKey = (e: { turnId?: string; stepIndex?: number; callId: string }) => `${e.turnId ?? ''}\u0000${e.stepIndex ?? ''}\u0000${e.callId}`;
-
 /**
- * The approval keys of every `allowed-always` in the log: each answer is matched with its call's
- * `tool/call` event, whose input is validated again by the tool (the key is of validated args).
- * An answer whose call or tool is gone, or whose input no longer validates, is not remembered.
+ * The approval keys of the calls the log's index found answered `allowed-always`
+ * (`index.rememberedCalls()`, a resumed session's included): each call's input is validated again
+ * by the tool (the key is of validated args). A call whose tool is gone, or whose input no longer
+ * validates, is not remembered.
  */
-export function rememberedInLog(events: readonly LogEvent[], deps: Pick<StageDeps, 'tools' | 'argLimits'>): Set<string> {
-  const calls = new Map<string, { toolName: string; input: unknown }>();
+export function rememberedInLog(calls: readonly LogEventOf<'tool/call'>[], deps: Pick<StageDeps, 'tools' | 'argLimits'>): Set<string> {
   const keys = new Set<string>();
-  for (const e of events) {
-    if (e.type === 'tool/call') calls.set(placeKey(e), e);
-    else if (e.type === 'tool/approval-answer' && e.answer === 'allowed-always') {
-      const call = calls.get(placeKey(e));
-      const tool = call && deps.tools.get(call.toolName);
-      if (!call || !tool) continue;
-      try {
-        for (const k of approvalKeysOf(tool, tool.name, parseArgs(tool, call.input, deps.argLimits))) keys.add(k);
-      } catch {
-        // no longer valid for the tool: nothing to remember
-      }
+  for (const call of calls) {
+    const tool = deps.tools.get(call.toolName);
+    // Stryker disable next-line ConditionalExpression: without the tool, parseArgs below throws and nothing is remembered either
+    if (!tool) continue;
+    try {
+      for (const k of approvalKeysOf(tool, parseArgs(tool, call.input, deps.argLimits))) keys.add(k);
+    } catch {
+      // no longer valid for the tool: nothing to remember
     }
   }
   return keys;
@@ -87,14 +82,14 @@ export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | '
   // Read from the log on first use (tools registered after the runtime was created count too).
   let remembered: Set<string> | undefined;
   // The answers come from the log's index (a resumed session's too), not from a scan of the log.
-  const memory = () => (remembered ??= rememberedInLog(log.index.rememberedApprovals(), deps));
+  const memory = () => (remembered ??= rememberedInLog(log.index.rememberedCalls(), deps));
   return {
     isRemembered: (p) => {
-      const keys = approvalKeysOf(deps.tools.get(p.view.toolName), p.view.toolName, p.view.args);
+      const keys = approvalKeysOf(toolOf(p), p.view.args);
       return keys.length > 0 && keys.every((k) => memory().has(k));
     },
     remember: (p) => {
-      for (const k of approvalKeysOf(deps.tools.get(p.view.toolName), p.view.toolName, p.view.args)) memory().add(k);
+      for (const k of approvalKeysOf(toolOf(p), p.view.args)) memory().add(k);
     },
     async request(p, reason, signal, preview) {
       if (!deps.approval) return 'denied';
@@ -133,7 +128,8 @@ export function createApprovalStage(deps: Pick<StageDeps, 'log' | 'approval' | '
       if (ApprovalAnswerSchema.safeParse(answer).success) return answer as ApprovalAnswer;
       const denial = readDenial(answer);
       if (denial) return denial;
-      if (answer !== null && typeof answer === 'object' && (answer as { answer?: unknown }).answer === 'denied') return 'denied';
+      // A denial whose reason is missing or blank: denied, with nothing to pass on.
+      if ((answer as { answer?: unknown } | null | undefined)?.answer === 'denied') return 'denied';
       log.append({
         type: 'warning',
         ...placeOf(p.view),

@@ -37,8 +37,10 @@ export function runGuards(deps: Pick<StageDeps, 'guards'>, p: PreparedCall): Gua
 
 /** A guard's `{ reason, rule }` denial, read once field by field (user data); undefined when it is none. */
 function readNamedDenial(r: unknown): { reason: string; rule?: string } | undefined {
-  if (r === null || typeof r !== 'object' || isPromise(r)) return undefined;
+  // A thenable is never a denial, whatever it carries (a guard answers synchronously).
+  if (isPromise(r)) return undefined;
   try {
+    // Destructuring null or undefined throws (caught: none); a primitive has neither field.
     const { reason, rule } = r as { reason?: unknown; rule?: unknown };
     if (typeof reason !== 'string' || (rule !== undefined && typeof rule !== 'string')) return undefined;
     return rule === undefined ? { reason: boundedVisible(reason) } : { reason: boundedVisible(reason), rule: rule.slice(0, MAX_RULE_LENGTH) };

@@ -14,9 +14,9 @@ export const MAX_RULE_LENGTH = 500;
 
 /** Whether an answer is a thenable; one whose `then` cannot even be read is not (it is then invalid). */
 export function isPromise(v: unknown): v is Promise<unknown> {
-  if (v === null || typeof v !== 'object') return false;
   try {
-    return v instanceof Promise || typeof (v as { then?: unknown }).then === 'function';
+    // `?.`: null and undefined have no `then`; a primitive's is its prototype's (none).
+    return v instanceof Promise || typeof (v as { then?: unknown } | null | undefined)?.then === 'function';
   } catch {
     return false;
   }
@@ -61,12 +61,10 @@ export function readPostDecision(d: unknown): PostExecuteDecision | undefined {
     if (kind !== 'accept') return undefined;
     if (content !== undefined && typeof content !== 'string') return undefined;
     if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null)) return undefined;
-    const out: { kind: 'accept'; content?: string; metadata?: Record<string, unknown>; value?: unknown } = { kind };
-    if (content !== undefined) out.content = content;
-    if (metadata !== undefined) out.metadata = { ...(metadata as Record<string, unknown>) };
-    if ('value' in d) out.value = (d as { value?: unknown }).value;
-    return out as PostExecuteDecision;
+    // Absent fields stay undefined (the stage keeps what the draft had); metadata is copied once.
+    return { kind, content, metadata: { ...(metadata as Record<string, unknown> | undefined) }, value: (d as { value?: unknown }).value } as PostExecuteDecision;
   } catch {
-    return undefined;
+    // unreadable: invalid
   }
+  return undefined;
 }

@@ -21,17 +21,15 @@ export function listenerTimer(clock: Clock, ms: number, expired: (listener: stri
     waitOn(listener) {
       if (done || listener === current) return;
       current = listener;
-      if (handle !== undefined) clock.clearTimeout(handle);
+      clock.clearTimeout(handle); // undefined before the first wait: a no-op
       handle = clock.setTimeout(() => {
-        if (done) return;
         done = true;
         expired(listener);
       }, ms);
     },
     stop() {
       done = true;
-      if (handle !== undefined) clock.clearTimeout(handle);
-      handle = undefined;
+      clock.clearTimeout(handle);
     },
   };
 }

@@ -54,7 +54,7 @@ export function runPostExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits
     if (!d) return failed(name, `returned an invalid decision ${describeDecision(answer)}`);
     if (d.kind === 'block') return { kind: 'blocked', feedback: d.feedback, listener: name };
     let { value, content, metadata, parts } = draft;
-    if ('value' in d && d.value !== undefined) {
+    if (d.value !== undefined) {
       const checked = validateOutput(tool, d.value);
       if (!checked.ok) return { kind: 'invalid-output', message: `post-execute listener "${name}" replaced the value: ${checked.message}` };
       value = checked.value;
@@ -62,7 +62,7 @@ export function runPostExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits
       parts = undefined; // they came with the replaced value
     }
     if (d.content !== undefined) content = d.content;
-    if (d.metadata) metadata = { ...metadata, ...d.metadata };
+    metadata = { ...metadata, ...d.metadata };
     draft = deepFreeze({ value, content, metadata, ...(parts ? { parts } : {}) });
     return undefined;
   };

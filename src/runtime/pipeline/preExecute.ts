@@ -31,6 +31,7 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
   const failed = (): PreExecuteOutcome => ({
     kind: 'failed',
     hook: 'tools/pre-execute',
+    // Stryker disable next-line ObjectLiteral,LogicalOperator,StringLiteral: a fallback never taken (every failure is noted before failed() is called); kept so a future path cannot fail open
     ...(failure ?? { listener: waitingOn ?? '?', message: 'the pre-execute chain failed' }),
   });
   const noteFailure = (listener: string, e: unknown) => {
@@ -41,8 +42,10 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
   const deciders = new Map<PreExecuteDecision, string | undefined>();
   const withDecider = (d: PreExecuteDecision): PreExecuteOutcome => {
     const by = deciders.get(d);
+    // Stryker disable next-line ConditionalExpression: { ...d, by: undefined } is the same decision (an absent `by`)
     return by === undefined ? d : { ...d, by };
   };
+  // Stryker disable next-line ArrayDeclaration: every index is written before it is read
   const pending: boolean[] = [];
   const answered = (i: number) => {
     pending[i] = false;
@@ -100,30 +103,35 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
     answered(i);
     return settle(r);
   };
-  let result: SyncOrAsync<PreExecuteDecision>;
+  let result: SyncOrAsync<PreExecuteDecision> | undefined;
   try {
     result = dispatch(0);
   } catch {
-    return failed();
+    // noted: `failure` is set, and decides below
   }
-  if (!isPromise(result) && started.length === 0) return failure ? failed() : withDecider(result);
+  if (!isPromise(result) && started.length === 0) {
+    // Decided at once: a listener handing over later (from a timer) starts nobody.
+    over = true;
+    return failure ? failed() : withDecider(result!);
+  }
   const allSettled = async (): Promise<void> => {
     // A listener may start another one late (after an await): wait until none is left.
     for (let seen = 0; seen < started.length; ) {
+      // Stryker disable next-line MethodExpression: awaiting settled promises again changes nothing
       const batch = started.slice(seen);
       seen = started.length;
       await Promise.allSettled(batch);
     }
   };
   const chain = (async (): Promise<PreExecuteOutcome> => {
-    let d: PreExecuteDecision;
+    let d: PreExecuteDecision | undefined;
     try {
       d = await result;
     } catch {
-      return failed();
+      // noted: `failure` is set, and decides below
     }
     await allSettled();
-    return failure ? failed() : withDecider(d);
+    return failure ? failed() : withDecider(d!);
   })();
   const ms = deps.limits.hookTimeoutMs;
   return new Promise<PreExecuteOutcome>((resolve) => {
