@@ -31,9 +31,11 @@ export interface ApprovalStage {
 
 /** Canonical JSON (sorted keys) so identical args give identical approval keys. */
 function canonicalJson(value: unknown): string {
+  // Stryker disable next-line StringLiteral: validated args come from JSON text (no undefined inside); any spelling of one keys the same
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'undefined';
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   const keys = Object.keys(value).sort();
+  // Stryker disable next-line StringLiteral: JSON strings delimit each key, so the separator between members is not needed to tell two objects apart
   return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
@@ -43,17 +45,15 @@ export const approvalKey = (toolName: string, args: unknown): string => `${toolN
 /**
  * The keys an `allowed-always` for this call remembers, every one of which a later call needs:
  * the tool's own `approvalKeys` (bash: the parsed line) or the tool and its exact args.
- * Empty: never remembered. A throwing `approvalKeys` remembers nothing (the question is asked).
+ * Empty: never remembered.
  */
 export function approvalKeysOf(tool: Pick<AnyTool, 'name' | 'approvalKeys'>, args: unknown): readonly string[] {
-  if (!tool.approvalKeys) return [approvalKey(tool.name, args)];
-  let keys: readonly string[] | undefined;
   try {
-    keys = tool.approvalKeys(args);
+    return tool.approvalKeys ? (tool.approvalKeys(args) ?? []).map((k) => `${tool.name}\u0001${k}`) : [approvalKey(tool.name, args)];
   } catch {
-    // remembers nothing
+    // No key can be made (a throwing approvalKeys, args JSON cannot write): nothing is remembered, the question is asked.
+    return [];
   }
-  return (keys ?? []).map((k) => `${tool.name}\u0001${k}`);
 }
 
 /**

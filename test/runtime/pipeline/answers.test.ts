@@ -433,6 +433,22 @@ describe('the approval preview', () => {
   });
 });
 
+describe('args JSON cannot write (a BigInt made by the input schema)', () => {
+  it('are asked about each time, shown as "cannot be shown", never crash the call', async () => {
+    const tool = defineTool({ name: 'big', input: z.object({ n: z.number().transform((n) => BigInt(n)) }), execute: () => 'ok' });
+    const { service, asked } = answering(() => 'allowed-always');
+    const { rt, call } = setup({ tools: [tool], approval: service });
+    askEverything(rt);
+    for (let i = 0; i < 2; i++) {
+      const r = expectOk(rt, await call('big', { n: 1 }).result, 'ok');
+      expect(only(rt, r.callId, 'tool/approval-answer').answer).toBe('allowed-always');
+    }
+    expect(asked).toHaveLength(2);
+    expect(asked[0]!.preview?.kind).toBe('args');
+    expect(asked[0]!.preview?.text).toMatch(/^\(the arguments cannot be shown: TypeError: .*BigInt/);
+  });
+});
+
 describe('listenerTimer: one budget per listener waited on', () => {
   it('waiting on the same listener again does not extend its budget; another listener gets a full one', async () => {
     const clock = new ManualClock(0);
