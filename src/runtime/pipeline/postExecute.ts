@@ -43,6 +43,7 @@ export function runPostExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits
   let settle: ((o: PostExecuteOutcome) => void) | undefined;
   const timer = listenerTimer(deps.clock, ms, (listener) => {
     timedOut = failed(listener, `no answer within ${ms} ms`);
+    // Stryker disable next-line OptionalChaining: the timer fires only after the stage went asynchronous, when `settle` is set
     settle?.(timedOut);
   });
   const tool = toolOf(p);
@@ -69,6 +70,7 @@ export function runPostExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits
   const step = (i: number): SyncOrAsync<PostExecuteOutcome> => {
     for (; i < listeners.length; i++) {
       const l = listeners[i]!;
+      // Stryker disable next-line ConditionalExpression: the failing listener is the first one that applies, so it is reached before any rewrite
       const earlier = draft === first ? appliesToFailures.get(first) : undefined;
       if (earlier?.listener === l.name) return failed(l.name, earlier.message);
       let r: SyncOrAsync<PostExecuteDecision | void>;
