@@ -75,6 +75,17 @@ describe('suspended approvals: edges (issue 15.4)', () => {
     expect(rt.pendingSuspension()).toBeUndefined();
   });
 
+  it('a question suspended again after a resume in the same process suspends again (the first parking was released)', async () => {
+    const rt = runtimeOn([], suspendingApproval);
+    const first = await rt.startTurn({ model: scriptedModel([{ toolCalls: [{ toolName: 'run', input: { cmd: 'make' }, toolCallId: 'k1' }] }]), input: 'x' }).done;
+    expect(first.outcome).toBe('suspended');
+    const again = await rt.resumeTurn({ model: scriptedModel([{ text: 'fine' }]) }).done;
+    expect(again.outcome).toBe('suspended');
+    const events = rt.log.events();
+    expect(events.filter((e) => e.type === 'warning')).toEqual([]);
+    expect(events.filter((e) => e.type === 'turn/suspended')).toHaveLength(2);
+  });
+
   it('`suspend` for a call outside a turn is denied with a warning', async () => {
     const rt = runtimeOn([], suspendingApproval);
     const r = await rt.runCall({ callId: 'solo', toolName: 'run', input: { cmd: 'x' } }).result;
