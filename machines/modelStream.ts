@@ -120,7 +120,11 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
       try {
         for (;;) {
           const read = reader.read();
-          if (ready.length >= MAX_HELD_CALLS || (ready.length > 0 && !(await settlesAtHand(read)))) reportCalls();
+          if (ready.length >= MAX_HELD_CALLS) reportCalls();
+          // Stryker disable next-line ConditionalExpression,EqualityOperator: with no call held, waiting to see whether the read settles at hand reports nothing (an empty list is never reported); the test only spares those microtask turns
+          else if (ready.length > 0) {
+            if (!(await settlesAtHand(read))) reportCalls();
+          }
           const { done, value: part } = await read;
           if (done || controller.signal.aborted) break;
           switch (part.type) {
@@ -135,6 +139,9 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
               reasoningMeta.set(part.id, mergeMetadata(reasoningMeta.get(part.id), part.providerMetadata));
               if (part.delta) send({ type: 'MODEL.TEXT', kind: 'reasoning', delta: part.delta });
               break;
+            // (Open question, not settled by SPEC: a block that closes without metadata is not reported
+            // as closed, so its text stays in the step's buffer and joins the next block's; when that
+            // one is signed, both texts are logged, and replayed, under its signature.)
             case 'reasoning-end': {
               const meta = mergeMetadata(reasoningMeta.get(part.id), part.providerMetadata);
               reasoningMeta.delete(part.id);
@@ -170,7 +177,6 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
           }
           if (finished) break;
         }
-        // Stryker disable next-line BlockStatement: the stream is dropped after the loop and never read again, so whether its lock is released shows nowhere
       } finally {
         reader.releaseLock();
       }

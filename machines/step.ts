@@ -256,6 +256,7 @@ export const stepMachine = setup({
     compactions: 0,
     buffer: undefined,
     toolCalls: 0,
+    // Stryker disable next-line StringLiteral: never read: every way to `awaitingTools` sets the finish reason first
     finishReason: 'unknown',
     cancelled: input.cancelled === true,
     error: undefined,

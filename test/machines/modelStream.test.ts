@@ -9,6 +9,7 @@ import { MAX_HELD_CALLS, modelStreamLogic, type ModelStreamInput } from '../../m
 function manualModel() {
   let controller!: ReadableStreamDefaultController<LanguageModelV3StreamPart>;
   const seen: { signal?: AbortSignal } = {};
+  let stream!: ReadableStream<LanguageModelV3StreamPart>;
   const model = {
     specificationVersion: 'v3',
     provider: 'test',
@@ -17,10 +18,11 @@ function manualModel() {
     doGenerate: () => Promise.reject(new Error('not used')),
     doStream: async (options: LanguageModelV3CallOptions) => {
       seen.signal = options.abortSignal;
-      return { stream: new ReadableStream<LanguageModelV3StreamPart>({ start: (c) => void (controller = c) }) };
+      stream = new ReadableStream<LanguageModelV3StreamPart>({ start: (c) => void (controller = c) });
+      return { stream };
     },
   } as unknown as LanguageModelV3;
-  return { model, seen, push: (part: LanguageModelV3StreamPart) => controller.enqueue(part), close: () => controller.close() };
+  return { model, seen, push: (part: LanguageModelV3StreamPart) => controller.enqueue(part), close: () => controller.close(), stream: () => stream };
 }
 
 /** A parent that invokes the model stream while `listening`, and records what it is sent. */
@@ -190,6 +192,23 @@ describe('modelStream', () => {
       m.push(finish);
       await tick();
       expect(events).toEqual([last.type === 'error' ? 'MODEL.ERROR' : 'MODEL.FINISH']);
+    }
+  });
+
+  it("hands the provider's stream back (unlocked) once done with it: after the finish, an error part or the step's stop", async () => {
+    for (const end of ['finish', 'error', 'stop'] as const) {
+      const m = manualModel();
+      const { actor } = listen(m.model);
+      await tick();
+      m.push({ type: 'text-delta', id: 't', delta: 'x' });
+      await tick();
+      expect(m.stream().locked).toBe(true);
+      if (end === 'stop') {
+        actor.send({ type: 'STOP' });
+        m.push({ type: 'text-delta', id: 't', delta: 'y' });
+      } else m.push(end === 'finish' ? finish : { type: 'error', error: new Error('overloaded') });
+      await tick();
+      expect(m.stream().locked).toBe(false);
     }
   });
 

@@ -173,6 +173,8 @@ describe('ToolInputTracker', () => {
       expect(JSON.parse(text)).toBeTypeOf('object');
       expect(new JsonObjectEnd().feed(text)).toBe(true);
     }
+    // Something before the object makes it no object, even if one follows.
+    expect(new JsonObjectEnd().feed('x{}')).toBe(false);
     // Split anywhere, the same.
     const split = new JsonObjectEnd();
     const chars = [...String.raw`{"q":"\"}"}`];

@@ -189,6 +189,17 @@ describe('turn', () => {
     expect(outputs).toMatchObject([{ finishReason: 'cancelled', cancelled: true, toolCalls: 1 }]);
   });
 
+  it('a step that only answers with text ends with no call and no result, in its output (what an inspector sees)', async () => {
+    const outputs: unknown[] = [];
+    const { clock, rt } = setup({
+      inspect: (ev) => {
+        if (ev.type === '@xstate.snapshot' && isStepSnapshot(ev.snapshot) && ev.snapshot.status === 'done') outputs.push(ev.snapshot.output);
+      },
+    });
+    await settle(clock, rt.startTurn({ model: scriptedModel([{ text: 'hello' }], { clock }), input: 'go' }).done);
+    expect(outputs).toEqual([{ toolCalls: 0, finishReason: 'stop', cancelled: false, error: undefined, results: [] }]);
+  });
+
   it('an already-aborted signal ends the turn cancelled without a model request', async () => {
     const { clock, rt } = setup();
     const model = scriptedModel([{ text: 'never' }], { clock });
