@@ -22,7 +22,7 @@ export function mergeModelCallOptions(base: ModelCallOptions | undefined, overri
     const o = override?.[key];
     if (o === undefined) {
       if (b !== undefined) out[key] = b;
-    } else if ((key === 'headers' || key === 'providerOptions') && b !== undefined) {
+    } else if (key === 'headers' || key === 'providerOptions') {
       out[key] = { ...(b as object), ...(o as object) };
     } else out[key] = o;
   }

@@ -45,10 +45,10 @@ export function stepUsageAfter(usage: TokenUsage | undefined, reported: Language
   return reported ? addTokenUsage(usage, tokenUsageOf(reported)) : usage;
 }
 
-/** A plain-JSON copy (providers may hand over class instances or undefined fields); `{}` if it cannot be copied. */
+/** A plain-JSON copy (providers may hand over class instances or undefined fields); `{}` if it cannot be copied (`JSON.parse` of no JSON throws). */
 function jsonSafe(value: unknown): Record<string, unknown> {
   try {
-    const v: unknown = JSON.parse(JSON.stringify(value) ?? '{}');
+    const v: unknown = JSON.parse(JSON.stringify(value));
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
   } catch {
     return {};

@@ -76,13 +76,13 @@ async function settlesAtHand(p: Promise<unknown>): Promise<boolean> {
     settled = true;
   };
   p.then(mark, mark);
+  // Stryker disable next-line EqualityOperator: one microtask turn more of patience changes no order: the bound only has to tell a part at hand from one that waits for I/O
   for (let i = 0; i < AT_HAND_TICKS && !settled; i++) await null;
   return settled;
 }
 
 export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>(({ input, sendBack }) => {
   const controller = new AbortController();
-  let stopped = false;
   /** The response ended with its finish part: nothing is left to abort. */
   let completed = false;
   /**
@@ -95,11 +95,12 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
     if (ready.length === 0) return;
     const calls = ready;
     ready = [];
-    if (!stopped) sendBack({ type: 'MODEL.TOOL_CALL', calls });
+    // (XState drops what a stopped actor sends back: nothing reaches a step that stopped listening)
+    sendBack({ type: 'MODEL.TOOL_CALL', calls });
   };
   const send = (e: ModelStreamEvent) => {
     reportCalls();
-    if (!stopped) sendBack(e);
+    sendBack(e);
   };
   (async () => {
     let finished = false;
@@ -119,28 +120,35 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
       try {
         for (;;) {
           const read = reader.read();
-          if (ready.length >= MAX_HELD_CALLS || (ready.length > 0 && !(await settlesAtHand(read)))) reportCalls();
+          // Stryker disable next-line ConditionalExpression,EqualityOperator: counted as held with none held, the read is watched for nothing (an empty list is never reported): this only spares those microtask turns
+          const held = ready.length > 0;
+          if (ready.length >= MAX_HELD_CALLS || (held && !(await settlesAtHand(read)))) reportCalls();
           const { done, value: part } = await read;
           if (done || controller.signal.aborted) break;
           switch (part.type) {
             case 'text-delta':
               if (part.delta) send({ type: 'MODEL.TEXT', kind: 'text', delta: part.delta });
               break;
+            // Stryker disable next-line ConditionalExpression: falling through to reasoning-delta stores the same metadata (a start has no delta)
             case 'reasoning-start':
               reasoningMeta.set(part.id, part.providerMetadata);
               break;
             case 'reasoning-delta':
-              if (part.providerMetadata) reasoningMeta.set(part.id, mergeMetadata(reasoningMeta.get(part.id), part.providerMetadata));
+              reasoningMeta.set(part.id, mergeMetadata(reasoningMeta.get(part.id), part.providerMetadata));
               if (part.delta) send({ type: 'MODEL.TEXT', kind: 'reasoning', delta: part.delta });
               break;
+            // (Open question, not settled by SPEC: a block that closes without metadata is not reported
+            // as closed, so its text stays in the step's buffer and joins the next block's; when that
+            // one is signed, both texts are logged, and replayed, under its signature.)
             case 'reasoning-end': {
               const meta = mergeMetadata(reasoningMeta.get(part.id), part.providerMetadata);
               reasoningMeta.delete(part.id);
+              // Stryker disable next-line StringLiteral: a closing event's kind is never read (logReasoningEnd logs the block as reasoning)
               if (meta) send({ type: 'MODEL.TEXT', kind: 'reasoning', delta: '', providerMetadata: meta });
               break;
             }
             case 'stream-start':
-              if (part.warnings.length && !stopped) input.onWarnings?.(part.warnings);
+              input.onWarnings?.(part.warnings);
               break;
             case 'tool-input-start':
               calls.start(part.id, part.toolName);
@@ -163,8 +171,7 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
               finished = true;
               send({ type: 'MODEL.ERROR', error: part.error });
               break;
-            default:
-              break; // response metadata, sources, raw chunks
+            // any other part (response metadata, sources, raw chunks) is ignored
           }
           if (finished) break;
         }
@@ -177,7 +184,6 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
     }
   })();
   return () => {
-    stopped = true;
     // (a call whose input was complete has been reported; half-streamed inputs are dropped)
     // Aborting costs an event dispatch (tens of µs on Node 20), once per step: skipped when the
     // response has already finished (providers send the finish part once the body is consumed).
@@ -186,9 +192,8 @@ export const modelStreamLogic = fromCallback<{ type: 'noop' }, ModelStreamInput>
 });
 
 function mergeMetadata(a: SharedV3ProviderMetadata | undefined, b: SharedV3ProviderMetadata | undefined): SharedV3ProviderMetadata | undefined {
-  if (!a) return b;
   if (!b) return a;
   const out: SharedV3ProviderMetadata = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = { ...(out[k] ?? {}), ...v };
+  for (const [k, v] of Object.entries(b)) out[k] = { ...out[k], ...v };
   return out;
 }

@@ -89,8 +89,8 @@ export class ToolInputTracker {
 function parses(text: string): boolean {
   try {
     JSON.parse(text);
-    return true;
   } catch {
     return false;
   }
+  return true;
 }

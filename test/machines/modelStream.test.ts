@@ -1,7 +1,7 @@
-import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, SharedV3Warning } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { createActor, createMachine } from 'xstate';
-import { MAX_HELD_CALLS, modelStreamLogic } from '../../machines/modelStream.js';
+import { MAX_HELD_CALLS, modelStreamLogic, type ModelStreamInput } from '../../machines/modelStream.js';
 
 /**
  * A provider whose stream the test drives part by part; it keeps the request's abort signal.
@@ -9,6 +9,7 @@ import { MAX_HELD_CALLS, modelStreamLogic } from '../../machines/modelStream.js'
 function manualModel() {
   let controller!: ReadableStreamDefaultController<LanguageModelV3StreamPart>;
   const seen: { signal?: AbortSignal } = {};
+  let stream!: ReadableStream<LanguageModelV3StreamPart>;
   const model = {
     specificationVersion: 'v3',
     provider: 'test',
@@ -17,27 +18,31 @@ function manualModel() {
     doGenerate: () => Promise.reject(new Error('not used')),
     doStream: async (options: LanguageModelV3CallOptions) => {
       seen.signal = options.abortSignal;
-      return { stream: new ReadableStream<LanguageModelV3StreamPart>({ start: (c) => void (controller = c) }) };
+      stream = new ReadableStream<LanguageModelV3StreamPart>({ start: (c) => void (controller = c) });
+      return { stream };
     },
   } as unknown as LanguageModelV3;
-  return { model, seen, push: (part: LanguageModelV3StreamPart) => controller.enqueue(part) };
+  return { model, seen, push: (part: LanguageModelV3StreamPart) => controller.enqueue(part), close: () => controller.close(), stream: () => stream };
 }
 
 /** A parent that invokes the model stream while `listening`, and records what it is sent. */
-function listen(model: LanguageModelV3) {
+function listen(model: LanguageModelV3, extra: Partial<ModelStreamInput> = {}) {
   const events: string[] = [];
   /** The call ids of each MODEL.TOOL_CALL event, one array per event. */
   const batches: string[][] = [];
+  /** The `error` of each MODEL.ERROR event. */
+  const errors: unknown[] = [];
   const parent = createMachine({
     initial: 'listening',
     states: {
       listening: {
-        invoke: { src: modelStreamLogic, input: { model, prompt: [], tools: [] } },
+        invoke: { src: modelStreamLogic, input: { model, prompt: [], tools: [], ...extra } },
         on: {
           STOP: 'stopped',
           '*': {
             actions: ({ event }) => {
               events.push(event.type);
+              if (event.type === 'MODEL.ERROR') errors.push((event as unknown as { error: unknown }).error);
               if (event.type === 'MODEL.TOOL_CALL') batches.push((event as unknown as { calls: { callId: string }[] }).calls.map((c) => c.callId));
             },
           },
@@ -47,7 +52,7 @@ function listen(model: LanguageModelV3) {
     },
   });
   const actor = createActor(parent).start();
-  return { actor, events, batches };
+  return { actor, events, batches, errors };
 }
 
 const tick = () => new Promise<void>((r) => setTimeout(r, 0));
@@ -174,5 +179,71 @@ describe('modelStream', () => {
     await tick();
     expect(events).toEqual(['MODEL.TOOL_CALL', 'MODEL.FINISH']);
     expect(batches).toEqual([['a', 'b', 'c']]);
+  });
+
+  it('reports nothing after an error part or the finish part, whatever the provider still sends', async () => {
+    for (const last of [{ type: 'error', error: new Error('overloaded') } as const, finish]) {
+      const m = manualModel();
+      const { events } = listen(m.model);
+      await tick();
+      m.push(last);
+      m.push({ type: 'text-delta', id: 't', delta: 'more' });
+      m.push(call('late'));
+      m.push(finish);
+      await tick();
+      expect(events).toEqual([last.type === 'error' ? 'MODEL.ERROR' : 'MODEL.FINISH']);
+    }
+  });
+
+  it("hands the provider's stream back (unlocked) once done with it: after the finish, an error part or the step's stop", async () => {
+    for (const end of ['finish', 'error', 'stop'] as const) {
+      const m = manualModel();
+      const { actor } = listen(m.model);
+      await tick();
+      m.push({ type: 'text-delta', id: 't', delta: 'x' });
+      await tick();
+      expect(m.stream().locked).toBe(true);
+      if (end === 'stop') {
+        actor.send({ type: 'STOP' });
+        m.push({ type: 'text-delta', id: 't', delta: 'y' });
+      } else m.push(end === 'finish' ? finish : { type: 'error', error: new Error('overloaded') });
+      await tick();
+      expect(m.stream().locked).toBe(false);
+    }
+  });
+
+  it('a stream that closes without a finish part is an error saying so', async () => {
+    const m = manualModel();
+    const { events, errors } = listen(m.model);
+    await tick();
+    m.push({ type: 'text-delta', id: 't', delta: 'cut' });
+    m.close();
+    await tick();
+    expect(events).toEqual(['MODEL.TEXT', 'MODEL.ERROR']);
+    expect(errors).toEqual([new Error('the model stream ended without a finish part')]);
+  });
+
+  it("the provider's warnings are told to onWarnings, if given; none is told once the step stopped listening", async () => {
+    const warnings: SharedV3Warning[] = [{ type: 'other', message: 'clamped' }];
+    // Without onWarnings, warnings are ignored.
+    const bare = manualModel();
+    const quiet = listen(bare.model);
+    await tick();
+    bare.push({ type: 'stream-start', warnings });
+    bare.push(finish);
+    await tick();
+    expect(quiet.events).toEqual(['MODEL.FINISH']);
+    // With it, each request's warnings as they arrive, until the step stops listening.
+    const told: (readonly SharedV3Warning[])[] = [];
+    const m = manualModel();
+    const { actor } = listen(m.model, { onWarnings: (w) => void told.push(w) });
+    await tick();
+    m.push({ type: 'stream-start', warnings });
+    await tick();
+    expect(told).toEqual([warnings]);
+    actor.send({ type: 'STOP' });
+    m.push({ type: 'stream-start', warnings: [{ type: 'other', message: 'too late' }] });
+    await tick();
+    expect(told).toEqual([warnings]);
   });
 });

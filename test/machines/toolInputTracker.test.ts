@@ -143,5 +143,41 @@ describe('ToolInputTracker', () => {
     t.call('a', 'now', '{}');
     expect(out).toEqual([{ callId: 'a', toolName: 'now', input: '{}' }]);
   });
-});
 
+  it('a call that is ready but held behind an earlier one keeps the input it became ready with: later deltas, its end or its tool-call part change nothing', () => {
+    const { t, out } = tracker();
+    t.start('a', 'read');
+    t.delta('a', '{"path":');
+    // b is complete by its streamed text; whitespace after it, its end and a re-serialized tool-call part follow
+    t.start('b', 'read');
+    t.delta('b', '{"path":"b"}');
+    t.delta('b', ' ');
+    t.end('b');
+    t.call('b', 'write', '{"path": "b"}');
+    // c is complete by its tool-call part; its half-streamed text ends after that
+    t.start('c', 'read');
+    t.delta('c', '{"path":"c"');
+    t.call('c', 'read', '{"path":"c"}');
+    t.end('c');
+    expect(out).toEqual([]);
+    t.delta('a', '"a"}');
+    expect(out).toEqual([
+      { callId: 'a', toolName: 'read', input: '{"path":"a"}' },
+      { callId: 'b', toolName: 'read', input: '{"path":"b"}' },
+      { callId: 'c', toolName: 'read', input: '{"path":"c"}' },
+    ]);
+  });
+
+  it('JsonObjectEnd: quotes and braces inside strings, escaped or not, do not close the object; the first string may be empty', () => {
+    for (const text of ['{"":1}', String.raw`{"q":"\""}`, String.raw`{"q":"\\"}`, String.raw`{"q":"say \"}\""}`]) {
+      expect(JSON.parse(text)).toBeTypeOf('object');
+      expect(new JsonObjectEnd().feed(text)).toBe(true);
+    }
+    // Something before the object makes it no object, even if one follows.
+    expect(new JsonObjectEnd().feed('x{}')).toBe(false);
+    // Split anywhere, the same.
+    const split = new JsonObjectEnd();
+    const chars = [...String.raw`{"q":"\"}"}`];
+    expect(chars.map((c) => split.feed(c))).toEqual(chars.map((_, i) => i === chars.length - 1));
+  });
+});

@@ -6,6 +6,7 @@ import { ErrorCode, LogEventSchema, type LogEvent } from '../../src/protocol/ind
 import { ManualClock, sleep } from '../../src/runtime/clock.js';
 import { createRuntime, type RuntimeOptions } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
+import { isStepSnapshot } from '../../src/runtime/inspection/inspectionEvents.js';
 
 function tools(clock: ManualClock, trace: string[] = []) {
   const read = defineTool({
@@ -171,6 +172,32 @@ describe('turn', () => {
     const end = rt.log.events().at(-1)!;
     expect(end.type === 'turn/end' && end.outcome).toBe('cancelled');
     expect(types(rt.log.events()).filter((x) => x === 'turn/end')).toHaveLength(1);
+  });
+
+  it("a step cancelled while its calls run ends cancelled, in its step/end and in its output (what an inspector sees)", async () => {
+    const outputs: unknown[] = [];
+    const { clock, rt } = setup({
+      inspect: (ev) => {
+        if (ev.type === '@xstate.snapshot' && isStepSnapshot(ev.snapshot) && ev.snapshot.status === 'done') outputs.push(ev.snapshot.output);
+      },
+    });
+    const model = scriptedModel([{ toolCalls: [{ toolName: 'read', input: { path: 'slow', ms: 1000 } }] }, { text: 'never' }], { clock });
+    const turn = rt.startTurn({ model, input: 'go' });
+    clock.setTimeout(() => turn.cancel('user pressed stop'), 50);
+    expect((await settle(clock, turn.done)).outcome).toBe('cancelled');
+    expect(rt.log.events().filter((e) => e.type === 'step/end')).toMatchObject([{ finishReason: 'cancelled', toolCalls: 1 }]);
+    expect(outputs).toMatchObject([{ finishReason: 'cancelled', cancelled: true, toolCalls: 1 }]);
+  });
+
+  it('a step that only answers with text ends with no call and no result, in its output (what an inspector sees)', async () => {
+    const outputs: unknown[] = [];
+    const { clock, rt } = setup({
+      inspect: (ev) => {
+        if (ev.type === '@xstate.snapshot' && isStepSnapshot(ev.snapshot) && ev.snapshot.status === 'done') outputs.push(ev.snapshot.output);
+      },
+    });
+    await settle(clock, rt.startTurn({ model: scriptedModel([{ text: 'hello' }], { clock }), input: 'go' }).done);
+    expect(outputs).toEqual([{ toolCalls: 0, finishReason: 'stop', cancelled: false, error: undefined, results: [] }]);
   });
 
   it('an already-aborted signal ends the turn cancelled without a model request', async () => {
