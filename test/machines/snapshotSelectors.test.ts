@@ -37,3 +37,30 @@ describe('snapshot selectors', () => {
     }
   });
 });
+
+describe('snapshot selectors on hostile or partial snapshots (what an inspector may be handed)', () => {
+  const snap = (id: string, context: unknown) => ({ machine: { id }, value: 'x', context });
+
+  it('a snapshot of the right machine without a usable context is none of them, never a throw', () => {
+    for (const context of [undefined, null, 'text', 5]) {
+      expect(turnSnapshotOf(snap('turn', context))).toBeUndefined();
+      expect(stepSnapshotOf(snap('step', context))).toBeUndefined();
+      expect(toolCallSnapshotOf(snap('toolCall', context))).toBeUndefined();
+    }
+  });
+
+  it('each reader needs every field it hands out, with its type', () => {
+    expect(turnSnapshotOf(snap('turn', {}))).toBeUndefined();
+    expect(turnSnapshotOf(snap('turn', { turnId: 5 }))).toBeUndefined();
+    expect(turnSnapshotOf(snap('turn', { turnId: 't1' }))).toEqual({ turnId: 't1', value: 'x' });
+    expect(stepSnapshotOf(snap('step', { turnId: 't1' }))).toBeUndefined();
+    expect(stepSnapshotOf(snap('step', { stepIndex: 0 }))).toBeUndefined();
+    expect(stepSnapshotOf(snap('step', { turnId: 't1', stepIndex: '0' }))).toBeUndefined();
+    expect(stepSnapshotOf(snap('step', { turnId: 't1', stepIndex: 0 }))).toEqual({ turnId: 't1', stepIndex: 0, value: 'x' });
+    expect(toolCallSnapshotOf(snap('toolCall', {}))).toBeUndefined();
+    expect(toolCallSnapshotOf(snap('toolCall', { request: { callId: 'c1' } }))).toBeUndefined();
+    expect(toolCallSnapshotOf(snap('toolCall', { request: { toolName: 'echo' } }))).toBeUndefined();
+    expect(toolCallSnapshotOf(snap('toolCall', { request: { callId: 'c1', toolName: 'echo' } }))).toEqual({ request: { callId: 'c1', toolName: 'echo' }, value: 'x' });
+    expect(toolCallSnapshotOf(snap('turn', { request: { callId: 'c1', toolName: 'echo' } }))).toBeUndefined();
+  });
+});
