@@ -54,16 +54,16 @@ export function globToRe2(glob: string): string {
       let j = i + 1;
       if (glob[j] === '!' || glob[j] === '^') j++;
       if (glob[j] === ']') j++;
-      while (j < glob.length && glob[j] !== ']') j++;
+      while (j < glob.length && glob[j] !== ']') j += glob[j] === '\\' ? 2 : 1; // `[\]]`: an escaped `]` is in the class
       if (j >= glob.length) {
         out += '\\[';
         continue;
       }
-      let body = glob.slice(i + 1, j);
+      const body = glob.slice(i + 1, j);
       const negated = body.startsWith('!') || body.startsWith('^');
-      if (negated) body = body.slice(1);
-      body = body.replace(/\\(?!.)/gs, '\\\\');
-      out += negated ? `[^/${body}]` : `[${body}]`;
+      // A `]` first in the class is one of its characters (`[]a]`, `[!]a]`), escaped since `[^/` now comes before it.
+      const chars = (negated ? body.slice(1) : body).replace(/^\]/, '\\]');
+      out += negated ? `[^/${chars}]` : `[${chars}]`;
       i = j;
     } else if (c === '{') {
       braces++;
