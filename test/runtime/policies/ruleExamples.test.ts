@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyConfig, type PolicyConfig } from '../../../src/runtime/policies/applyConfig.js';
 import { createPolicyChecker } from '../../../src/runtime/policies/policyCheck.js';
-import { checkExamples, describeFailure, examplesOf } from '../../../src/runtime/policies/ruleExamples.js';
+import { checkExamples, describeCall, describeFailure, examplesOf } from '../../../src/runtime/policies/ruleExamples.js';
 
 async function check(config: PolicyConfig) {
   const checker = await createPolicyChecker({ install: (rt) => void applyConfig(rt, config, { root: '/ws' }), readOnlyTools: new Set(['read']) });
@@ -57,5 +57,64 @@ describe('rule examples', () => {
     });
     // A line too long to parse is denied (it cannot be checked), so both deny examples hold.
     expect(failures.map(describeFailure)).toEqual([]);
+  });
+
+  it('lists every example in config order: permissions, then bash.deny, then bash.allow; allow, ask, deny within a rule', () => {
+    const config: PolicyConfig = {
+      bash: {
+        allow: ['^ls', { pattern: '^git (status|diff)', examples: { deny: ['git push'], allow: ['git status'] } }],
+        deny: [{ pattern: '^rm\\s', examples: { ask: ['rm -i x'] } }, '^sudo'],
+      },
+      permissions: [
+        { tool: 'edit', decision: 'ask', examples: { deny: [{ tool: 'edit', args: { path: 'b' } }], ask: [{ tool: 'edit', args: { path: 'a' } }] } },
+        { tool: 'read', decision: 'allow' },
+        { tool: 'write', path: 'src/**', decision: 'allow', examples: { allow: [{ tool: 'write', args: { path: 'src/x' } }] } },
+      ],
+    };
+    expect(examplesOf(config)).toEqual([
+      { rule: 'permissions[0] (tool "edit")', call: { toolName: 'edit', input: { path: 'a' } }, expected: 'ask' },
+      { rule: 'permissions[0] (tool "edit")', call: { toolName: 'edit', input: { path: 'b' } }, expected: 'deny' },
+      { rule: 'permissions[2] (tool "write", path "src/**")', call: { toolName: 'write', input: { path: 'src/x' } }, expected: 'allow' },
+      { rule: 'bash.deny[0] /^rm\\s/', call: { toolName: 'bash', input: { command: 'rm -i x' } }, expected: 'ask' },
+      { rule: 'bash.allow[1] /^git (status|diff)/', call: { toolName: 'bash', input: { command: 'git status' } }, expected: 'allow' },
+      { rule: 'bash.allow[1] /^git (status|diff)/', call: { toolName: 'bash', input: { command: 'git push' } }, expected: 'deny' },
+    ]);
+    expect(examplesOf({})).toEqual([]);
+  });
+
+  it('bash.allow examples: a covered line runs unasked, an uncovered one is asked about', async () => {
+    const failures = await check({ bash: { allow: [{ pattern: '^git status$', examples: { allow: ['git status'], ask: ['git status && git push', 'git push'], deny: ['git status'] } }] } });
+    expect(failures.map(describeFailure)).toEqual([
+      'bash.allow[0] /^git status$/: example bash {"command":"git status"} should be denied, but: allow (pre-execute allow by dsh:bash-commands (bash.allow: every command matches))',
+    ]);
+  });
+
+  it('says what each outcome should have been, and why a call that never reached the policies failed', async () => {
+    const failures = await check({
+      permissions: [
+        { tool: 'write', decision: 'deny', examples: { allow: [{ tool: 'write', args: { path: 'a' } }] } },
+        { tool: 'read', decision: 'allow', examples: { ask: [{ tool: 'read', args: { path: 'a' } }] } },
+        { tool: 'grep', decision: 'allow', examples: { deny: [{ tool: 'grep', args: 'not json' as unknown as Record<string, unknown> }] } },
+      ],
+    });
+    expect(failures.map((f) => [f.expected, f.got.split(' ')[0]])).toEqual([
+      ['allow', 'deny'],
+      ['ask', 'allow'],
+      ['deny', 'invalid'],
+    ]);
+    const lines = failures.map(describeFailure);
+    expect(lines[0]).toMatch(/^permissions\[0\] \(tool "write"\): example write \{"path":"a"\} should be allowed, but: deny \(pre-execute deny by dsh:permissions/);
+    expect(lines[1]).toMatch(/^permissions\[1\] \(tool "read"\): example read \{"path":"a"\} should be asked about, but: allow \(pre-execute allow by dsh:permissions/);
+    // The raw text is shown as sent, and the failure says why it never reached a policy.
+    expect(lines[2]).toMatch(/^permissions\[2\] \(tool "grep"\): example grep not json should be denied, but: invalid \(.+\)$/);
+  });
+
+  it('a call is shown on one short line: raw text as sent, JSON cut at 160 characters', () => {
+    expect(describeCall({ toolName: 'bash', input: '{"command":' })).toBe('bash {"command":');
+    const at = (n: number) => ({ toolName: 't', input: { s: 'x'.repeat(n - '{"s":""}'.length) } });
+    expect(describeCall(at(160))).toBe(`t ${JSON.stringify(at(160).input)}`);
+    const long = describeCall(at(161));
+    expect(long).toBe(`t ${JSON.stringify(at(161).input).slice(0, 159)}…`);
+    expect(long.length).toBe(2 + 160);
   });
 });
