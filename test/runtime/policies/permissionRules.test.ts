@@ -30,7 +30,21 @@ describe('normaliseToolPath', () => {
   ])('%s → %s', (raw, rel) => {
     expect(normaliseToolPath(raw, ROOT)).toEqual({ inside: true, rel });
   });
-  it.each(['../x', 'a/../../x', '/etc/passwd', '/home/u/projector/x', 'a\0b', `${ROOT}/../other/x`])('%s is outside', (raw) => {
+  it.each(['../x', 'a/../../x', '/etc/passwd', '/home/u/projector/x', 'a\0b', `${ROOT}/../other/x`, '/home/u', '/', `${ROOT}/../..`])('%s is outside', (raw) => {
+    expect(normaliseToolPath(raw, ROOT)).toEqual({ inside: false });
+  });
+  it('a root written with a trailing slash or dots is the same root; no root: every absolute path is outside', () => {
+    expect(normaliseToolPath(`${ROOT}/src/a`, `${ROOT}/`)).toEqual({ inside: true, rel: 'src/a' });
+    expect(normaliseToolPath(`${ROOT}/src/a`, '/home/./u//proj')).toEqual({ inside: true, rel: 'src/a' });
+    expect(normaliseToolPath('/src/a', '/')).toEqual({ inside: true, rel: 'src/a' });
+    expect(normaliseToolPath(`${ROOT}/src/a`)).toEqual({ inside: false });
+    expect(normaliseToolPath('src/a')).toEqual({ inside: true, rel: 'src/a' });
+    expect(normaliseToolPath(`${ROOT}/x`, '/../x')).toEqual({ inside: false });
+  });
+  it.each([[''], ['./'], ['a/..']])('%j is the root itself', (raw) => {
+    expect(normaliseToolPath(raw, ROOT)).toEqual({ inside: true, rel: '.' });
+  });
+  it.each([[42], [null], [['secrets/k']], [{ toString: () => 'secrets/k' }]])('a path that is no string (%j) is outside', (raw) => {
     expect(normaliseToolPath(raw, ROOT)).toEqual({ inside: false });
   });
 });
@@ -91,5 +105,56 @@ describe('permission rules', () => {
     const { rt, read } = setup([{ tool: 'read', path: 'secrets/**', decision: 'deny' }]);
     expect((await call(rt, 'read', {})).isError).toBe(false);
     expect(read.ran).toEqual(['']);
+  });
+
+  it('the default deny reason names the rule, its file, the tool and the path, and tells the model not to work around it', async () => {
+    const { rt } = setup([{ tool: 'write', path: '.env*', decision: 'deny', from: '.dsh/config.json' }]);
+    const r = await call(rt, 'write', { path: './.env.local' });
+    expect(r.error?.code).toBe('POLICY_DENIED');
+    expect(r.content).toContain(
+      'permission rule 0 (tool "write", path ".env*") of .dsh/config.json denies write on ".env.local"; this is the user\'s configuration, so do not retry it another way: use another path or tool, or ask the user',
+    );
+    const bare = setup([{ tool: 'read', decision: 'deny' }]);
+    const b = await call(bare.rt, 'read', {});
+    expect(b.content).toContain('permission rule 0 (tool "read") denies read; this is the user\'s configuration');
+  });
+
+  it('an ask rule names where the call points: a path outside the workspace, or nothing without a path', async () => {
+    const out = setup([{ tool: 'write', path: 'docs/**', decision: 'ask' }]);
+    await call(out.rt, 'write', { path: '/etc/passwd' });
+    expect(out.asked.map((a) => a.reason)).toEqual(['permission rule 0 (tool "write", path "docs/**") asks before write on a path outside the workspace']);
+    expect(out.write.ran).toEqual([]);
+    const none = setup([{ tool: 'write', decision: 'ask' }]);
+    await call(none.rt, 'write', {});
+    expect(none.asked.map((a) => a.reason)).toEqual(['permission rule 0 (tool "write") asks before write']);
+  });
+
+  it('a later deny wins over an ask (deny before ask), whether it answers at once or later', async () => {
+    for (const later of ['sync', 'async'] as const) {
+      const { rt, write, asked } = setup([{ tool: 'write', decision: 'ask' }], 'allowed-once');
+      rt.hooks.on('tools/pre-execute', 'later', (c, next) => {
+        const d = (c.args as { path?: string }).path === 'no' ? ({ kind: 'deny', reason: 'later says no' } as const) : next();
+        return later === 'sync' ? d : Promise.resolve(d);
+      });
+      const r = await call(rt, 'write', { path: 'no' });
+      expect(r.error?.code, later).toBe('POLICY_DENIED');
+      expect(r.content).toContain('later says no');
+      expect(asked, later).toEqual([]);
+      expect((await call(rt, 'write', { path: 'yes' })).isError).toBe(false);
+      expect(asked.map((a) => a.reason), later).toEqual(['permission rule 0 (tool "write") asks before write on "yes"']);
+      expect(write.ran).toEqual(['yes']);
+    }
+  });
+
+  it('rules of other tools are passed over; a tool glob picks its tools', async () => {
+    const { rt, read, write } = setup([
+      { tool: 'wr*', path: 'a', decision: 'deny' },
+      { tool: 're?d', decision: 'deny', reason: 'no reading' },
+    ]);
+    expect((await call(rt, 'write', { path: 'b' })).isError).toBe(false);
+    expect((await call(rt, 'write', { path: 'a' })).error?.code).toBe('POLICY_DENIED');
+    expect((await call(rt, 'read', { path: 'a' })).content).toContain('no reading');
+    expect(write.ran).toEqual(['b']);
+    expect(read.ran).toEqual([]);
   });
 });
