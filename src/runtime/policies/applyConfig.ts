@@ -100,8 +100,8 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
     if (!options.hookRunner) throw new TypeError('applyConfig: the config has command hooks but no hookRunner was given to run them');
     const installed = installCommandHooks(rt, hooks, {
       runner: options.hookRunner,
-      ...(options.root !== undefined ? { root: options.root } : {}),
-      ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
+      root: options.root,
+      sessionId: options.sessionId,
       // (The default: `defaultLimits.hookTimeoutMs` of createRuntime.ts, not imported: this entry stays small.)
       stageTimeoutMs: config.timeouts?.hookMs ?? DEFAULT_COMMAND_HOOK_TIMEOUT_MS,
     });

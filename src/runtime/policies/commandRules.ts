@@ -25,7 +25,7 @@ export function layerSpellings(l: CommandLayer): string[] {
   const first = words[0]!;
   const base = first.slice(first.lastIndexOf('/') + 1);
   const out = [words.join(' ')];
-  if (base !== first && base !== '') out.push([base, ...words.slice(1)].join(' '));
+  if (base !== first) out.push([base, ...words.slice(1)].join(' '));
   return out;
 }
 
@@ -49,7 +49,7 @@ export function commandSpellings(line: string, parse: CommandParse = parseShellC
  * a pattern, and so does every wrapper that changes who runs it (`sudo`, `doas`).
  */
 export function allowedByPatterns(parse: CommandParse, allow: readonly CommandMatcher[]): boolean {
-  if (!parse.parsed || parse.opaque.length > 0 || parse.commands.length === 0 || allow.length === 0) return false;
+  if (!parse.parsed || parse.opaque.length > 0 || parse.commands.length === 0) return false;
   // The words as written only: `/bin/ls` or `./ls` is not `ls` for an allow pattern (a deny
   // pattern also sees `ls`): `./ls` may be a script the model wrote.
   const matches = (l: CommandLayer) => {
@@ -61,7 +61,7 @@ export function allowedByPatterns(parse: CommandParse, allow: readonly CommandMa
     // `bash -c '…'` / `eval '…'`: the string's own commands are checked as commands of their own.
     if (!last.delegates && !matches(last)) return false;
     return c.layers.slice(0, -1).every((l) => {
-      const name = l.words[0] ?? '';
+      const name = l.words[0]!; // a wrapper layer has its name
       return !PRIVILEGE_WRAPPERS.has(name.slice(name.lastIndexOf('/') + 1)) || matches(l);
     });
   });

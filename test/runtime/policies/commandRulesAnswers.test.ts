@@ -16,7 +16,8 @@ import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { applyConfig, type PolicyConfig } from '../../../src/runtime/policies/applyConfig.js';
 import { compileBashPattern } from '../../../src/runtime/policies/bashDenyGuard.js';
-import { bashCommandRules, commandApprovalKeys } from '../../../src/runtime/policies/commandRules.js';
+import { parseShellCommand } from '../../../src/runtime/policies/shellCommands.js';
+import { allowedByPatterns, bashCommandRules, commandApprovalKeys, commandSpellings, layerSpellings } from '../../../src/runtime/policies/commandRules.js';
 import { call, fakeBash, recordingApproval } from './fixtures.js';
 
 function setup(config: PolicyConfig, answer: ApprovalAnswer = 'denied') {
@@ -98,6 +99,44 @@ describe('the questions the command rules ask', () => {
   });
 });
 
+describe('what the patterns are tried against', () => {
+  it('a deny pattern sees the line as sent, so a pattern spanning commands still denies', async () => {
+    const { rt, bash } = setup({ bash: { deny: ['ls && rm'] } });
+    expect((await call(rt, 'bash', { command: 'ls && rm -r v' })).error?.code).toBe('POLICY_DENIED');
+    expect((await call(rt, 'bash', { command: 'ls; rm -r v' })).isError).toBe(false);
+    expect(bash.ran).toEqual(['ls; rm -r v']);
+  });
+
+  it('a line of assignments only runs no command: deny patterns let it be, allow patterns do not cover it', async () => {
+    const denying = setup({ bash: { deny: ['^rm\\s', '^$'] } });
+    expect((await call(denying.rt, 'bash', { command: 'x=1' })).isError).toBe(false);
+    const allowing = setup({ bash: { allow: ['.*'] } });
+    expect((await call(allowing.rt, 'bash', { command: 'x=1' })).error?.code).toBe('APPROVAL_DENIED');
+    expect(allowing.asked).toHaveLength(1);
+  });
+
+  it('the spellings of one command: its words, and its name without the directory', () => {
+    const layers = (line: string) => parseShellCommand(line).commands.flatMap((c) => c.layers);
+    expect(layers('ls -a').map(layerSpellings)).toEqual([['ls -a']]);
+    expect(layers('/bin/rm -r v').map(layerSpellings)).toEqual([['/bin/rm -r v', 'rm -r v']]);
+    expect(layers('xargs rm -r').map(layerSpellings)).toEqual([['xargs rm -r'], ['rm -r <more args at run time>']]);
+    expect(commandSpellings('nice -n 5 /bin/rm -r v')).toEqual(['nice -n 5 /bin/rm -r v', '/bin/rm -r v', 'rm -r v']);
+  });
+
+  it('a privilege wrapper anywhere in the chain must be allowed itself, whatever its directory', async () => {
+    const { rt, asked } = setup({ bash: { allow: ['^ls\\b', '^nice\\b'] } });
+    for (const command of ['nice -n 5 sudo ls', '/usr/bin/sudo ls', 'nice doas ls']) {
+      expect((await call(rt, 'bash', { command })).error?.code, command).toBe('APPROVAL_DENIED');
+    }
+    expect(asked).toHaveLength(3);
+    expect(allowedByPatterns(parseShellCommand('nice -n 5 sudo ls'), allow('^ls\\b', '^sudo ls$'))).toBe(true);
+  });
+
+  it('no allow pattern covers anything', () => {
+    expect(allowedByPatterns(parseShellCommand('ls'), [])).toBe(false);
+  });
+});
+
 describe('arguments added at run time', () => {
   it.each(['xargs rm -r', 'xargs -a list rm -r', 'find . -exec rm -r {} +'])('an allow pattern anchored at its end does not cover %j', async (command) => {
     const { rt, asked, bash } = setup({ bash: { allow: ['^rm -r$', '^rm -r \\{\\} \\+$', '^find\\b', '^xargs\\b'] } });
@@ -165,6 +204,11 @@ describe('what allowed-always remembers for a bash call', () => {
 
   it('a line that runs nothing, or does not parse, is never remembered', () => {
     for (const command of ['', '   ', '# a comment', 'echo $(']) expect(commandApprovalKeys({ command }), JSON.stringify(command)).toBeUndefined();
+  });
+
+  it('a line with any word built at run time is never remembered, even beside plain commands', () => {
+    expect(commandApprovalKeys({ command: 'ls && ls "$dir"' })).toBeUndefined();
+    expect(commandApprovalKeys({ command: 'ls "$dir" && ls' })).toBeUndefined();
   });
 
   it('one key per line, different for different programs', () => {

@@ -27,6 +27,7 @@ describe('permission-rule globs', () => {
   });
 
   it.each([
+    ['', /^invalid glob "": empty$/],
     ['!secrets/**', /negated globs are not supported/],
     ['{a,b', /an unclosed \{/],
     ['a\\', /ends in a backslash/],

@@ -4,6 +4,8 @@ import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { applyConfig } from '../../../src/runtime/policies/applyConfig.js';
 import { normaliseToolPath } from '../../../src/runtime/policies/toolPath.js';
 import type { PermissionRule } from '../../../src/runtime/policies/permissionRules.js';
+import { z } from 'zod';
+import { defineTool } from '../../../src/runtime/defineTool.js';
 import { call, pathTool, recordingApproval } from './fixtures.js';
 
 const ROOT = '/home/u/proj';
@@ -40,6 +42,13 @@ describe('normaliseToolPath', () => {
     expect(normaliseToolPath(`${ROOT}/src/a`)).toEqual({ inside: false });
     expect(normaliseToolPath('src/a')).toEqual({ inside: true, rel: 'src/a' });
     expect(normaliseToolPath(`${ROOT}/x`, '/../x')).toEqual({ inside: false });
+  });
+  it('a path with a NUL byte is outside, wherever it points', () => {
+    for (const raw of ['a\u0000b', `${ROOT}/a\u0000`, '\u0000']) expect(normaliseToolPath(raw, ROOT), JSON.stringify(raw)).toEqual({ inside: false });
+  });
+  it('an absolute path that climbs above / is outside', () => {
+    for (const raw of ['/..', '/../x', '/a/../../x']) expect(normaliseToolPath(raw, ROOT), raw).toEqual({ inside: false });
+    expect(normaliseToolPath('/../x', '/')).toEqual({ inside: false });
   });
   it.each([[''], ['./'], ['a/..']])('%j is the root itself', (raw) => {
     expect(normaliseToolPath(raw, ROOT)).toEqual({ inside: true, rel: '.' });
@@ -156,5 +165,24 @@ describe('permission rules', () => {
     expect((await call(rt, 'read', { path: 'a' })).content).toContain('no reading');
     expect(write.ran).toEqual(['b']);
     expect(read.ran).toEqual([]);
+  });
+
+  it('an allow rule decides at once: a later listener is not consulted', async () => {
+    const { rt, write } = setup([{ tool: 'write', decision: 'allow' }]);
+    let consulted = 0;
+    rt.hooks.on('tools/pre-execute', 'later', () => (consulted++, { kind: 'deny', reason: 'later says no' }));
+    expect((await call(rt, 'write', { path: 'a' })).isError).toBe(false);
+    expect(consulted).toBe(0);
+    expect(write.ran).toEqual(['a']);
+  });
+
+  it('a call whose arguments are no object has no path: rules with a path pass it over, the others apply', async () => {
+    const loose = defineTool({ name: 'loose', input: z.any(), execute: () => 'ran' });
+    const rt = createRuntime({ tools: [loose] });
+    applyConfig(rt, { permissions: [{ tool: 'loose', path: '**', decision: 'deny' }] });
+    for (const input of [null, 7, [1]]) expect((await call(rt, 'loose', input)).isError, JSON.stringify(input)).toBe(false);
+    const all = createRuntime({ tools: [loose] });
+    applyConfig(all, { permissions: [{ tool: 'loose', decision: 'deny' }] });
+    expect((await call(all, 'loose', null)).error?.code).toBe('POLICY_DENIED');
   });
 });

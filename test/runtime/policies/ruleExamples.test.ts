@@ -107,6 +107,7 @@ describe('rule examples', () => {
     expect(lines[1]).toMatch(/^permissions\[1\] \(tool "read"\): example read \{"path":"a"\} should be asked about, but: allow \(pre-execute allow by dsh:permissions/);
     // The raw text is shown as sent, and the failure says why it never reached a policy.
     expect(lines[2]).toMatch(/^permissions\[2\] \(tool "grep"\): example grep not json should be denied, but: invalid \(.+\)$/);
+    expect(lines[2]).not.toContain('no rule decided');
   });
 
   it('a call is shown on one short line: raw text as sent, JSON cut at 160 characters', () => {
