@@ -92,6 +92,9 @@ export type PostExecuteOutcome =
   | { readonly kind: 'invalid-output'; readonly message: string }
   | StageFailure;
 
+/** What {@link CallStages.planPostExecute} decided for a draft. */
+export type PostExecutePlan = { readonly kind: 'skip' } | { readonly kind: 'run' } | { readonly kind: 'appliesTo-failed'; readonly listener: string; readonly message: string };
+
 /** How a call ends before `finalizing` builds its result. */
 export type Settlement = (
   | { readonly ok: true; readonly draft: ResultDraft }
@@ -133,8 +136,12 @@ export interface CallStages {
   hasPreExecute(): boolean;
   /** True when the call has guards to consult (those registered when it started). */
   hasGuards(call: PreparedCall): boolean;
-  /** True when some post-execute listener applies to this draft (else the stage is skipped). */
-  hasPostExecute(call: PreparedCall, draft: ResultDraft): boolean;
+  /**
+   * Whether the post-execute stage runs for this draft: no listener applies (it is skipped), some
+   * does, or a listener's `appliesTo` threw while this was decided (the stage then fails the call
+   * naming that listener). Asked once per draft; its answer travels with the call.
+   */
+  planPostExecute(call: PreparedCall, draft: ResultDraft): PostExecutePlan;
   /** Never rejects; a pending outcome settles within `hookTimeoutMs` of the last listener it waited on. */
   preExecute(call: PreparedCall): SyncOrAsync<PreExecuteOutcome>;
   isApprovalRemembered(call: PreparedCall): boolean;
@@ -153,7 +160,7 @@ export interface CallStages {
   /** The first draft from the body's value; an output-schema failure gives INVALID_OUTPUT. */
   draftFromValue(call: PreparedCall, value: unknown): Settlement;
   /** Never rejects; a pending outcome settles within `hookTimeoutMs` of the last listener it waited on. */
-  postExecute(call: PreparedCall, draft: ResultDraft): SyncOrAsync<PostExecuteOutcome>;
+  postExecute(call: PreparedCall, draft: ResultDraft, plan: PostExecutePlan): SyncOrAsync<PostExecuteOutcome>;
   /** Builds, freezes and announces the result (finalizeContent, then `tools/result` observers). */
   finalize(request: ToolCallRequest, call: PreparedCall | undefined, settlement: Settlement, marks: StageMarks | undefined): ToolResult;
   /** Appends an annotation event about this call to the session log. */

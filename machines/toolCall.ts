@@ -15,6 +15,7 @@ import type {
   GuardOutcome,
   ListenerFailure,
   PostExecuteOutcome,
+  PostExecutePlan,
   PreExecuteOutcome,
   PrepareOutcome,
   PreparedCall,
@@ -41,6 +42,8 @@ export interface ToolCallContext {
   readonly pre: PreExecuteOutcome | undefined;
   readonly guardOutcome: GuardOutcome;
   readonly settlement: Settlement | undefined;
+  /** What the post-execute stage does with the body's draft (set on entering it). */
+  readonly postPlan: PostExecutePlan | undefined;
   /**
    * Aborts the body's signal on cancel: a handle (created with the call, never replaced), like the
    * injected pipeline. The snapshot's values never change; a handle's own state (aborted) may.
@@ -61,7 +64,8 @@ export type ToolCallMachineEvent =
   | { type: 'PRE.PENDING' }
   | { type: 'PRE.DECIDED'; outcome: PreExecuteOutcome }
   | { type: 'APPROVAL.ANSWERED'; answer: ApprovalAnswer | 'cancelled'; reason?: string }
-  | { type: 'EXECUTED'; settlement: Settlement }
+  /** The body's outcome, and (for a value) what the post-execute stage does with its draft. */
+  | { type: 'EXECUTED'; settlement: Settlement; post?: PostExecutePlan }
   | { type: 'POST.PENDING' }
   | { type: 'POST.DONE'; outcome: PostExecuteOutcome }
   /** The caller cancelled: not-yet-dispatched calls end ABORTED_BEFORE_DISPATCH, running ones are aborted. */
@@ -273,7 +277,7 @@ export const toolCallMachine = setup({
       if (context.marks) enqueue.assign({ marks: marked(context, 'postExecute') });
       const s = context.settlement;
       // Stryker disable next-line ConditionalExpression,OptionalChaining: postExecute is entered only with a body's value (hasPostExecute): the check narrows the type
-      if (s?.ok) runListenerStage(postStage, context.pipeline.postExecute(prepared(context), s.draft), (e) => enqueue.raise(e), self);
+      if (s?.ok) runListenerStage(postStage, context.pipeline.postExecute(prepared(context), s.draft, context.postPlan ?? { kind: 'run' }), (e) => enqueue.raise(e), self);
     }),
     /** Ends the call as a stage's verdict says: a listener that failed closed is logged first. */
     conclude: enqueueActions(({ context, enqueue }, verdict: Verdict) => {
@@ -326,15 +330,18 @@ export const toolCallMachine = setup({
           // else ends the call (the deadline, the abort grace) ends it.
           if (self.getSnapshot().status === 'active') {
             let settlement: Settlement;
+            let post: PostExecutePlan | undefined;
             try {
               settlement = outcome.ok
                 ? pipeline.draftFromValue(p, outcome.value)
                 : { ok: false as const, error: outcome.error, content: outcome.content, metadata: outcome.metadata };
+              // Decided here, once: the guard that routes on it runs no user code.
+              if (settlement.ok && self.getSnapshot().matches('executing')) post = pipeline.planPostExecute(p, settlement.draft);
             } catch (e) {
               // Whatever goes wrong here, the call still settles with a result (never hangs in executing).
               settlement = fail(ErrorCode.TOOL_FAILED, `the result of "${p.view.toolName}" could not be drafted: ${describeThrown(e)}`);
             }
-            self.send({ type: 'EXECUTED', settlement });
+            self.send(post ? { type: 'EXECUTED', settlement, post } : { type: 'EXECUTED', settlement });
           } else {
             pipeline.record({
               type: 'warning',
@@ -361,11 +368,9 @@ export const toolCallMachine = setup({
     cancelBeforeDispatch: assign({
       settlement: () => ({ ...fail(ErrorCode.ABORTED_BEFORE_DISPATCH, 'cancelled before the tool body was dispatched'), ...decidedBy('pre-execute', 'cancelled', APPROVED_BY.cancel) }),
     }),
-    takeSettlement: assign({
-      settlement: ({ event }) => {
-        assertEvent(event, 'EXECUTED');
-        return event.settlement;
-      },
+    takeSettlement: assign(({ event }) => {
+      assertEvent(event, 'EXECUTED');
+      return { settlement: event.settlement, postPlan: event.post };
     }),
     abortBody: ({ context }, reason: string | undefined) => context.abort.abort(reason ?? 'cancelled'),
     disarmDeadline: ({ context }) => context.disarmDeadline?.(),
@@ -376,15 +381,15 @@ export const toolCallMachine = setup({
     hasGuards: ({ context }) => context.pipeline.hasGuards(prepared(context)),
     noGuards: ({ context }) => !context.pipeline.hasGuards(prepared(context)),
     /**
-     * The body produced a value and some post-execute listener applies to it. It runs the
-     * listeners' own `appliesTo` (user code), so it is the only guard that asks: otherwise the
-     * call is settled as it is (the next, unguarded transition).
+     * The body produced a value and the post-execute stage runs for it (the plan the body's
+     * outcome came with: some listener applies, or one's `appliesTo` threw): otherwise the call is
+     * settled as it is (the next, unguarded transition).
      */
-    hasPostExecute: ({ context, event }) => {
+    hasPostExecute: ({ event }) => {
       assertEvent(event, 'EXECUTED');
-      return event.settlement.ok && context.pipeline.hasPostExecute(prepared(context), event.settlement.draft);
+      return event.settlement.ok && event.post !== undefined && event.post.kind !== 'skip';
     },
-    /** The fallback after `hasPostExecute` (named for the diagram): it asks no listener again. */
+    /** The fallback after `hasPostExecute` (named for the diagram). */
     noPostExecute: () => true,
     /** A pre-execute listener failed closed, or denied. */
     preRefused: ({ event }) => {
@@ -433,6 +438,7 @@ export const toolCallMachine = setup({
       pre: undefined,
       guardOutcome: undefined,
       settlement: undefined,
+      postPlan: undefined,
       abort: new AbortController(),
       disarmDeadline: undefined,
       approvalAbort: undefined,

@@ -14,6 +14,7 @@ import type { CallStages, PreparedCall, ResultDraft } from '../../machines/callS
 import { schedulerMachine, type LogPort } from '../../machines/scheduler.js';
 import type { ToolCallRequest, ToolResult } from '../../src/protocol/index.js';
 
+const SKIP_POST = Object.freeze({ kind: 'skip' as const });
 const ALLOW = Object.freeze({ kind: 'allow' as const });
 const view = Object.freeze({ callId: 'c', toolName: 'noop', args: Object.freeze({}), rawInput: '{}', index: 0, executionMode: 'parallel' as const, idempotent: false });
 const PREPARED = Object.freeze({ ok: true as const, prepared: Object.freeze({ view, tool: {} }) satisfies PreparedCall });
@@ -35,7 +36,7 @@ export const noWorkStages: CallStages = {
   guard: () => undefined,
   execute: () => Promise.resolve(OK),
   draftFromValue: () => ({ ok: true, draft: DRAFT }),
-  hasPostExecute: () => false,
+  planPostExecute: () => SKIP_POST,
   postExecute: () => ({ kind: 'accepted', draft: DRAFT }),
   finalize: () => RESULT,
   record: () => {},

@@ -68,7 +68,7 @@ export function scriptedSchedulerPipeline(): CallStages {
         : { ok: false, error: { name: 'InvalidArgsError', code: ErrorCode.INVALID_ARGS, message: 'n: expected number' } },
     hasPreExecute: () => false,
     hasGuards: () => false,
-    hasPostExecute: () => false,
+    planPostExecute: () => ({ kind: 'skip' }),
     preExecute: () => ({ kind: 'allow' }),
     isApprovalRemembered: () => false,
     rememberApproval: () => {},

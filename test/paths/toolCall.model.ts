@@ -6,7 +6,7 @@
  */
 import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import type { CallStages, PreExecuteOutcome, PostExecuteOutcome, ResultDraft, Settlement } from '../../machines/callStages.js';
-import { toolCallMachine, type ToolCallInput } from '../../machines/toolCall.js';
+import { toolCallMachine, type ToolCallContext, type ToolCallInput } from '../../machines/toolCall.js';
 import { ApprovalAnswerSchema, ErrorCode, PreExecuteDecisionSchema, type NewLogEvent, type ToolResult } from '../../src/protocol/index.js';
 import { enumerateConfigs, exploreGraph, planPaths, type ConfigClass, type Dimensions, type GraphModel, type Plan } from '../../src/testing/paths/planner.js';
 
@@ -20,7 +20,7 @@ export interface ToolCallConfig {
   readonly remembered: boolean;
   /** `hasGuards()` / `guard()`. */
   readonly guard: 'pass' | 'none' | 'deny' | 'failed';
-  /** `hasPostExecute()` / `postExecute()`. */
+  /** `planPostExecute()` / `postExecute()`. */
   readonly post: 'pending' | 'none' | 'accepted' | 'blocked' | 'invalid-output' | 'failed';
 }
 
@@ -70,6 +70,14 @@ const payloads: Readonly<Record<string, readonly object[]>> = {
   CANCEL: [{ reason: 'user pressed stop' }],
 };
 
+/** The payloads at a state: a body's value comes with the post-execute plan of the call's pipeline, as `startBody` sends it. */
+function payloadsAt(snapshot: AnyMachineSnapshot): Readonly<Record<string, readonly object[]>> {
+  const { pipeline, prepareOutcome } = snapshot.context as ToolCallContext;
+  if (!prepareOutcome.ok) return payloads;
+  const withPlan = settlements.map((settlement) => (settlement.ok ? { settlement, post: pipeline.planPostExecute(prepareOutcome.prepared, settlement.draft) } : { settlement }));
+  return { ...payloads, EXECUTED: withPlan };
+}
+
 function outcomeOf<T extends { kind: string }>(list: readonly T[], kind: string): T {
   return list.find((o) => o.kind === kind)!;
 }
@@ -98,7 +106,7 @@ export function scriptedPipeline(config: ToolCallConfig, recorded: string[] = []
           : undefined,
     execute: () => never(),
     draftFromValue: (_p, value) => ({ ok: true, draft: { value, content: String(value), metadata: {} } }),
-    hasPostExecute: () => config.post !== 'none',
+    planPostExecute: () => ({ kind: config.post === 'none' ? 'skip' : 'run' }),
     postExecute: () => (config.post === 'pending' ? never() : outcomeOf(postOutcomes, config.post)),
     finalize: (request, _p, s) =>
       ({ callId: request.callId, toolName: request.toolName, isError: !s.ok, ...(s.ok ? {} : { error: s.error }), content: '', metadata: {} }) as ToolResult,
@@ -152,7 +160,7 @@ export function describeToolCallEvent(e: AnyEventObject): string {
 export const toolCallGraph: GraphModel<ToolCallConfig> = {
   machine: toolCallMachine,
   input: (config) => toolCallInput(config),
-  events: (snapshot) => offeredEvents(snapshot, payloads),
+  events: (snapshot) => offeredEvents(snapshot, payloadsAt(snapshot)),
   serialize: (s) => (s.status === 'done' ? `settled:${resultCodeOf(s)}` : JSON.stringify(s.value)),
   describe: describeToolCallEvent,
 };

@@ -196,7 +196,7 @@ export function observeStages(inner: CallStages, emit: (event: CallStageEvent) =
     },
     hasPreExecute: () => inner.hasPreExecute(),
     hasGuards: (p) => inner.hasGuards(p),
-    hasPostExecute: (p, draft) => inner.hasPostExecute(p, draft),
+    planPostExecute: (p, draft) => inner.planPostExecute(p, draft),
     preExecute: (p) => listenerStage(track(p), 'preExecute', () => inner.preExecute(p), preOutcome),
     isApprovalRemembered: (p) => inner.isApprovalRemembered(p),
     rememberApproval: (p) => inner.rememberApproval(p),
@@ -219,7 +219,7 @@ export function observeStages(inner: CallStages, emit: (event: CallStageEvent) =
     },
     ...(inner.armDeadline ? { armDeadline: (p: PreparedCall, expired: Parameters<NonNullable<CallStages['armDeadline']>>[1]) => inner.armDeadline!(p, expired) } : {}),
     draftFromValue: (p, value) => inner.draftFromValue(p, value),
-    postExecute: (p, draft) => listenerStage(track(p), 'postExecute', () => inner.postExecute(p, draft), postOutcome),
+    postExecute: (p, draft, plan) => listenerStage(track(p), 'postExecute', () => inner.postExecute(p, draft, plan), postOutcome),
     finalize(request, p, settlement, marks) {
       const t = (p && byPrepared.get(p)) ?? byRequest.get(request) ?? (p ? track(p) : undefined);
       const open = t && enter(t, 'finalizing', settlement);

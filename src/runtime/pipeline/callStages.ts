@@ -13,7 +13,7 @@ import { withoutSpilledValue } from '../spill/spilledResult.js';
 import { armCallDeadline, runExecute } from './execute.js';
 import { finalizeResult } from './finalize.js';
 import { hasGuards, runGuards } from './guard.js';
-import { hasPostExecute, runPostExecute } from './postExecute.js';
+import { planPostExecute, runPostExecute } from './postExecute.js';
 import { hasPreExecute, runPreExecute } from './preExecute.js';
 import { prepareCall } from './prepare.js';
 import type { StageDeps } from './stageDeps.js';
@@ -38,10 +38,10 @@ export function createCallStages(deps: CallStagesDeps): CallStages {
     execute: (p, signal) => onceDurable(deps.log, () => runExecute(deps, p, signal)),
     armDeadline: (_p, expired) => armCallDeadline(deps, expired),
     draftFromValue,
-    hasPostExecute: (p, draft) => hasPostExecute(deps, p, draft),
+    planPostExecute: (p, draft) => planPostExecute(deps, p, draft),
     // A spilled result keeps its preview and locator, never its full value (SPEC §4).
-    postExecute: (p, draft) => {
-      const outcome = runPostExecute(deps, p, draft);
+    postExecute: (p, draft, plan) => {
+      const outcome = runPostExecute(deps, p, draft, plan);
       return outcome instanceof Promise ? outcome.then(withoutSpilledValue) : withoutSpilledValue(outcome);
     },
     finalize: (request, p, settlement, marks) => finalizeResult(deps, request, p, settlement, marks),

@@ -4,7 +4,7 @@
  * re-validated), blocks with feedback, or fails the call closed. Each asynchronous listener gets
  * its own `hookTimeoutMs` (SPEC §8.15).
  */
-import type { PostExecuteOutcome, PreparedCall, ResultDraft, SyncOrAsync } from '../../../machines/callStages.js';
+import type { PostExecuteOutcome, PostExecutePlan, PreparedCall, ResultDraft, SyncOrAsync } from '../../../machines/callStages.js';
 import { describeThrown, type PostExecuteDecision } from '../../protocol/index.js';
 import { deepFreeze } from '../args.js';
 import { contentOf, validateOutput } from './draft.js';
@@ -14,28 +14,30 @@ import { listenerTimer } from './listenerTimer.js';
 import type { StageDeps } from './stageDeps.js';
 
 /**
- * `appliesTo` failures seen while deciding whether the stage runs, by draft: the stage then fails
- * the call naming that listener, even if the listener's `appliesTo` answers "no" when asked again.
+ * What the stage does with a draft (SPEC §2.5): skipped when no listener applies; run when one does
+ * or cannot tell (its `appliesTo` threw: the stage then fails the call naming it, whatever that
+ * `appliesTo` would answer if asked again).
  */
-const appliesToFailures = new WeakMap<ResultDraft, { listener: string; message: string }>();
-
-/** True when some post-execute listener applies to this draft, or cannot tell (else the stage is skipped). */
-export function hasPostExecute(deps: Pick<StageDeps, 'hooks'>, p: PreparedCall, draft: ResultDraft): boolean {
+export function planPostExecute(deps: Pick<StageDeps, 'hooks'>, p: PreparedCall, draft: ResultDraft): PostExecutePlan {
   for (const l of deps.hooks.list('tools/post-execute')) {
-    if (!l.appliesTo) return true;
+    if (!l.appliesTo) return RUN;
     try {
-      if (l.appliesTo(draft, p.view)) return true;
+      if (l.appliesTo(draft, p.view)) return RUN;
     } catch (e) {
-      appliesToFailures.set(draft, { listener: l.name, message: `appliesTo failed: ${describeThrown(e)}` });
-      return true;
+      return { kind: 'appliesTo-failed', listener: l.name, message: `appliesTo failed: ${describeThrown(e)}` };
     }
   }
-  return false;
+  return SKIP;
 }
+
+const RUN: PostExecutePlan = Object.freeze({ kind: 'run' });
+const SKIP: PostExecutePlan = Object.freeze({ kind: 'skip' });
 
 const failed = (listener: string, message: string): PostExecuteOutcome => ({ kind: 'failed', hook: 'tools/post-execute', listener, message });
 
-export function runPostExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'>, p: PreparedCall, first: ResultDraft): SyncOrAsync<PostExecuteOutcome> {
+export function runPostExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'>, p: PreparedCall, first: ResultDraft, plan: PostExecutePlan): SyncOrAsync<PostExecuteOutcome> {
+  // The listener whose `appliesTo` threw while the stage was planned is the first that applies: nothing ran before it.
+  if (plan.kind === 'appliesTo-failed') return failed(plan.listener, plan.message);
   const listeners = deps.hooks.list('tools/post-execute');
   const ms = deps.limits.hookTimeoutMs;
   // Set once a listener has not answered within its own budget: the stage is over, nobody later runs.
@@ -70,9 +72,6 @@ export function runPostExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits
   const step = (i: number): SyncOrAsync<PostExecuteOutcome> => {
     for (; i < listeners.length; i++) {
       const l = listeners[i]!;
-      // Stryker disable next-line ConditionalExpression: the failing listener is the first one that applies, so it is reached before any rewrite
-      const earlier = draft === first ? appliesToFailures.get(first) : undefined;
-      if (earlier?.listener === l.name) return failed(l.name, earlier.message);
       let r: SyncOrAsync<PostExecuteDecision | void>;
       try {
         if (l.appliesTo) {

@@ -114,7 +114,7 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
   if (first.length > 0) rt.hooks.order('tools/pre-execute', first);
   if (deny.length > 0) rt.tools.guard(bashDenyGuard({ patterns: denyEntries }), POLICY_NAMES.bashDeny);
   return () => {
-    for (const r of removers.reverse()) r();
+    for (const r of removers) r();
   };
 }
 

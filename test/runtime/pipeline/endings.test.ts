@@ -113,7 +113,7 @@ describe("a port that breaks its contract (a user's CallStages): the call still 
   });
 
   it('post-execute rejects: HOOK_FAILED naming no listener', async () => {
-    const r = await broken({ hasPostExecute: () => true, postExecute: () => Promise.reject(new Error('port broke')) });
+    const r = await broken({ planPostExecute: () => ({ kind: 'run' }), postExecute: () => Promise.reject(new Error('port broke')) });
     expect([r.error?.code, r.error?.message]).toEqual([ErrorCode.HOOK_FAILED, 'tools/post-execute listener "?" failed: Error: port broke']);
   });
 
