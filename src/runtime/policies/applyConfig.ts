@@ -88,7 +88,7 @@ export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: Policy
       const re = compileBashPattern(p);
       return (s: string) => re.matcher(s).find();
     });
-    removers.push(rt.hooks.on('tools/pre-execute', POLICY_NAMES.bashCommands, bashCommandRules({ allow: matchers, ...(deny.length > 0 ? { deny: bashDenyCheck(denyEntries) } : {}) })));
+    removers.push(rt.hooks.on('tools/pre-execute', POLICY_NAMES.bashCommands, bashCommandRules({ allow: matchers, deny: bashDenyCheck(denyEntries) })));
     first.push(POLICY_NAMES.bashCommands);
   }
   if (config.permissions && config.permissions.length > 0) {

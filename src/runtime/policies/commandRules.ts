@@ -49,7 +49,8 @@ export function commandSpellings(line: string, parse: CommandParse = parseShellC
  * a pattern, and so does every wrapper that changes who runs it (`sudo`, `doas`).
  */
 export function allowedByPatterns(parse: CommandParse, allow: readonly CommandMatcher[]): boolean {
-  if (!parse.parsed || parse.opaque.length > 0 || parse.commands.length === 0) return false;
+  // (A line that does not parse has no commands, and says why in `opaque`.)
+  if (parse.opaque.length > 0 || parse.commands.length === 0) return false;
   // The words as written only: `/bin/ls` or `./ls` is not `ls` for an allow pattern (a deny
   // pattern also sees `ls`): `./ls` may be a script the model wrote.
   const matches = (l: CommandLayer) => {
@@ -60,6 +61,7 @@ export function allowedByPatterns(parse: CommandParse, allow: readonly CommandMa
     const last = c.layers[c.layers.length - 1]!;
     // `bash -c '…'` / `eval '…'`: the string's own commands are checked as commands of their own.
     if (!last.delegates && !matches(last)) return false;
+    // Stryker disable next-line MethodExpression: the last layer is the command itself, not a wrapper (and it matched above)
     return c.layers.slice(0, -1).every((l) => {
       const name = l.words[0]!; // a wrapper layer has its name
       return !PRIVILEGE_WRAPPERS.has(name.slice(name.lastIndexOf('/') + 1)) || matches(l);
@@ -125,6 +127,7 @@ export function bashCommandRules(options: BashCommandRulesOptions): PreExecuteLi
         mine = { kind: 'ask', reason: `not covered by the bash allow patterns: ${missed}`, rule: `bash.allow: no pattern covers ${missed}` };
       }
     }
+    // Stryker disable next-line ConditionalExpression: without a decision of its own, the later answer is the answer either way (a listener returning nothing hands over)
     if (!mine) return next();
     const later = await next();
     return later.kind === 'deny' ? later : mine;
@@ -143,8 +146,13 @@ export function bashCommandRules(options: BashCommandRulesOptions): PreExecuteLi
  */
 export function commandApprovalKeys(args: { readonly command: string } & Readonly<Record<string, unknown>>, ignore: readonly string[] = ['timeoutMs']): readonly string[] | undefined {
   const parse = parseShellCommand(args.command);
-  if (!parse.parsed || parse.opaque.length > 0 || parse.commands.length === 0 || parse.printed === undefined) return undefined;
+  if (parse.opaque.length > 0 || parse.commands.length === 0 || parse.printed === undefined) return undefined;
   if (parse.commands.some((c) => c.exact === undefined)) return undefined;
-  const rest = Object.fromEntries(Object.entries(args).filter(([k]) => k !== 'command' && !ignore.includes(k)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const rest = Object.fromEntries(
+    Object.keys(args)
+      .sort()
+      .filter((k) => k !== 'command' && !ignore.includes(k))
+      .map((k) => [k, args[k]]),
+  );
   return [`${JSON.stringify(rest)}\u0000${parse.printed}`];
 }

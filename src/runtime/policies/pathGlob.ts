@@ -35,16 +35,10 @@ export function globToRe2(glob: string): string {
       const starts = i === 0 || glob[i - 1] === '/';
       const ends = j === glob.length || glob[j] === '/';
       if (j - i >= 2 && starts && ends) {
-        if (j < glob.length) {
-          out += '(?:[^/]*/)*'; // `**/`: zero or more whole segments
-          i = j; // the `/` is part of it
-        } else if (out.endsWith('/')) {
-          out = `${out.slice(0, -1)}(?:/.*)?`; // `a/**`: `a` itself or anything under it
-          i = j - 1;
-        } else {
-          out += '.*'; // `**` alone
-          i = j - 1;
-        }
+        if (j < glob.length) out += '(?:[^/]*/)*'; // `**/`: zero or more whole segments
+        else if (out.endsWith('/')) out = `${out.slice(0, -1)}(?:/.*)?`; // `a/**`: `a` itself or anything under it
+        else out += '.*'; // `**` alone
+        i = j; // past the `/` after it (the loop's step), or at the end
       } else {
         out += '[^/]*';
         i = j - 1;
@@ -54,6 +48,7 @@ export function globToRe2(glob: string): string {
       let j = i + 1;
       if (glob[j] === '!' || glob[j] === '^') j++;
       if (glob[j] === ']') j++;
+      // Stryker disable next-line EqualityOperator: past the end, glob[j] is undefined and the scan stops one step later, still past the end
       while (j < glob.length && glob[j] !== ']') j += glob[j] === '\\' ? 2 : 1; // `[\]]`: an escaped `]` is in the class
       if (j >= glob.length) {
         out += '\\[';

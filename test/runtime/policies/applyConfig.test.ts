@@ -43,9 +43,9 @@ function orderedRuntime(rt: ReturnType<typeof createRuntime>) {
 
 describe('runtimeOptionsFromConfig', () => {
   it('sets nothing for a config that names nothing', () => {
-    expect(runtimeOptionsFromConfig({})).toEqual({});
-    expect(runtimeOptionsFromConfig({ timeouts: {} })).toEqual({});
-    expect(runtimeOptionsFromConfig({ plan: true, askBefore: ['write'], bash: { deny: ['^rm'] } })).toEqual({});
+    expect(runtimeOptionsFromConfig({})).toStrictEqual({});
+    expect(runtimeOptionsFromConfig({ timeouts: {} })).toStrictEqual({});
+    expect(runtimeOptionsFromConfig({ plan: true, askBefore: ['write'], bash: { deny: ['^rm'] } })).toStrictEqual({});
   });
 
   it('maps every option the config names to the runtime option of the same meaning', () => {
@@ -57,7 +57,7 @@ describe('runtimeOptionsFromConfig', () => {
         context: { maxChars: 50_000, summarize: 'digest' },
         timeouts: { hookMs: 1500, approvalMs: 60_000, abortGraceMs: 250 },
       }),
-    ).toEqual({
+    ).toStrictEqual({
       concurrency: 3,
       maxInlineBytes: 4096,
       messageLimits: { maxMessageBytes: 1000 },
@@ -67,10 +67,10 @@ describe('runtimeOptionsFromConfig', () => {
   });
 
   it('keeps a zero and sets only the timeouts named', () => {
-    expect(runtimeOptionsFromConfig({ concurrency: 0, maxInlineBytes: 0, maxMessageBytes: 0 })).toEqual({ concurrency: 0, maxInlineBytes: 0, messageLimits: { maxMessageBytes: 0 } });
-    expect(runtimeOptionsFromConfig({ timeouts: { approvalMs: 5 } })).toEqual({ limits: { approvalTimeoutMs: 5 } });
-    expect(runtimeOptionsFromConfig({ timeouts: { abortGraceMs: 0 } })).toEqual({ limits: { abortGraceMs: 0 } });
-    expect(runtimeOptionsFromConfig({ timeouts: { hookMs: 7 } })).toEqual({ limits: { hookTimeoutMs: 7 } });
+    expect(runtimeOptionsFromConfig({ concurrency: 0, maxInlineBytes: 0, maxMessageBytes: 0 })).toStrictEqual({ concurrency: 0, maxInlineBytes: 0, messageLimits: { maxMessageBytes: 0 } });
+    expect(runtimeOptionsFromConfig({ timeouts: { approvalMs: 5 } })).toStrictEqual({ limits: { approvalTimeoutMs: 5 } });
+    expect(runtimeOptionsFromConfig({ timeouts: { abortGraceMs: 0 } })).toStrictEqual({ limits: { abortGraceMs: 0 } });
+    expect(runtimeOptionsFromConfig({ timeouts: { hookMs: 7 } })).toStrictEqual({ limits: { hookTimeoutMs: 7 } });
   });
 });
 
@@ -82,7 +82,11 @@ describe('applyConfig', () => {
     applyConfig(port, {});
     applyConfig(port, { bash: { deny: [], allow: [] }, permissions: [], hooks: { preExecute: [], guard: [] } });
     expect(orders).toEqual([]);
+    // No guard either: the call goes from validating straight to its body.
+    const stages: string[] = [];
+    rt.onStage((e) => void (e.type === 'stage/entered' && stages.push(e.stage)));
     expect((await call(rt, 'bash', { command: 'x=rm; $x -r v' })).isError).toBe(false);
+    expect(stages).toEqual(['validating', 'executing', 'finalizing']);
     expect(bash.ran).toEqual(['x=rm; $x -r v']);
   });
 

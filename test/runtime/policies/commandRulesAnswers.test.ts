@@ -51,6 +51,7 @@ describe('the questions the command rules ask', () => {
     expect(reason).toContain('"$c"');
     expect(reason).not.toContain('"$d"');
     expect(reason.match(/built at run time/g)).toHaveLength(3);
+    expect(reason).toMatch(/built at run time; the command name "\$b"/);
     expect(bash.ran).toEqual([]);
     // The listener's decision (a public one: dsh/policies) names its rule beside the same reason.
     expect(await decide({ allow: allow('^ls\\b') }, 'a=1; $a; $b; $c; $d')).toEqual({ kind: 'ask', reason, rule: 'bash: a command the parse cannot see' });

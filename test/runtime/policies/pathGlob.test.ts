@@ -46,6 +46,10 @@ describe('permission-rule globs', () => {
     expect(['ax', '/x', 'a/x'].filter(compileGlob('[!b]x'))).toEqual(['ax']);
   });
 
+  it('a class of one character matches that character (picomatch also takes `[a]x` literally)', () => {
+    expect(['ax', 'bx', '[a]x'].filter(compileGlob('[a]x'))).toEqual(['ax']);
+  });
+
   it('a class that does not close is a literal `[`', () => {
     expect(compileGlob('[ab')('[ab')).toBe(true);
     expect(compileGlob('[ab')('a')).toBe(false);

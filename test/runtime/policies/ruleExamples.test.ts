@@ -80,6 +80,7 @@ describe('rule examples', () => {
       { rule: 'bash.allow[1] /^git (status|diff)/', call: { toolName: 'bash', input: { command: 'git push' } }, expected: 'deny' },
     ]);
     expect(examplesOf({})).toEqual([]);
+    expect(examplesOf({ bash: { deny: [{ pattern: '^rm' }], allow: [{ pattern: '^ls' }] }, permissions: [{ tool: 'x', decision: 'deny' }] })).toEqual([]);
   });
 
   it('bash.allow examples: a covered line runs unasked, an uncovered one is asked about', async () => {
