@@ -55,8 +55,8 @@ export function permissionRules(options: PermissionRulesOptions): PreExecuteList
   }));
   const root = options.root;
   return (call, next) => {
-    const args = call.args as { path?: unknown } | null | undefined;
-    const raw = args !== null && typeof args === 'object' ? args.path : undefined;
+    // Arguments that are no object have no `path` (a number's or a string's is undefined too).
+    const raw = (call.args as { path?: unknown } | null | undefined)?.path;
     const where = raw === undefined ? undefined : normaliseToolPath(raw, root);
     for (const c of compiled) {
       if (!c.tool(call.toolName)) continue;

@@ -35,7 +35,8 @@ export function normaliseToolPath(raw: unknown, root?: string): ToolPath {
   if (raw.startsWith('/')) {
     const rootSegs = root === undefined ? undefined : segments(root);
     const pathSegs = segments(raw);
-    if (!rootSegs || !pathSegs || pathSegs.length < rootSegs.length) return { inside: false };
+    if (!rootSegs || !pathSegs) return { inside: false };
+    // A path shorter than the root differs from it where it ends (`undefined` is no segment).
     for (let i = 0; i < rootSegs.length; i++) if (rootSegs[i] !== pathSegs[i]) return { inside: false };
     rel = pathSegs.slice(rootSegs.length).join('/');
   }

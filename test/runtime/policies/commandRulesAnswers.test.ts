@@ -121,6 +121,8 @@ describe('what the patterns are tried against', () => {
     expect(layers('ls -a').map(layerSpellings)).toEqual([['ls -a']]);
     expect(layers('/bin/rm -r v').map(layerSpellings)).toEqual([['/bin/rm -r v', 'rm -r v']]);
     expect(layers('xargs rm -r').map(layerSpellings)).toEqual([['xargs rm -r'], ['rm -r <more args at run time>']]);
+    // A layer without words (one a caller builds: a parse lists no command without words) has no spelling.
+    expect(layerSpellings({ ...layers('ls')[0]!, words: [], moreArgs: true })).toEqual([]);
     expect(commandSpellings('nice -n 5 /bin/rm -r v')).toEqual(['nice -n 5 /bin/rm -r v', '/bin/rm -r v', 'rm -r v']);
   });
 
