@@ -85,6 +85,20 @@ export function renderTable(r: Results, notes: Notes): string {
       rows.push([`W1 N=${n}`, 'µs per call: dsh, floor, dsh ÷ floor', `${f(p.dshUs)} µs, ${f(p.floorUs, 2)} µs, **×${f(p.ratio, 0)}**`, target, holds, detail]);
     }
     const flat = w.n256.dshUs / w.n64.dshUs;
+    for (const [label, ratio, us, name] of [
+      ['the AI SDK', w.n64.aiSdkRatio, notes.w1?.aiSdkUs, '`streamText` (ai 6), the same scripted model, `needsApproval: () => false`'],
+      ['agents-core', w.n64.agentsCoreRatio, notes.w1?.agentsCoreUs, "`Runner` (@openai/agents-core 0.14), a model giving the same two answers, tracing off, `needsApproval` resolving false"],
+    ] as const) {
+      if (ratio === undefined) continue;
+      rows.push([
+        `W1 N=64 vs ${label}`,
+        `dsh's µs per call ÷ ${label}'s on the same turn, same reps`,
+        `×${f(ratio, 2)}`,
+        '< 1 (issue 33)',
+        yes(ratio < 1),
+        us !== undefined ? `${label} ${f(us)} µs per call: ${name}` : '',
+      ]);
+    }
     const ir = w.n64.inspectedRatio;
     if (ir !== undefined) {
       rows.push([

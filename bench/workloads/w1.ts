@@ -9,6 +9,7 @@ import { machineRequests, machinesAloneBatch } from '../lib/machinesAlone.js';
 import { skeletonTurn } from '../lib/skeleton.js';
 import { cpuMs, median, nowMs } from '../lib/stats.js';
 import { noopTelemetry, sdkTelemetry } from '../lib/telemetry.js';
+import { agentsCoreTurn, agentsScript, aiSdkTurn } from '../lib/peers.js';
 
 export const W1_NS = [1, 8, 64, 256] as const;
 
@@ -22,6 +23,10 @@ export interface W1Point {
   telemetryRatio?: number;
   /** N=64 only: µs per call with telemetry given `@opentelemetry/api` and no provider registered ÷ without. */
   noopTelemetryRatio?: number;
+  /** N=64 only: dsh's µs per call ÷ the AI SDK's `streamText` on the same turn (bench/lib/peers.ts), same reps. */
+  aiSdkRatio?: number;
+  /** N=64 only: dsh's µs per call ÷ `@openai/agents-core`'s `Runner` on the same turn, same reps. */
+  agentsCoreRatio?: number;
 }
 export type W1Result = Record<'n1' | 'n8' | 'n64' | 'n256', W1Point>;
 
@@ -43,6 +48,9 @@ export interface W1Detail {
   /** µs per call at N=64 with telemetry on (SDK) and with the API's no-op tracer. */
   telemetryUs?: number;
   noopTelemetryUs?: number;
+  /** µs per call at N=64 of the two framework peers (bench/lib/peers.ts). */
+  aiSdkUs?: number;
+  agentsCoreUs?: number;
 }
 
 /** Runs `turn` k times; returns CPU ms per turn (see `cpuMs`). */
@@ -80,13 +88,15 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   const reps = opts.quick ? 5 : 15;
   const targetMs = opts.quick ? 30 : 100;
   const ns = [0, ...W1_NS];
-  type Side = 'dsh' | 'floor' | 'skeleton' | 'machines' | 'dshInspected' | 'dshTelemetry' | 'dshNoopTelemetry';
+  type Side = 'dsh' | 'floor' | 'skeleton' | 'machines' | 'dshInspected' | 'dshTelemetry' | 'dshNoopTelemetry' | 'aiSdk' | 'agentsCore';
   const SIDES: readonly Side[] = ['dsh', 'floor', 'skeleton', 'machines'];
   // The inspected turn is sampled only where its ratio is taken (N=0 and N=64), in the same rotation.
-  const sidesAt = (n: number): readonly Side[] => (n === 0 || n === W1_INSPECTED_N ? [...SIDES, 'dshInspected', 'dshTelemetry', 'dshNoopTelemetry'] : SIDES);
+  // So are the peers: the same turn through the AI SDK and agents-core.
+  const sidesAt = (n: number): readonly Side[] => (n === 0 || n === W1_INSPECTED_N ? [...SIDES, 'dshInspected', 'dshTelemetry', 'dshNoopTelemetry', 'aiSdk', 'agentsCore'] : SIDES);
   const dshScripts = new Map(ns.map((n) => [n, dshScript(n)]));
   const floorScripts = new Map(ns.map((n) => [n, floorScript(n)]));
   const requests = new Map(ns.map((n) => [n, machineRequests(n)]));
+  const agentsScripts = new Map(ns.map((n) => [n, agentsScript(n)]));
   const run: Record<Side, (n: number) => () => Promise<void>> = {
     dsh: (n) => () => dshTurn(dshScripts.get(n)!),
     floor: (n) => () => floorTurn(floorScripts.get(n)!),
@@ -95,6 +105,8 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
     dshInspected: (n) => () => dshTurn(dshScripts.get(n)!, countingInspector()),
     dshTelemetry: (n) => () => dshTurn(dshScripts.get(n)!, undefined, sdkTelemetry()),
     dshNoopTelemetry: (n) => () => dshTurn(dshScripts.get(n)!, undefined, noopTelemetry()),
+    aiSdk: (n) => () => aiSdkTurn(dshScripts.get(n)!),
+    agentsCore: (n) => () => agentsCoreTurn(agentsScripts.get(n)!),
   };
   const k = new Map<string, number>();
   for (const n of ns) for (const side of sidesAt(n)) k.set(`${side}${n}`, await calibrate(run[side](n), targetMs));
@@ -110,6 +122,8 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
     dshInspected: new Map(),
     dshTelemetry: new Map(),
     dshNoopTelemetry: new Map(),
+    aiSdk: new Map(),
+    agentsCore: new Map(),
   };
   for (let rep = 0; rep < reps; rep++) {
     for (const n of ns) {
@@ -155,8 +169,23 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   const noop = perCall('dshNoopTelemetry', W1_INSPECTED_N);
   result[`n${W1_INSPECTED_N}`].telemetryRatio = median(telemetry.map((x, rep) => x / plain[rep]!));
   result[`n${W1_INSPECTED_N}`].noopTelemetryRatio = median(noop.map((x, rep) => x / plain[rep]!));
+  const aiSdk = perCall('aiSdk', W1_INSPECTED_N);
+  const agentsCore = perCall('agentsCore', W1_INSPECTED_N);
+  result[`n${W1_INSPECTED_N}`].aiSdkRatio = median(plain.map((x, rep) => x / aiSdk[rep]!));
+  result[`n${W1_INSPECTED_N}`].agentsCoreRatio = median(plain.map((x, rep) => x / agentsCore[rep]!));
   return {
     result,
-    detail: { reps, skeletonUs, machinesUs, turnMs, modelStreamUs, inspectedUs: median(inspected), telemetryUs: median(telemetry), noopTelemetryUs: median(noop) },
+    detail: {
+      reps,
+      skeletonUs,
+      machinesUs,
+      turnMs,
+      modelStreamUs,
+      inspectedUs: median(inspected),
+      telemetryUs: median(telemetry),
+      noopTelemetryUs: median(noop),
+      aiSdkUs: median(aiSdk),
+      agentsCoreUs: median(agentsCore),
+    },
   };
 }
