@@ -37,6 +37,7 @@ import type { ApprovalService } from '../../runtime/pipeline/index.js';
 import { deniedWithoutTerminal, keystrokeApproval } from './approvals.js';
 import { suspendingApproval } from '../../runtime/pipeline/approvalService.js';
 import { holdSessionLease, type HeldSessionLease } from '../../adapters/store/sessionLease.js';
+import { bwrapSupport } from '../../adapters/sandbox/bwrapProbe.js';
 import { checkMessageSize, DEFAULT_MESSAGE_LIMITS, MessageLimitError } from '../../runtime/messageLimits.js';
 import { readSteerInput, type SteerInput } from './steerInput.js';
 import type { TurnHandle, TurnResult } from '../../runtime/turns.js';
@@ -121,6 +122,10 @@ export async function runSession(o: RunSessionOptions): Promise<number> {
   // One process writes a session at a time: the lease is held from before the log is read (its
   // torn tail cut) until the log is closed; another process on it fails here (LEASE_HELD).
   // Telemetry starts before anything is held or written: without its SDK packages the run stops here (one line).
+  // The sandbox's probe (a real bubblewrap sandbox, run once per process) starts now, beside the
+  // lease and the log; the run waits for its answer before the first turn (runTurns), and a probe
+  // that fails is reported there.
+  if (o.config?.sandbox?.mode !== 'full-access') bwrapSupport().catch(() => undefined);
   const otel = await startTelemetry(o);
   const held = await holdSessionLease(o.file, {
     command: o.resume ? 'resume' : 'run',
