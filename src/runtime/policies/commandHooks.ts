@@ -368,7 +368,8 @@ export function installCommandHooks(rt: Pick<Runtime, 'hooks' | 'tools'>, hooks:
         return askPreExecuteHook(hook, runner, call.toolName, call.args, where(call), limit(entry)).then((a): PreExecuteDecision | undefined => {
           switch (a.decision) {
             case 'allow':
-              return ALLOW;
+              // Its own answer, never the chain's ALLOW: the result names the hook that let it run.
+              return { kind: 'allow', rule: field };
             case 'deny':
               return { kind: 'deny', reason: `${a.reason} (hook ${field})`, rule: field };
             case 'ask':
