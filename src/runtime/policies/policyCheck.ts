@@ -7,7 +7,8 @@
  *
  * The outcome is `deny` when a pre-execute listener or a guard denied the call or failed closed
  * (`HOOK_FAILED`); `ask` when a listener asked (the stand-in approval says yes, so a guard that
- * would still deny it after a yes makes it `deny`); `invalid` when its input is no JSON object;
+ * would still deny it after a yes makes it `deny`); `invalid` when its input is no JSON object
+ * (or it names no tool a call could have, `UNKNOWN_TOOL`);
  * else `allow`.
  */
 import * as z from 'zod';
@@ -16,7 +17,7 @@ import { createRuntime, type Runtime } from '../createRuntime.js';
 import { defineTool } from '../defineTool.js';
 import type { ApprovalService } from '../pipeline/approvalService.js';
 
-/** `invalid`: the call never reached the policies (its input is not a JSON object). */
+/** `invalid`: the call never reached the policies (its input is not a JSON object, or its tool's name is not one a tool can have). */
 export type PolicyOutcome = 'allow' | 'ask' | 'deny' | 'invalid';
 
 export interface PolicyVerdict {
@@ -98,7 +99,11 @@ export function policyCheckerOn(rt: Runtime, asking: { asked: Map<string, string
   let n = 0;
   let queue: Promise<unknown> = Promise.resolve();
   const checkOne = async (call: PolicyCall): Promise<PolicyVerdict> => {
-    standIn(call.toolName);
+    try {
+      standIn(call.toolName);
+    } catch {
+      // A name no tool can have ("a b", ""): the call is UNKNOWN_TOOL, as in a run, never a throw.
+    }
     content = call.content ?? '';
     const callId = `policy-check-${++n}`;
     const r = await rt.runCall({ callId, toolName: call.toolName, input: call.input }).result;
