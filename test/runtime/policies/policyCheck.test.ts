@@ -94,7 +94,7 @@ describe('verdicts', () => {
   it('an execute-stage wrapper that refuses without naming itself is still a deny (POLICY_DENIED, GUARD_DENIED, HOOK_FAILED); another error is invalid', async () => {
     const codes = { a: ErrorCode.POLICY_DENIED, b: ErrorCode.GUARD_DENIED, c: ErrorCode.HOOK_FAILED, d: ErrorCode.TOOL_FAILED } as const;
     await withChecker(
-      { install: (rt) => void rt.hooks.on('tools/execute', 'wrapper', (call) => ({ ok: false, error: errorInfo(codes[call.toolName as keyof typeof codes], `refused ${call.toolName}`) })) },
+      { install: (rt) => void rt.hooks.on('tools/execute', 'wrapper', async (call) => ({ ok: false as const, error: errorInfo(codes[call.toolName as keyof typeof codes], `refused ${call.toolName}`) })) },
       async (check) => {
         expect(await check('a', {})).toEqual({ outcome: 'deny', code: 'POLICY_DENIED', reason: 'refused a' });
         expect(await check('b', {})).toEqual({ outcome: 'deny', code: 'GUARD_DENIED', reason: 'refused b' });
