@@ -254,8 +254,6 @@ export interface InstalledCommandHooks {
   remove(): void;
 }
 
-const NO_VERDICT = Object.freeze({ version: HOOK_MESSAGE_VERSION, decision: 'next' }) as GuardHookAnswer;
-
 /**
  * Registers the config's command hooks on `rt`. It does not order them: `applyConfig` puts
  * `front` first and `preExecute` after its built-in policies (see the module note).
@@ -279,10 +277,8 @@ export function installCommandHooks(rt: Pick<Runtime, 'hooks' | 'tools'>, hooks:
     const verdicts = new WeakMap<CallView, GuardHookAnswer>();
     // Not removable, like every guard (SPEC §2.2): its pre-execute and execute parts stay with it.
     rt.hooks.on('tools/pre-execute', hook.name, (call, next) => {
-        if (!hook.matches(call.toolName, call.args)) {
-          verdicts.set(call, NO_VERDICT);
-          return next();
-        }
+        // Not its call: no verdict, and the guard stage (which asks `matches` too) lets it pass.
+        if (!hook.matches(call.toolName, call.args)) return next();
         return askGuardHook(hook, runner, call.toolName, call.args, where(call), limit(entry)).then((answer) => {
           verdicts.set(call, answer);
           // A call the guard will deny is asked about by nobody: straight on to the guard.

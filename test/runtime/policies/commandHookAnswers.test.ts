@@ -242,6 +242,13 @@ describe('exit codes and failures (fail closed)', () => {
     expect(r.content).toContain('x…');
   });
 
+  it('an exit-2 reason of a few thousand characters reaches the model whole', async () => {
+    const reason = `${'w'.repeat(3_000)} end`;
+    const r = await failed(exited(2, '', reason));
+    expect(r.error?.code).toBe('POLICY_DENIED');
+    expect(r.content).toContain(`${reason} (hook hooks.preExecute[0] (.dsh/hooks/check.sh))`);
+  });
+
   it('any other exit code: HOOK_FAILED saying the code and stderr (one line, at most 300 characters) and the runner\'s note', async () => {
     expectFailed(await failed(exited(1, '', 'something\nbroke\n')), 'exited with code 1: something broke');
     expectFailed(await failed(exited(3, '{"version":1,"decision":"allow"}', '')), 'exited with code 3');
@@ -527,6 +534,21 @@ describe('result hooks (observers, fail open)', () => {
     await waitFor(() => (runs.length === 1 ? runs : undefined));
     await new Promise((r) => setTimeout(r, 50));
     expect(runs.map((r) => r.input.args)).toEqual([{ path: 'secrets/key' }]);
+  });
+
+  it('a call id used again by a call that never validated: the result hook reads no args of the earlier call', async () => {
+    const { runner, runs } = scripted(() => exited(0, ''));
+    const { rt } = setup({ result: [{ command: ['a'] }, { command: ['b'] }] }, runner);
+    await rt.runCall({ callId: 'same', toolName: 'bash', input: { command: 'ls' } }).result;
+    await waitFor(() => (runs.length === 2 ? runs : undefined));
+    await rt.runCall({ callId: 'same', toolName: 'bash', input: { nonsense: true } }).result;
+    const done = await waitFor(() => (runs.length === 4 ? runs : undefined));
+    expect(done.map((r) => [r.argv[0], r.input.args])).toEqual([
+      ['a', { command: 'ls' }],
+      ['b', { command: 'ls' }],
+      ['a', undefined],
+      ['b', undefined],
+    ]);
   });
 
   it('their deadline is their own (default 30 s): timeouts.hookMs bounds the policy stages only', async () => {
