@@ -24,6 +24,9 @@ import {
   type HookRunRequest,
 } from '../../../src/runtime/policies/commandHooks.js';
 import type { ApprovalAnswer, ToolResult } from '../../../src/protocol/index.js';
+import { PreExecuteHookAnswerSchema } from '../../../src/protocol/hookMessages.js';
+import { defineTool } from '../../../src/runtime/defineTool.js';
+import { z } from 'zod';
 import { call, fakeBash, pathTool, recordingApproval } from './fixtures.js';
 
 const exited = (code: number | null, stdout = '', stderr = '', extra: { signal?: string | null; note?: string } = {}): HookRunOutcome => ({ kind: 'exited', code, stdout, stderr, ...extra });
@@ -210,6 +213,20 @@ describe('what a hook reads and how long it may take', () => {
   });
 });
 
+describe('what installCommandHooks registers', () => {
+  it('front: the result hooks\' capture first, then the guard hooks; preExecute: the preExecute hooks in config order', () => {
+    const { runner } = scripted(() => answer({ decision: 'next' }));
+    const all = installCommandHooks(createRuntime(), { guard: [{ command: ['g0'] }, { command: ['g1'] }], preExecute: [{ command: ['p0'] }, { command: ['p1'] }], result: [{ command: ['r0'] }], postExecute: [{ command: ['q0'] }] }, { runner });
+    expect(all.front).toEqual(['dsh:hook result (call capture)', 'dsh:hook guard[0] g0', 'dsh:hook guard[1] g1']);
+    expect(all.preExecute).toEqual(['dsh:hook preExecute[0] p0', 'dsh:hook preExecute[1] p1']);
+    const noResult = installCommandHooks(createRuntime(), { guard: [{ command: ['g0'] }], postExecute: [{ command: ['q0'] }] }, { runner });
+    expect(noResult.front).toEqual(['dsh:hook guard[0] g0']);
+    expect(noResult.preExecute).toEqual([]);
+    const none = installCommandHooks(createRuntime(), {}, { runner });
+    expect([none.front, none.preExecute]).toEqual([[], []]);
+  });
+});
+
 describe('exit codes and failures (fail closed)', () => {
   const failed = async (outcome: HookRunOutcome | (() => never)) => {
     const runner: HookRunner = async () => (typeof outcome === 'function' ? outcome() : outcome);
@@ -259,6 +276,12 @@ describe('exit codes and failures (fail closed)', () => {
     expectFailed(await failed(exited(126, '', '', { note: 'a note alone' })), 'exited with code 126: a note alone');
   });
 
+  it('stderr of exactly 300 characters is kept whole (nothing cut, no ellipsis); the failure is a CommandHookError', async () => {
+    const r = await failed(exited(1, '', 'q'.repeat(300)));
+    expectFailed(r, `CommandHookError: exited with code 1: ${'q'.repeat(300)}`);
+    expect(r.error?.message).not.toContain('…');
+  });
+
   it('exit 0 with a valid answer on stdout is the answer even with noise on stderr', async () => {
     const r = await failed(exited(0, '{"version":1,"decision":"deny","reason":"by answer"}', 'warning: something'));
     expect(r.error?.code).toBe('POLICY_DENIED');
@@ -296,7 +319,9 @@ describe('exit codes and failures (fail closed)', () => {
     expectFailed(await failed(answer({ decision: 'deny', reason: '' })), 'answered an invalid preExecute answer (reason: ');
     expectFailed(await failed(exited(0, '{"version":2,"decision":"allow"}')), 'answered an invalid preExecute answer (version: ');
     const r = await failed(exited(0, '[1,2]'));
-    expectFailed(r, 'answered an invalid preExecute answer (');
+    // No field to name: zod's message alone, right after the parenthesis.
+    const issue = PreExecuteHookAnswerSchema.safeParse([1, 2]).error!.issues[0]!;
+    expectFailed(r, `answered an invalid preExecute answer (${issue.message}); expected`);
     expect(r.error?.message).toContain('expected {"version":1,"decision":…} (docs/hooks.md)');
     expect(r.error?.message).not.toContain('(: ');
     expectFailed(await failed(answer({ decision: 'allow', extra: 1 })), 'answered an invalid preExecute answer');
@@ -495,6 +520,7 @@ describe('result hooks (observers, fail open)', () => {
     await call(rt, 'bash', { wrong: 1 });
     const [r] = await waitFor(() => (runs.length === 1 ? runs : undefined));
     expect(r!.input).not.toHaveProperty('args');
+    expect(r!.input.callId).toMatch(/^p-/);
     expect((r!.input.result as { isError: boolean }).isError).toBe(true);
   });
 
@@ -534,6 +560,27 @@ describe('result hooks (observers, fail open)', () => {
     await waitFor(() => (runs.length === 1 ? runs : undefined));
     await new Promise((r) => setTimeout(r, 50));
     expect(runs.map((r) => r.input.args)).toEqual([{ path: 'secrets/key' }]);
+  });
+
+  it('a call whose pre-execute ended before the capture (a listener ordered first allowed it): the result hook still reads its arguments', async () => {
+    const { runner, runs } = scripted(() => exited(0, ''));
+    const { rt } = setup({ result: [{ command: ['observe'] }] }, runner);
+    rt.hooks.on('tools/pre-execute', 'allow-everything', () => ({ kind: 'allow' }));
+    rt.hooks.order('tools/pre-execute', ['allow-everything']);
+    await rt.runCall({ callId: 'c-9', toolName: 'bash', input: { command: 'ls' } }, { turnId: 't-9', stepIndex: 1 }).result;
+    const [r] = await waitFor(() => (runs.length === 1 ? runs : undefined));
+    expect(r!.input).toMatchObject({ args: { command: 'ls' }, turnId: 't-9', stepIndex: 1, callId: 'c-9' });
+  });
+
+  it('the result\'s metadata and value reach post-execute and result hooks', async () => {
+    const { runner, runs } = scripted((_req, input) => (input.stage === 'postExecute' ? answer({ decision: 'accept' }) : exited(0, '')));
+    const probe = defineTool({ name: 'probe', input: z.object({}), execute: () => ({ code: 3 }), toMetadata: (v) => ({ exitCode: v.code }) });
+    const rt = createRuntime({ tools: [probe] });
+    applyConfig(rt, { hooks: { postExecute: [{ command: ['post'] }], result: [{ command: ['result'] }] } }, { hookRunner: runner });
+    await call(rt, 'probe', {});
+    const done = await waitFor(() => (runs.length === 2 ? runs : undefined));
+    expect(done[0]!.input.result).toMatchObject({ value: { code: 3 }, metadata: { exitCode: 3 } });
+    expect(done[1]!.input.result).toMatchObject({ isError: false, value: { code: 3 }, metadata: { exitCode: 3 } });
   });
 
   it('a call id used again by a call that never validated: the result hook reads no args of the earlier call', async () => {

@@ -248,3 +248,14 @@ describe('one call at a time', () => {
     }
   });
 });
+
+describe('close', () => {
+  it('closing the checker closes its runtime: what the install set up is released', async () => {
+    let released = false;
+    const checker = await createPolicyChecker({ install: (rt) => void rt.onClose(() => void (released = true)) });
+    expect(await checker.check({ toolName: 'write', input: { path: 'a' } })).toEqual({ outcome: 'allow' });
+    expect(released).toBe(false);
+    await checker.close();
+    expect(released).toBe(true);
+  });
+});
