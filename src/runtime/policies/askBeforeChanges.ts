@@ -24,7 +24,7 @@ export interface AskBeforeChangesOptions {
 /** Asks about each call of `tools` (not pre-approved) that nothing before it decided. */
 export function askBeforeChanges(options: AskBeforeChangesOptions = {}): PreExecuteListener {
   const asking = new Set(options.tools ?? DEFAULT_ASK_BEFORE);
-  for (const t of options.preApproved ?? []) asking.delete(t);
+  options.preApproved?.forEach((t) => asking.delete(t));
   return (call, next) => {
     if (!asking.has(call.toolName)) return next();
     return { kind: 'ask', reason: call.toolName === 'bash' ? 'the model wants to run a command' : 'the model wants to change a file' };

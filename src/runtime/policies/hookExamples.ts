@@ -11,6 +11,7 @@ import {
   commandHookField,
   compileHook,
   DEFAULT_COMMAND_HOOK_TIMEOUT_MS,
+  type CommandHookEntry,
   type CommandHooksConfig,
   type HookExampleCall,
   type HookRunner,
@@ -70,7 +71,8 @@ export async function checkHookExamples(config: { readonly hooks?: CommandHooksC
 
 /** How many examples the config's deciding hooks carry. */
 export function countHookExamples(config: { readonly hooks?: CommandHooksConfig }): number {
-  return [...(config.hooks?.preExecute ?? []), ...(config.hooks?.guard ?? [])].reduce((n, e) => n + (e.examples?.allow?.length ?? 0) + (e.examples?.deny?.length ?? 0), 0);
+  const count = (entries?: readonly CommandHookEntry[]) => entries?.reduce((n, e) => n + (e.examples?.allow?.length ?? 0) + (e.examples?.deny?.length ?? 0), 0) ?? 0;
+  return count(config.hooks?.preExecute) + count(config.hooks?.guard);
 }
 
 /** One line for a failure: `hooks.guard[0] (x): example {…} must be denied, got allow`. */

@@ -383,7 +383,8 @@ describe.skipIf(skip)('postExecute and result hooks', () => {
     expect(r.content).toBe('ran');
     const seen = await waitFor(() => (existsSync(join(root, 'seen.jsonl')) ? readFileSync(join(root, 'seen.jsonl'), 'utf8') : undefined));
     expect(JSON.parse(seen.trim())).toMatchObject({ version: 1, stage: 'result', tool: 'bash', args: { command: 'ls' }, result: { isError: false, content: 'ran' } });
-    const failed = await waitFor(() => failures(rt).find((f) => f.hook === 'tools/result'));
+    // The failure of exit1.sh itself (under load, wait for that one rather than the first logged).
+    const failed = await waitFor(() => failures(rt).find((f) => f.hook === 'tools/result' && f.listener === 'dsh:hook result[1] .dsh/hooks/exit1.sh'));
     expect(failed).toMatchObject({ listener: 'dsh:hook result[1] .dsh/hooks/exit1.sh', failed: 'open' });
     expect(failed.message).toContain('exited with code 1');
   }, 60_000);

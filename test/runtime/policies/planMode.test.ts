@@ -1,4 +1,4 @@
-/** Plan mode: only read-only tools run; the rest are denied with a reason the model can act on. */
+/** Plan mode: only read-only tools run; the rest are denied with a reason the model can act on (docs/configuration.md `plan`). */
 import { describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { createBuiltinTools } from '../../../src/adapters/tools/builtinTools.js'
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { call, tempDir } from '../../adapters/workspaceFixture.js';
 import { pathTool } from './fixtures.js';
+import { planMode, planModeReason } from '../../../src/runtime/policies/planMode.js';
 import { z } from 'zod';
 
 describe('plan mode', () => {
@@ -63,5 +64,37 @@ describe('plan mode', () => {
     expect((await call(rt, 'poke', {})).error?.code).toBe('POLICY_DENIED');
     off();
     expect((await call(rt, 'poke', {})).isError).toBe(false);
+  });
+});
+
+describe('plan mode on its own (the listener and its reason)', () => {
+  const asked = (toolName: string) => ({ toolName }) as Parameters<ReturnType<typeof planMode>>[0];
+  const next = () => ({ kind: 'allow' }) as const;
+
+  it('the reason names the tool, lists the read-only tools to investigate with, says to answer with the plan and that the user turns plan mode off', () => {
+    const r = planModeReason('write', ['read', 'grep']);
+    expect(r).toContain('plan mode: "write" is not run');
+    expect(r).toContain('plan mode allows only read-only tools (read, grep). ');
+    expect(r).toContain('Use them to investigate');
+    expect(r).toContain('answer with your plan');
+    expect(r).toContain('the user will turn plan mode off to carry it out.');
+  });
+
+  it('with no read-only tool to name, the reason lists none (no empty parentheses)', () => {
+    for (const r of [planModeReason('bash'), planModeReason('bash', [])]) {
+      expect(r).toContain('plan mode allows only read-only tools. Use them');
+      expect(r).not.toContain('tools (');
+      expect(r).not.toContain('()');
+    }
+  });
+
+  it('a listener without readOnlyTools still denies with a reason; a read-only tool goes on to next()', () => {
+    const listener = planMode({ isReadOnly: (n) => n === 'look' });
+    const d = listener(asked('poke'), next) as { kind: string; reason: string };
+    expect(d.kind).toBe('deny');
+    expect(d.reason).toContain('plan mode allows only read-only tools. Use them');
+    expect(listener(asked('look'), () => ({ kind: 'ask' }))).toEqual({ kind: 'ask' });
+    const listing = planMode({ isReadOnly: () => false, readOnlyTools: () => ['look'] });
+    expect((listing(asked('poke'), next) as { reason: string }).reason).toContain('only read-only tools (look)');
   });
 });
