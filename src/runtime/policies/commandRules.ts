@@ -73,6 +73,7 @@ export function allowedByPatterns(parse: CommandParse, allow: readonly CommandMa
 /** The commands of a parse that the allow patterns do not cover, as they finally run (for a question's reason). */
 function uncovered(parse: CommandParse, allow: readonly CommandMatcher[]): string[] {
   return parse.commands
+    // Stryker disable next-line BooleanLiteral: allowedByPatterns reads the commands and what is opaque, not `parsed`
     .filter((c) => !allowedByPatterns({ parsed: true, commands: [c], opaque: [] }, allow))
     .map((c) => c.layers[c.layers.length - 1]!.words.join(' '));
 }
@@ -148,7 +149,7 @@ export function bashCommandRules(options: BashCommandRulesOptions): PreExecuteLi
 export function commandApprovalKeys(args: { readonly command: string } & Readonly<Record<string, unknown>>, ignore: readonly string[] = ['timeoutMs']): readonly string[] | undefined {
   const parse = parseShellCommand(args.command);
   if (parse.commands.length === 0) return undefined;
-  // Stryker disable next-line ConditionalExpression: a line the parse cannot see has a command built at run time (no `exact`, below), and a parsed line is printed; the check says so first
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: a line the parse cannot see has a command built at run time (no `exact`, below), and a parsed line is printed; the check says so first
   if (parse.opaque.length > 0 || parse.printed === undefined) return undefined;
   if (parse.commands.some((c) => c.exact === undefined)) return undefined;
   const rest = Object.fromEntries(

@@ -65,6 +65,7 @@ export async function checkExamples(examples: readonly RuleExample[], checker: P
   for (const ex of examples) {
     const v = await checker.check(ex.call);
     if (v.outcome === ex.expected) continue;
+    // Stryker disable next-line StringLiteral: a verdict with no decision that is not an allow is a refusal or an invalid call, and carries the error it ended with as its reason
     const by = v.decision ? ` (${describeProvenance(v.decision)})` : v.outcome === 'allow' ? ' (no rule decided)' : v.reason ? ` (${v.reason})` : '';
     failures.push({ rule: ex.rule, example: describeCall(ex.call), expected: ex.expected, got: `${v.outcome}${by}` });
   }

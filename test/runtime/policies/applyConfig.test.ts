@@ -80,7 +80,7 @@ describe('applyConfig', () => {
     const rt = createRuntime({ tools: [bash.tool] });
     const { port, orders } = orderedRuntime(rt);
     applyConfig(port, {});
-    applyConfig(port, { bash: { deny: [], allow: [] }, permissions: [], hooks: { preExecute: [], guard: [] } });
+    applyConfig(port, { bash: { deny: [], allow: [] }, permissions: [], hooks: { preExecute: [], guard: [], postExecute: undefined } });
     expect(orders).toEqual([]);
     // No guard either: the call goes from validating straight to its body.
     const stages: string[] = [];

@@ -135,8 +135,10 @@ describe('what the patterns are tried against', () => {
     expect(allowedByPatterns(parseShellCommand('nice -n 5 sudo ls'), allow('^ls\\b', '^sudo ls$'))).toBe(true);
   });
 
-  it('no allow pattern covers anything', () => {
+  it('no allow pattern covers anything, and no pattern covers a line that runs nothing', () => {
     expect(allowedByPatterns(parseShellCommand('ls'), [])).toBe(false);
+    expect(allowedByPatterns(parseShellCommand('# nothing'), allow('.*'))).toBe(false);
+    expect(allowedByPatterns(parseShellCommand('x=1'), allow('.*'))).toBe(false);
   });
 });
 
