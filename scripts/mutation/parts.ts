@@ -39,7 +39,7 @@ export const MUTATION_PARTS: Readonly<Record<string, MutationPart>> = {
     mutate: ['src/runtime/pipeline/prepare.ts', 'src/runtime/pipeline/draft.ts', 'src/runtime/pipeline/durableDispatch.ts', 'src/runtime/pipeline/execute.ts', 'src/runtime/pipeline/progress.ts', 'src/runtime/pipeline/postExecute.ts', 'src/runtime/pipeline/finalize.ts', 'src/runtime/pipeline/callStages.ts', 'src/runtime/pipeline/stageDeps.ts'],
     target: 95,
   },
-  'policies-shell': { room: 'policies', mutate: ['src/runtime/policies/shellCommands.ts', 'src/runtime/policies/bashDenyGuard.ts'], target: 90 },
+  'policies-shell': { room: 'policies', mutate: ['src/runtime/policies/shellCommands.ts', 'src/runtime/policies/shellSyntax.ts', 'src/runtime/policies/bashDenyGuard.ts'], target: 90 },
   'policies-hooks': {
     room: 'policies',
     mutate: ['src/runtime/policies/commandHooks.ts', 'src/runtime/policies/hookExamples.ts', 'src/runtime/policies/policyCheck.ts', 'src/runtime/policies/askBeforeChanges.ts', 'src/runtime/policies/configuredPolicies.ts', 'src/runtime/policies/planMode.ts'],

@@ -19,7 +19,8 @@
  * pattern), `eval` / `sh -c` of a string built at run time, a shell reading a script file or its
  * input, `source`, and a wrapper option it does not know. Rules never allow such a line.
  */
-import sh, { type ShNode } from 'mvdan-sh';
+import type { ShNode, ShParser, ShPrinter } from 'mvdan-sh';
+import { loadShellSyntax } from './shellSyntax.js';
 
 /** One command of a chain: the words it runs with, as the parse can know them. */
 export interface CommandLayer {
@@ -95,9 +96,18 @@ export const MAX_PARSED_COMMAND_LENGTH = 8 * 1024;
 /** How deep `sh -c` / `eval` strings are parsed in turn. */
 const MAX_NESTING = 8;
 
-const { syntax } = sh;
-const parser = syntax.NewParser(syntax.Variant(syntax.LangBash));
-const printer = syntax.NewPrinter();
+// The parser is loaded when the first line is parsed (shellSyntax.ts says why); these stand for it.
+let mvdan: { readonly syntax: ReturnType<typeof loadShellSyntax>['syntax']; readonly parser: ShParser; readonly printer: ShPrinter } | undefined;
+const loaded = () => {
+  if (!mvdan) {
+    const { syntax } = loadShellSyntax();
+    mvdan = { syntax, parser: syntax.NewParser(syntax.Variant(syntax.LangBash)), printer: syntax.NewPrinter() };
+  }
+  return mvdan;
+};
+const syntax = { NodeType: (node: ShNode) => loaded().syntax.NodeType(node), Walk: (node: ShNode, visit: (node: ShNode | null) => boolean) => loaded().syntax.Walk(node, visit) };
+const parser = { Parse: (src: string, name: string) => loaded().parser.Parse(src, name) };
+const printer = { Print: (node: ShNode) => loaded().printer.Print(node) };
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
