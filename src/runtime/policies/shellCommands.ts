@@ -445,7 +445,9 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
       out.opaque.push(`\`${name}\` has an option the parse does not know (${JSON.stringify(v.slice(0, 40))}): where its command starts is not certain`);
       return [...fallback(), { words: words.slice(i + 1), moreArgs: more }].filter((x) => x.words.length > 0);
     }
-    if (spec.assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) {
+    // Any word with `=` is an assignment to `env` and `sudo` (GNU env putenv()s it, whatever the
+    // name: `env 'BASH_FUNC_ls%%=() { rm -r v; }' bash -c ls` runs `rm -r v`).
+    if (spec.assignments && v.includes('=')) {
       checkAssignment(v.slice(0, v.indexOf('=')), out);
       continue;
     }
