@@ -17,7 +17,9 @@
  * What the parse cannot see is listed in `opaque` (docs/command-rules.md has the full list): a
  * line that does not parse, a command name built at run time (`$cmd`, `$(…)`, a glob or brace
  * pattern), `eval` / `sh -c` of a string built at run time, a shell reading a script file or its
- * input, `source`, and a wrapper option it does not know. Rules never allow such a line.
+ * input, `source`, and a wrapper option it does not know. Rules never allow such a line. A reason
+ * quotes the line's text in bounded pieces: a word or name up to 80 characters, an unknown option up
+ * to 40, the parser's message up to 200.
  */
 import sh, { type ShNode } from 'mvdan-sh';
 
@@ -294,7 +296,7 @@ function chains(words: readonly Word[], source: string, depth: number, out: Sink
     out.opaque.push(`the command name ${JSON.stringify(name.value.slice(0, 80))} is built at run time`);
     return [[head]];
   }
-  const inner = unwrap(basename(name.value), words, source, depth, out);
+  const inner = unwrap(basename(name.value), words, source, depth, out, moreArgs);
   if (inner === DELEGATED) return [[{ ...head, delegates: true }]];
   if (inner.length === 0) return [[head]];
   return inner.flatMap((i) => chains(i.words, source, depth, out, i.moreArgs || moreArgs).map((c) => [head, ...c]));
@@ -373,13 +375,13 @@ export const PRIVILEGE_WRAPPERS: ReadonlySet<string> = new Set(['sudo', 'doas'])
 const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'rbash']);
 
 /** The commands `words` (named `name`) runs when it is a wrapper, `eval`, a shell or `find`; none otherwise. */
-function unwrap(name: string, words: readonly Word[], source: string, depth: number, out: Sink): Inner[] | typeof DELEGATED {
+function unwrap(name: string, words: readonly Word[], source: string, depth: number, out: Sink, moreArgs: boolean): Inner[] | typeof DELEGATED {
   if (name === 'eval') return nested(words.slice(1), 'eval', depth, out);
   if (name === 'source' || name === '.') {
     if (words.length > 1) out.opaque.push(`\`${name}\` runs the script ${JSON.stringify(words[1]!.value.slice(0, 80))}, which the parse cannot see`);
     return [];
   }
-  if (SHELLS.has(name)) return shell(name, words, depth, out);
+  if (SHELLS.has(name)) return shell(name, words, depth, out, moreArgs);
   if (name === 'alias') {
     // `alias x='rm -r v'` (with expand_aliases on, `x` runs it): the value is parsed in turn.
     let delegated = false;
@@ -402,6 +404,8 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
     return rest;
   };
   let operands = spec.operands ?? 0;
+  // `xargs -I R` / `-i[R]` / `--replace[=R]`: R in a word of the command is replaced by input.
+  let replace: string | undefined;
   for (; i < words.length; i++) {
     const w = words[i]!;
     const v = w.value;
@@ -421,7 +425,10 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
         if (name === 'env' && long === 'split-string') return envSplit(attached ?? words[i]?.value, words.slice(i + 1), depth, out);
         continue;
       }
-      if (spec.flagLong?.includes(long)) continue;
+      if (spec.flagLong?.includes(long)) {
+        if (long === 'replace') replace = attached ?? '{}';
+        continue;
+      }
       out.opaque.push(`\`${name}\` has an option the parse does not know (${JSON.stringify(v.slice(0, 40))}): where its command starts is not certain`);
       return [...fallback(), { words: words.slice(i + 1), moreArgs: more }].filter((x) => x.words.length > 0);
     }
@@ -431,10 +438,14 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
       for (let k = 1; k < v.length; k++) {
         const c = v[k]!;
         if (spec.flagShort?.includes(c)) continue;
-        if (spec.optionalShort?.includes(c)) break;
+        if (spec.optionalShort?.includes(c)) {
+          if (c === 'i') replace = v.slice(k + 1) || '{}';
+          break;
+        }
         if (spec.valueShort?.includes(c)) {
           const attached = v.slice(k + 1);
           if (attached === '') i++;
+          if (c === 'I') replace = attached === '' ? words[i]?.value : attached;
           if (name === 'env' && c === 'S') return envSplit(attached === '' ? words[i]?.value : attached, words.slice(i + 1), depth, out);
           break;
         }
@@ -457,7 +468,7 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
     }
     break;
   }
-  const rest = words.slice(i);
+  const rest = replace === undefined ? words.slice(i) : replaced(words.slice(i), replace);
   if (rest.length === 0) return spec.defaultCommand ? [{ words: [{ value: spec.defaultCommand, literal: true, pattern: false }], moreArgs: more }] : [];
   return [{ words: rest, moreArgs: more }];
 }
@@ -469,14 +480,27 @@ function findExec(words: readonly Word[]): Inner[] {
     if (!['-exec', '-execdir', '-ok', '-okdir'].includes(words[i]!.value)) continue;
     let j = i + 1;
     while (j < words.length && words[j]!.value !== ';' && words[j]!.value !== '+') j++;
-    if (j > i + 1) out.push({ words: words.slice(i + 1, j), moreArgs: true });
+    if (j > i + 1) out.push({ words: replaced(words.slice(i + 1, j), '{}'), moreArgs: true });
     i = j;
   }
   return out;
 }
 
-/** `bash [options] -c STRING …` parses STRING in turn; a shell running a script or its input is opaque. */
-function shell(name: string, words: readonly Word[], depth: number, out: Sink): Inner[] | typeof DELEGATED {
+/**
+ * Words holding `marker`, which `find -exec` (`{}`) or `xargs -I` replaces with a file name or a
+ * line of input, are known only at run time: `find / -name rm -exec {} -r v ;` runs `rm`, `xargs
+ * -I{} sh -c '{}'` runs its input.
+ */
+function replaced(words: readonly Word[], marker: string): Word[] {
+  return words.map((w) => (w.value.includes(marker) ? { ...w, literal: false } : w));
+}
+
+/**
+ * `bash [options] -c STRING …` parses STRING in turn; a shell running a script or its input is
+ * opaque, and so is `-c` without its string where more arguments come at run time (`xargs sh -c`
+ * runs its input).
+ */
+function shell(name: string, words: readonly Word[], depth: number, out: Sink, moreArgs: boolean): Inner[] | typeof DELEGATED {
   let hasC = false;
   let i = 1;
   for (; i < words.length; i++) {
@@ -500,7 +524,10 @@ function shell(name: string, words: readonly Word[], depth: number, out: Sink): 
     break;
   }
   if (hasC) {
-    if (i >= words.length) return [];
+    if (i >= words.length) {
+      if (moreArgs) out.opaque.push(`\`${name} -c\` runs a command string given at run time`);
+      return [];
+    }
     return nested([words[i]!], `${name} -c`, depth, out);
   }
   out.opaque.push(

@@ -87,6 +87,11 @@ describe('bash deny guard', () => {
     // env (and sudo) set any NAME=value, and bash imports BASH_FUNC_ls%% as a function `ls`: this runs `rm -rf build`.
     "env 'BASH_FUNC_ls%%=() { rm -rf build; }' bash -c ls",
     "sudo 'BASH_FUNC_ls%%=() { rm -rf build; }' bash -c ls",
+    // find replaces {} with each file name, even as the command: this runs /usr/bin/rm -rf build.
+    'find /usr/bin -name rm -exec {} -rf build \\;',
+    // xargs hands its input to sh -c: as the string itself, or through the replace string.
+    "printf 'rm -rf build' | xargs -0 sh -c",
+    "echo 'rm -rf build' | xargs -I{} sh -c '{}'",
   ])(
     'a line the parse cannot fully see (%j) is not let through silently: it is asked about (denied here, with no approver)',
     async (command) => {

@@ -289,7 +289,41 @@ describe('xargs runs its command with more arguments at run time', () => {
     expect(parse.commands).toHaveLength(1);
     const [head, last] = parse.commands[0]!.layers;
     expect(head).toEqual({ words: line.split(' '), literal: true, moreArgs: false });
-    expect(last).toEqual({ words: runs.split(' '), literal: true, moreArgs: true });
+    expect(last).toMatchObject({ words: runs.split(' '), moreArgs: true });
+  });
+
+  it.each([
+    ['xargs -I {} rm -r {}', ['rm', '-r', '{}'], false],
+    ['xargs -I{} rm -r {}', ['rm', '-r', '{}'], false],
+    ['xargs -I X rm -r X/y', ['rm', '-r', 'X/y'], false],
+    ['xargs -IX rm -r X', ['rm', '-r', 'X'], false],
+    ['xargs -i rm -r {}', ['rm', '-r', '{}'], false],
+    ['xargs -0i rm -r {}', ['rm', '-r', '{}'], false],
+    ['xargs -iX rm -r X', ['rm', '-r', 'X'], false],
+    ['xargs -iX rm -r {}', ['rm', '-r', '{}'], true],
+    ['xargs --replace rm -r {}', ['rm', '-r', '{}'], false],
+    ['xargs --replace=X rm -r X', ['rm', '-r', 'X'], false],
+    ['xargs --replace=X rm -r {}', ['rm', '-r', '{}'], true],
+    ['xargs rm -r {}', ['rm', '-r', '{}'], true],
+    ['xargs -e rm -r {}', ['rm', '-r', '{}'], true],
+    ['xargs -n 1 rm -r {}', ['rm', '-r', '{}'], true],
+  ])('%j: a word holding the replace string is known only at run time', (line, words, literal) => {
+    const layers = parseShellCommand(line).commands[0]!.layers;
+    expect(layers[layers.length - 1]).toEqual({ words, literal, moreArgs: true });
+  });
+
+  it('the replace string as the command name, or in a -c string, is opaque', () => {
+    expect(opaque('xargs -I{} {} -r v')).toBe('the command name "{}" is built at run time');
+    expect(opaque("xargs -I R sh -c 'echo R'")).toBe('`sh -c` runs a command string built at run time');
+    expect(opaque("xargs -i sh -c '{}'")).toBe('`sh -c` runs a command string built at run time');
+    expect(opaque("xargs --replace=R bash -c 'R'")).toBe('`bash -c` runs a command string built at run time');
+  });
+
+  it('a shell -c given its string as one of the arguments at run time is opaque: `xargs sh -c` runs its input', () => {
+    expect(opaque('xargs -0 sh -c')).toBe('`sh -c` runs a command string given at run time');
+    expect(opaque('find . -name "*.sh" -exec bash -c +')).toBe('`bash -c` runs a command string given at run time');
+    // Its own string given, the arguments at run time are only its $0, $1…
+    expect(parseShellCommand("xargs sh -c 'rm -r \"$@\"' sh").opaque).toEqual([]);
   });
 
   it('xargs with no command runs echo, with more arguments', () => {
@@ -333,6 +367,16 @@ describe('find runs each -exec / -execdir / -ok / -okdir command', () => {
     expect(parse.opaque).toEqual([]);
     expect(parse.commands.map((c) => c.layers.slice(1).map((l) => l.words.join(' ')))).toEqual(runs.length === 0 ? [[]] : runs.map((r) => [r]));
     for (const c of parse.commands) for (const l of c.layers.slice(1)) expect(l.moreArgs).toBe(true);
+  });
+
+  it('{} is replaced by each file name: a word holding it is known only at run time', () => {
+    expect(parseShellCommand('find . -exec rm -r {} ./{}.bak x +').commands[0]!.layers[1]).toEqual({ words: ['rm', '-r', '{}', './{}.bak', 'x'], literal: false, moreArgs: true });
+    expect(parseShellCommand('find . -exec rm -r x +').commands[0]!.layers[1]).toEqual({ words: ['rm', '-r', 'x'], literal: true, moreArgs: true });
+  });
+
+  it('{} as the command, or as a -c string, is opaque: `find / -name rm -exec {} -r v ;` runs rm', () => {
+    expect(opaque('find / -name rm -exec {} -r v \\;')).toBe('the command name "{}" is built at run time');
+    expect(opaque('find . -exec sh -c {} \\;')).toBe('`sh -c` runs a command string built at run time');
   });
 
   it('a wrapper inside -exec is looked through', () => {
@@ -568,6 +612,8 @@ describe('words are decoded as the shell would', () => {
     ['echo "a\\$b" "a\\`b" "a\\"b" "a\\\\b" "a\\nb" "a\\\'b"', ['echo', 'a$b', 'a`b', 'a"b', 'a\\b', 'a\\nb', "a\\'b"]],
     ["echo 'a\\nb' 'a\\\\b'", ['echo', 'a\\nb', 'a\\\\b']],
     ["echo x'y'\"z\"", ['echo', 'xyz']],
+    ['echo "a\\\nb" c\\\nd', ['echo', 'ab', 'cd']],
+    ['r\\\nm x', ['rm', 'x']],
   ])('%j has the words %j', (line, words) => {
     const parse = parseShellCommand(line);
     expect(parse.commands.map((c) => c.layers[0])).toEqual([{ words, literal: true, moreArgs: false }]);
@@ -624,7 +670,7 @@ describe('a command name built at run time is opaque', () => {
     expect(chains(line)[0]).toEqual([parseShellCommand(line).commands[0]!.layers[0]!.words.join(' ')]);
   });
 
-  it.each(["'r?' x", 'r\\? x', "'{rm,x}' y", '\\{rm,x} y', '{rm} x', "'r*' x", "'[r]m' x", 'r\\[ x'])(
+  it.each(["'r?' x", 'r\\? x', "'{rm,x}' y", '\\{rm,x} y', '{rm} x', '{a.b} x', '{rm,x y', "'r*' x", "'[r]m' x", 'r\\[ x'])(
     'a quoted or escaped glob character is a plain character: %j has a literal name',
     (line) => {
       expect(parseShellCommand(line).opaque).toEqual([]);
@@ -729,6 +775,19 @@ describe('lines that do not parse', () => {
   it('a syntax error is said with its position', () => {
     const parse = parseShellCommand('echo $(');
     expect(parse).toEqual({ parsed: false, commands: [], opaque: ['it does not parse as bash: 1:6: reached EOF without matching ( with )'] });
+  });
+
+  it("the parser's message is cut to 200 characters (it may quote a long word of the line)", () => {
+    const op = `-${'x'.repeat(300)}`;
+    expect(parseShellCommand(`[[ a ${op} b ]]`).opaque).toEqual([`it does not parse as bash: ${`1:6: not a valid test operator: ${op}`.slice(0, 200)}`]);
+  });
+
+  it('a line nested too deep for the parser is said, not thrown', () => {
+    expect(parseShellCommand(`${'('.repeat(4000)}ls${')'.repeat(4000)}`)).toEqual({
+      parsed: false,
+      commands: [],
+      opaque: ['it does not parse as bash: Maximum call stack size exceeded'],
+    });
   });
 
   it(`a line up to ${MAX_PARSED_COMMAND_LENGTH} characters parses; a longer one does not`, () => {
