@@ -122,33 +122,32 @@ function parseAt(line: string, depth: number): CommandParse {
     return { parsed: false, commands: [], opaque: [`the command is longer than ${MAX_PARSED_COMMAND_LENGTH} characters, too long to check (split it, or write files with the write tool)`] };
   }
   let file: ShNode;
-  try {
-    file = parser.Parse(line, '');
-  } catch (e) {
-    return { parsed: false, commands: [], opaque: [`it does not parse as bash: ${describeParseError(e)}`] };
-  }
   const out = { commands: [] as SimpleCommand[], opaque: [] as string[] };
   try {
+    file = parser.Parse(line, '');
+    // A line nested deep enough exhausts the stack here (`a|a|…` 4000 times parses, but its tree
+    // is 4000 levels deep) or in the parser (4000 nested subshells): it does not parse either way.
     collect(file, encoder.encode(line), depth, out);
   } catch (e) {
-    // A line nested deep enough to exhaust the stack while it is walked.
-    return { parsed: false, commands: [], opaque: [`it could not be walked: ${describeParseError(e)}`] };
+    return { parsed: false, commands: [], opaque: [`it does not parse as bash: ${describeParseError(e)}`] };
   }
   return { parsed: true, commands: out.commands, opaque: [...new Set(out.opaque)], ...printedOf(file, depth) };
 }
 
 /** `{ printed }` for a top-level line (nested `sh -c` strings are part of their line's). */
 function printedOf(file: ShNode, depth: number): { printed?: string } {
+  // Stryker disable next-line ConditionalExpression: only saves time (a nested string's printed form is never read)
   if (depth > 0) return {};
   try {
     return { printed: printer.Print(file) };
+    // Stryker disable next-line BlockStatement: the printer prints any tree its parser made; kept so a printer fault never throws out of the parse
   } catch {
     return {};
   }
 }
 
 function describeParseError(e: unknown): string {
-  const text = typeof (e as { Error?: unknown })?.Error === 'function' ? String((e as { Error(): string }).Error()) : e instanceof Error ? e.message : String(e);
+  const text = typeof (e as { Error?: unknown }).Error === 'function' ? String((e as { Error(): string }).Error()) : e instanceof Error ? e.message : String(e);
   return text.slice(0, 200);
 }
 
@@ -164,39 +163,38 @@ function collect(file: ShNode, bytes: Uint8Array, depth: number, out: Sink): voi
   // at its second word).
   const span = (a: ShNode, b: ShNode) =>
     decoder.decode(bytes.subarray(Math.min(a.Pos().Offset(), b.Pos().Offset()), Math.max(a.End().Offset(), b.End().Offset())));
-  // Wrappers are made afresh on each access: a command is known by its place, not its identity.
-  const seen = new Set<string>();
-  const place = (n: ShNode) => `${n.Pos().Offset()}:${n.End().Offset()}`;
+  // Stryker disable next-line ArrayDeclaration: an entry that is not a pair of offsets holds no backquote
   const doubleQuoted: Array<readonly [number, number]> = [];
   syntax.Walk(file, (node) => {
+    // Walk also calls this with null after a node's children, and ignores the answer.
+    // Stryker disable next-line BooleanLiteral: as said
     if (!node) return true;
     const type = syntax.NodeType(node);
     if (type === 'DblQuoted') doubleQuoted.push([node.Pos().Offset(), node.End().Offset()]);
-    if (type === 'CmdSubst' && node.Backquotes) {
+    if (node.Backquotes) {
+      // (only a CmdSubst has Backquotes)
       // mvdan-sh 0.10.1 misreads backquotes nested three deep (it runs `echo \\\`rm -r v\\\``
       // as `echo` with the words "`rm", "-r", "v`"; bash runs `rm -r v`). The body is read here as
       // bash reads it instead: the text between the backquotes, each `\` before $ ` \ (and " inside
       // double quotes) removed, parsed in turn, and mvdan-sh's own reading of it skipped.
       const left = node.Left.Offset() + 1;
+      // A DblQuoted node never starts or ends at a backquoted body's first character (that is after a backquote).
+      // Stryker disable next-line EqualityOperator: as said
       const inQuotes = doubleQuoted.some(([a, b]) => a < left && left < b);
       const body = decoder.decode(bytes.subarray(left, node.Right.Offset())).replace(inQuotes ? /\\([$`\\"])/g : /\\([$`\\])/g, '$1');
       backquoted(body, depth, out);
       return false;
     }
-    if (type === 'Stmt' && node.Cmd && syntax.NodeType(node.Cmd) === 'CallExpr') {
-      seen.add(place(node.Cmd));
-      simple(node.Cmd, node.Redirs ?? [], span(node, node.Cmd), text, depth, out);
-    } else if (type === 'CallExpr' && !seen.has(place(node))) {
-      simple(node, [], text(node), text, depth, out);
-    }
+    // A simple command is a statement's CallExpr (only a Stmt has Cmd; a CallExpr is nowhere else).
+    if (node.Cmd && syntax.NodeType(node.Cmd) === 'CallExpr') simple(node.Cmd, node.Redirs, span(node, node.Cmd), text, depth, out);
     // `NAME=value` anywhere (before a command, alone, in declare/export/local) and `for NAME in`.
     if ((type === 'Assign' || type === 'WordIter') && node.Name?.Value) checkAssignment(String(node.Name.Value), out);
     if (type === 'DeclClause') {
       // declare / export / local / readonly / typeset / nameref: builtins with assignment arguments.
-      const words = [String(node.Variant?.Value ?? 'declare'), ...(node.Args ?? []).map((a: ShNode) => text(a))];
+      const words = [String(node.Variant.Value), ...node.Args.map((a: ShNode) => text(a))];
       out.commands.push({ source: text(node), layers: [{ words, literal: false, moreArgs: false }] });
     } else if (type === 'LetClause') {
-      out.commands.push({ source: text(node), layers: [{ words: ['let', ...(node.Exprs ?? []).map((x: ShNode) => text(x))], literal: false, moreArgs: false }] });
+      out.commands.push({ source: text(node), layers: [{ words: ['let', ...node.Exprs.map((x: ShNode) => text(x))], literal: false, moreArgs: false }] });
     }
     return true;
   });
@@ -209,7 +207,7 @@ function backquoted(body: string, depth: number, out: Sink): void {
     return;
   }
   const inner = parseAt(body, depth + 1);
-  if (!inner.parsed) out.opaque.push(`a backquoted command ${inner.opaque[0] ?? 'does not parse'}`);
+  if (!inner.parsed) out.opaque.push(`a backquoted command ${inner.opaque[0]}`);
   out.opaque.push(...(inner.parsed ? inner.opaque : []));
   out.commands.push(...inner.commands);
 }
@@ -226,16 +224,19 @@ function decodeWord(word: ShNode, text: (n: ShNode) => string): Word {
   let value = '';
   let literal = true;
   let pattern = false;
-  for (const part of word.Parts ?? []) {
+  for (const part of word.Parts) {
     const t = syntax.NodeType(part);
     if (t === 'Lit') {
       const raw = String(part.Value);
-      if (/[*?[]/.test(raw.replace(/\\./g, '')) || /\{[^}]*(,|\.\.)[^}]*\}/.test(raw.replace(/\\./g, ''))) pattern = true;
+      // Escaped characters are dropped (any replacement without glob or brace characters does the same).
+      // Stryker disable next-line StringLiteral: as said
+      const bare = raw.replace(/\\./g, '');
+      if (/[*?[]/.test(bare) || /\{[^}]*(,|\.\.)[^}]*\}/.test(bare)) pattern = true;
       value += raw.replace(/\\(.)/gs, '$1');
     } else if (t === 'SglQuoted') {
       value += part.Dollar ? decodeAnsiC(String(part.Value)) : String(part.Value);
     } else if (t === 'DblQuoted') {
-      for (const inner of part.Parts ?? []) {
+      for (const inner of part.Parts) {
         if (syntax.NodeType(inner) === 'Lit') value += String(inner.Value).replace(/\\([$`"\\])/g, '$1');
         else {
           literal = false;
@@ -245,7 +246,6 @@ function decodeWord(word: ShNode, text: (n: ShNode) => string): Word {
     } else {
       // ParamExp, CmdSubst, ArithmExp, ProcSubst, ExtGlob, BraceExp: known only at run time.
       literal = false;
-      if (t === 'ExtGlob') pattern = true;
       value += text(part);
     }
   }
@@ -262,17 +262,19 @@ function decodeAnsiC(s: string): string {
       return cp <= 0x10ffff ? String.fromCodePoint(cp) : all;
     }
     if (/[0-7]/.test(c)) return String.fromCharCode(parseInt(esc, 8) & 0xff);
-    if (c === 'c' && esc.length === 2) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
+    // Left here: `c.` (two characters) or one character.
+    if (esc.length === 2) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
     return simple[c] ?? all;
   });
 }
 
 function simple(call: ShNode, redirs: readonly ShNode[], source: string, text: (n: ShNode) => string, depth: number, out: Sink): void {
-  const args: ShNode[] = call.Args ?? [];
+  const args: ShNode[] = call.Args;
   if (args.length === 0) return; // assignments only: no command runs (what they expand is walked)
   const words = args.map((w) => decodeWord(w, text));
-  const assigns: ShNode[] = call.Assigns ?? [];
-  const assignsLiteral = assigns.every((a) => !a.Value || decodeWord(a.Value, text).literal) && assigns.every((a) => !a.Array && !a.Index);
+  // (`a[1]=x cmd`, `a=(x) cmd`: inline arrays do not parse.)
+  const assigns: ShNode[] = call.Assigns;
+  const assignsLiteral = assigns.every((a) => !a.Value || decodeWord(a.Value, text).literal);
   const redirsLiteral = redirs.every((r) => (!r.Word || decodeWord(r.Word, text).literal) && (!r.Hdoc || decodeWord(r.Hdoc, text).literal));
   const literal = words.every((w) => w.literal);
   const exact =
@@ -283,7 +285,7 @@ function simple(call: ShNode, redirs: readonly ShNode[], source: string, text: (
 }
 
 const basename = (word: string) => word.slice(word.lastIndexOf('/') + 1);
-const layer = (words: readonly Word[], moreArgs = false): CommandLayer => ({ words: words.map((w) => w.value), literal: words.every((w) => w.literal), moreArgs });
+const layer = (words: readonly Word[], moreArgs: boolean): CommandLayer => ({ words: words.map((w) => w.value), literal: words.every((w) => w.literal), moreArgs });
 
 /**
  * The chains of commands `words` runs: itself, then what each wrapper in it runs. One chain per
@@ -418,11 +420,11 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
       i++;
       break;
     }
-    if (v.startsWith('--') && v.length > 2) {
+    if (v.startsWith('--')) {
       const [long, attached] = v.slice(2).split('=', 2) as [string, string | undefined];
       if (spec.valueLong?.includes(long)) {
         if (attached === undefined) i++;
-        if (name === 'env' && long === 'split-string') return envSplit(attached ?? words[i]?.value, words.slice(i + 1), depth, out);
+        if (long === 'split-string') return envSplit(attached ?? words[i]?.value, words.slice(i + 1), depth, out);
         continue;
       }
       if (spec.flagLong?.includes(long)) {
@@ -446,7 +448,7 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
           const attached = v.slice(k + 1);
           if (attached === '') i++;
           if (c === 'I') replace = attached === '' ? words[i]?.value : attached;
-          if (name === 'env' && c === 'S') return envSplit(attached === '' ? words[i]?.value : attached, words.slice(i + 1), depth, out);
+          if (c === 'S') return envSplit(attached === '' ? words[i]?.value : attached, words.slice(i + 1), depth, out);
           break;
         }
         known = false;
@@ -516,9 +518,9 @@ function shell(name: string, words: readonly Word[], depth: number, out: Sink, m
       continue;
     }
     if ((v.startsWith('-') || v.startsWith('+')) && v.length > 1) {
-      if (v.slice(1).includes('c')) hasC = true;
+      if (v.includes('c')) hasC = true;
       // -o / +o / -O / +O take an option name.
-      if (/[oO]/.test(v.slice(1))) i++;
+      if (/[oO]/.test(v)) i++;
       continue;
     }
     break;
@@ -542,7 +544,7 @@ function shell(name: string, words: readonly Word[], depth: number, out: Sink, m
 function envSplit(split: string | undefined, after: readonly Word[], depth: number, out: Sink): Inner[] | typeof DELEGATED {
   if (split === undefined) return [];
   const words = [split, ...after.map((w) => (w.literal ? quote(w.value) : w.value))].join(' ');
-  return nested([{ value: words, literal: after.every((w) => w.literal), pattern: false }], 'env -S', depth, out);
+  return nested([{ value: words, literal: after.every((w) => w.literal) }], 'env -S', depth, out);
 }
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -552,7 +554,7 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * `out` as commands of their own (every one must pass the rules), so nothing runs "inside" the
  * wrapper as far as the chain goes.
  */
-function nested(words: readonly Word[], what: string, depth: number, out: Sink): Inner[] | typeof DELEGATED {
+function nested(words: readonly Pick<Word, 'value' | 'literal'>[], what: string, depth: number, out: Sink): Inner[] | typeof DELEGATED {
   if (words.length === 0) return [];
   if (!words.every((w) => w.literal)) {
     out.opaque.push(`\`${what}\` runs a command string built at run time`);
@@ -563,7 +565,7 @@ function nested(words: readonly Word[], what: string, depth: number, out: Sink):
     return [];
   }
   const inner = parseAt(words.map((w) => w.value).join(' '), depth + 1);
-  if (!inner.parsed) out.opaque.push(`the command string of \`${what}\` ${inner.opaque[0] ?? 'does not parse'}`);
+  if (!inner.parsed) out.opaque.push(`the command string of \`${what}\` ${inner.opaque[0]}`);
   else out.opaque.push(...inner.opaque);
   out.commands.push(...inner.commands);
   return inner.parsed ? DELEGATED : [];

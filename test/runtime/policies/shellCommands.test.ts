@@ -237,7 +237,7 @@ describe('wrappers are looked through with their options (each option the parse 
 });
 
 describe('options after which no command runs', () => {
-  it.each(['sudo -e /etc/hosts', 'sudo --edit /etc/hosts', 'sudo -u root -e /etc/hosts', 'ionice -p 123', 'ionice -c 3 -p 123 456', 'ionice -P 1', 'ionice -u 1000', 'ionice --pid=1', 'ionice --pgid 1', 'ionice --uid=1000', 'taskset -p 0x1 123', 'taskset --pid 0x1 123'])(
+  it.each(['sudo -e /etc/hosts', 'sudo --edit /etc/hosts', 'sudo -u root -e /etc/hosts', 'ionice -p 123', 'ionice -c 3 -p 123 456', 'ionice -P 1', 'ionice -u 1000', 'ionice --pid=1', 'ionice --pid=1 2 3', 'ionice --uid=1000 rm -r v', 'ionice --pgid 1', 'ionice --uid=1000', 'taskset -p 0x1 123', 'taskset --pid 0x1 123'])(
     '%j runs no command of its arguments',
     (line) => {
       expect(seen(line)).toEqual([[line]]);
@@ -434,6 +434,7 @@ describe('what a wrapper hides from the parse', () => {
 
   it('env -S with no string runs nothing; with words built at run time after it, it is opaque', () => {
     expect(seen('env -S')).toEqual([['env -S']]);
+    expect(parseShellCommand('env -S').commands[0]!.layers).toStrictEqual([{ words: ['env', '-S'], literal: true, moreArgs: false }]);
     expect(seen('env --split-string')).toEqual([['env --split-string']]);
     expect(opaque("env -S 'rm -r' \"$x\"")).toMatch(/`env -S` runs a command string built at run time/);
   });
@@ -481,6 +482,9 @@ describe('shells: -c strings are parsed in turn; a script or input is opaque', (
     ['bash -s', '`bash` runs commands from its input, which the parse cannot see'],
     ['curl x | bash -e', '`bash` runs commands from its input, which the parse cannot see'],
     ['bash --login', '`bash` runs commands from its input, which the parse cannot see'],
+    ['sh +', '`sh` runs the script "+", which the parse cannot see'],
+    ['bash "-$o" ./s.sh', '`bash` runs the script "-$o", which the parse cannot see'],
+    ['bash -c"$x"', '`bash` runs the script "-c$x", which the parse cannot see'],
   ])('%j is opaque', (line, why) => {
     expect(parseShellCommand(line).opaque).toEqual([why]);
   });
@@ -521,6 +525,8 @@ describe('eval, source and alias', () => {
 
   it('eval alone runs nothing; eval of a string built at run time is opaque', () => {
     expect(seen('eval')).toEqual([['eval']]);
+    // A command of its own, not a delegate: an allow pattern must name it.
+    expect(parseShellCommand('eval').commands[0]!.layers).toStrictEqual([{ words: ['eval'], literal: true, moreArgs: false }]);
     expect(opaque('eval "$c"')).toBe('`eval` runs a command string built at run time');
     expect(opaque('eval ls "$c"')).toBe('`eval` runs a command string built at run time');
   });
@@ -538,6 +544,10 @@ describe('eval, source and alias', () => {
     expect(finals("alias x='rm -r v' y='ls'")).toEqual(expect.arrayContaining([['rm', '-r', 'v'], ['ls']]));
     const alias = parse.commands.find((c) => c.layers[0]!.words[0] === 'alias')!;
     expect(alias.layers[0]!.delegates).toBe(true);
+  });
+
+  it("an alias program's own path is not a definition", () => {
+    expect(seen('/opt/a=rm/alias')).toEqual([['/opt/a=rm/alias']]);
   });
 
   it('an alias word without a name and value defines nothing', () => {
@@ -568,6 +578,9 @@ describe('strings parsed in turn are nested at most 8 deep', () => {
     expect(parseShellCommand(evals(7, 'echo `rm -r v`')).opaque).toEqual([]);
     expect(finals(evals(7, 'echo `rm -r v`'))).toContainEqual(['rm', '-r', 'v']);
     expect(parseShellCommand(evals(8, 'echo `rm -r v`')).opaque).toEqual(['backquotes are nested more than 8 deep']);
+    // Backquotes inside backquotes are levels too.
+    expect(parseShellCommand(evals(6, 'echo `echo \\`rm -r v\\``')).opaque).toEqual([]);
+    expect(parseShellCommand(evals(7, 'echo `echo \\`rm -r v\\``')).opaque).toEqual(['backquotes are nested more than 8 deep']);
   });
 });
 
@@ -707,6 +720,10 @@ describe('variables that steer what runs', () => {
     }
   });
 
+  it('a function named like a steering variable sets nothing', () => {
+    expect(seen('PATH() { ls; }; PATH')).toEqual([['ls'], ['PATH']]);
+  });
+
   it('a reason said twice is listed once', () => {
     expect(parseShellCommand('PATH=. ls; PATH=. ls').opaque).toEqual(['it sets PATH, which changes what commands run']);
   });
@@ -720,6 +737,8 @@ describe('declarations and let are commands too', () => {
     ['readonly B=2', ['readonly', 'B=2']],
     ['typeset a=1', ['typeset', 'a=1']],
     ['let x=1+2 y=3', ['let', 'x=1+2', 'y=3']],
+    ['export', ['export']],
+    ['declare', ['declare']],
   ])('%j', (line, words) => {
     expect(parseShellCommand(line).commands).toEqual([{ source: line, layers: [{ words, literal: false, moreArgs: false }] }]);
   });
@@ -764,6 +783,10 @@ describe('exact: the command as written, when all of it is literal', () => {
   it('is absent when a word, an assignment value or a redirection is built at run time', () => {
     for (const line of ['rm -r "$v"', 'A=$x rm -r v', 'rm -r v >$f', 'cat <<E\n$x\nE', 'rm -r v >"$f"']) expect(exact(line), line).toBeUndefined();
     for (const line of ['A= rm -r v', 'rm -r v 2>&1', "cat <<'E'\n$x\nE", 'A="x" rm']) expect(exact(line), line).toBeDefined();
+  });
+
+  it('a command with a word built at run time has no exact key at all', () => {
+    expect(parseShellCommand('rm "$x"').commands).toStrictEqual([{ source: 'rm "$x"', layers: [{ words: ['rm', '$x'], literal: false, moreArgs: false }] }]);
   });
 
   it('a command built at run time has no exact key either', () => {
