@@ -281,7 +281,10 @@ function simple(call: ShNode, redirs: readonly ShNode[], source: string, text: (
     literal && assignsLiteral && redirsLiteral
       ? JSON.stringify({ assign: assigns.map((a) => text(a)), words: words.map((w) => w.value), redirect: redirs.map((r) => text(r)) })
       : undefined;
-  for (const layers of chains(words, source, depth, out)) out.commands.push({ source, layers, ...(exact !== undefined ? { exact } : {}) });
+  // Before the commands of any string it runs (`bash -c '…'`), which `chains` adds as it parses them.
+  const at = out.commands.length;
+  const mine = chains(words, source, depth, out).map((layers) => ({ source, layers, ...(exact !== undefined ? { exact } : {}) }));
+  out.commands.splice(at, 0, ...mine);
 }
 
 const basename = (word: string) => word.slice(word.lastIndexOf('/') + 1);

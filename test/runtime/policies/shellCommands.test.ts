@@ -305,6 +305,9 @@ describe('xargs runs its command with more arguments at run time', () => {
     ['xargs --replace=X rm -r X', ['rm', '-r', 'X'], false],
     ['xargs --replace=X rm -r {}', ['rm', '-r', '{}'], true],
     ['xargs rm -r {}', ['rm', '-r', '{}'], true],
+    ['xargs --replace rm -r x', ['rm', '-r', 'x'], true],
+    ['xargs -i rm -r x', ['rm', '-r', 'x'], true],
+    ['xargs -I X rm -r y', ['rm', '-r', 'y'], true],
     ['xargs -e rm -r {}', ['rm', '-r', '{}'], true],
     ['xargs -n 1 rm -r {}', ['rm', '-r', '{}'], true],
   ])('%j: a word holding the replace string is known only at run time', (line, words, literal) => {
@@ -324,6 +327,10 @@ describe('xargs runs its command with more arguments at run time', () => {
     expect(opaque('find . -name "*.sh" -exec bash -c +')).toBe('`bash -c` runs a command string given at run time');
     // Its own string given, the arguments at run time are only its $0, $1…
     expect(parseShellCommand("xargs sh -c 'rm -r \"$@\"' sh").opaque).toEqual([]);
+  });
+
+  it('xargs -I with no replace string and no command runs echo', () => {
+    expect(seen('xargs -I')).toEqual([['xargs -I', 'echo']]);
   });
 
   it('xargs with no command runs echo, with more arguments', () => {
@@ -509,6 +516,10 @@ describe('shells: -c strings are parsed in turn; a script or input is opaque', (
     expect(parse.opaque).toEqual(['the command string of `bash -c` it does not parse as bash: 1:6: reached EOF without matching ( with )']);
     expect(parse.commands).toHaveLength(1);
     expect(parse.commands[0]!.layers).toEqual([{ words: ['bash', '-c', 'echo $('], literal: true, moreArgs: false }]);
+  });
+
+  it('the commands of a -c string come after the shell that runs them, in source order', () => {
+    expect(chains("ls && bash -c 'pwd; eval date' && id")).toEqual([['ls'], ["bash -c pwd; eval date"], ['pwd'], ['eval date'], ['date'], ['id']]);
   });
 
   it('what a -c string hides is said too', () => {
