@@ -450,7 +450,8 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
         if (spec.valueShort?.includes(c)) {
           const attached = v.slice(k + 1);
           if (attached === '') i++;
-          if (c === 'I') replace = attached === '' ? words[i]?.value : attached;
+          // A replace string built at run time (`-I "$r"`) may be in any word: '' is in every one.
+          if (c === 'I') replace = attached === '' ? (words[i]?.literal ? words[i]!.value : '') : attached;
           if (c === 'S') return envSplit(attached === '' ? words[i]?.value : attached, words.slice(i + 1), depth, out);
           break;
         }

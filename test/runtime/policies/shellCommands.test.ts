@@ -320,6 +320,9 @@ describe('xargs runs its command with more arguments at run time', () => {
     expect(opaque("xargs -I R sh -c 'echo R'")).toBe('`sh -c` runs a command string built at run time');
     expect(opaque("xargs -i sh -c '{}'")).toBe('`sh -c` runs a command string built at run time');
     expect(opaque("xargs --replace=R bash -c 'R'")).toBe('`bash -c` runs a command string built at run time');
+    // A replace string built at run time may be anything: every word may hold it.
+    expect(opaque("r={}; xargs -I \"$r\" sh -c '{}'")).toBe('the command name "sh" is built at run time');
+    expect(parseShellCommand('xargs -I "$r" rm -r x').commands[0]!.layers[1]).toEqual({ words: ['rm', '-r', 'x'], literal: false, moreArgs: true });
   });
 
   it('a shell -c given its string as one of the arguments at run time is opaque: `xargs sh -c` runs its input', () => {
