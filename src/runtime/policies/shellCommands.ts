@@ -547,7 +547,8 @@ function shell(name: string, words: readonly Word[], depth: number, out: Sink, m
 /** `env -S STRING cmd…`: the split string and the words after it form the command. */
 function envSplit(split: string | undefined, after: readonly Word[], depth: number, out: Sink): Inner[] | typeof DELEGATED {
   if (split === undefined) return [];
-  const words = [split, ...after.map((w) => (w.literal ? quote(w.value) : w.value))].join(' ');
+  // (A word built at run time makes the string one: `nested` then parses nothing.)
+  const words = [split, ...after.map((w) => quote(w.value))].join(' ');
   return nested([{ value: words, literal: after.every((w) => w.literal) }], 'env -S', depth, out);
 }
 

@@ -310,6 +310,7 @@ describe('xargs runs its command with more arguments at run time', () => {
     ['xargs -I X rm -r y', ['rm', '-r', 'y'], true],
     ['xargs -e rm -r {}', ['rm', '-r', '{}'], true],
     ['xargs -n 1 rm -r {}', ['rm', '-r', '{}'], true],
+    ['xargs -n 1 -s 100 -L 1 -P 2 rm -r 1 100', ['rm', '-r', '1', '100'], true],
   ])('%j: a word holding the replace string is known only at run time', (line, words, literal) => {
     const layers = parseShellCommand(line).commands[0]!.layers;
     expect(layers[layers.length - 1]).toEqual({ words, literal, moreArgs: true });
