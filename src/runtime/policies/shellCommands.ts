@@ -106,9 +106,11 @@ const decoder = new TextDecoder();
 /** Parses `line` (see the module comment). Never throws. */
 export function parseShellCommand(line: string): CommandParse {
   const hit = cache.get(line);
+  // Stryker disable next-line ConditionalExpression: the cache only saves time (a fresh parse of the same line is equal)
   if (hit) return hit;
   const parsed = Object.freeze(parseAt(line, 0));
   cache.set(line, parsed);
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: only bounds the cache's memory (which line is evicted, if any, changes no answer)
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
   return parsed;
 }
@@ -121,29 +123,20 @@ function parseAt(line: string, depth: number): CommandParse {
   if (line.length > MAX_PARSED_COMMAND_LENGTH) {
     return { parsed: false, commands: [], opaque: [`the command is longer than ${MAX_PARSED_COMMAND_LENGTH} characters, too long to check (split it, or write files with the write tool)`] };
   }
-  let file: ShNode;
   const out = { commands: [] as SimpleCommand[], opaque: [] as string[] };
+  let printed: { printed?: string } = {};
   try {
-    file = parser.Parse(line, '');
+    const file = parser.Parse(line, '');
     // A line nested deep enough exhausts the stack here (`a|a|…` 4000 times parses, but its tree
     // is 4000 levels deep) or in the parser (4000 nested subshells): it does not parse either way.
     collect(file, encoder.encode(line), depth, out);
+    // `printed` is the top-level line's (nested `sh -c` strings are part of their line's).
+    // Stryker disable next-line ConditionalExpression: only saves time (a nested string's printed form is never read)
+    if (depth === 0) printed = { printed: printer.Print(file) };
   } catch (e) {
     return { parsed: false, commands: [], opaque: [`it does not parse as bash: ${describeParseError(e)}`] };
   }
-  return { parsed: true, commands: out.commands, opaque: [...new Set(out.opaque)], ...printedOf(file, depth) };
-}
-
-/** `{ printed }` for a top-level line (nested `sh -c` strings are part of their line's). */
-function printedOf(file: ShNode, depth: number): { printed?: string } {
-  // Stryker disable next-line ConditionalExpression: only saves time (a nested string's printed form is never read)
-  if (depth > 0) return {};
-  try {
-    return { printed: printer.Print(file) };
-    // Stryker disable next-line BlockStatement: the printer prints any tree its parser made; kept so a printer fault never throws out of the parse
-  } catch {
-    return {};
-  }
+  return { parsed: true, commands: out.commands, opaque: [...new Set(out.opaque)], ...printed };
 }
 
 function describeParseError(e: unknown): string {
