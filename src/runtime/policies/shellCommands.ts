@@ -171,8 +171,10 @@ function collect(file: ShNode, bytes: Uint8Array, depth: number, out: Sink): voi
       // bash reads it instead: the text between the backquotes, each `\` before $ ` \ (and " inside
       // double quotes) removed, parsed in turn, and mvdan-sh's own reading of it skipped.
       const left = node.Left.Offset() + 1;
-      // A DblQuoted node never starts or ends at a backquoted body's first character (that is after a backquote).
-      // Stryker disable next-line EqualityOperator: as said
+      // Walk goes in source order, so every DblQuoted seen so far starts before this backquote
+      // (`a < left` always holds); and none starts or ends at the body's first character, which
+      // follows a backquote (so `<` and `<=` are the same here).
+      // Stryker disable next-line EqualityOperator,ConditionalExpression: as said
       const inQuotes = doubleQuoted.some(([a, b]) => a < left && left < b);
       const body = decoder.decode(bytes.subarray(left, node.Right.Offset())).replace(inQuotes ? /\\([$`\\"])/g : /\\([$`\\])/g, '$1');
       backquoted(body, depth, out);
