@@ -156,14 +156,15 @@ function collect(file: ShNode, bytes: Uint8Array, depth: number, out: Sink): voi
   // at its second word).
   const span = (a: ShNode, b: ShNode) =>
     decoder.decode(bytes.subarray(Math.min(a.Pos().Offset(), b.Pos().Offset()), Math.max(a.End().Offset(), b.End().Offset())));
-  // Stryker disable next-line ArrayDeclaration: an entry that is not a pair of offsets holds no backquote
-  const doubleQuoted: Array<readonly [number, number]> = [];
+  // Where each double-quoted string seen so far ends.
+  // Stryker disable next-line ArrayDeclaration: a string entry is never greater than an offset
+  const doubleQuoted: number[] = [];
   syntax.Walk(file, (node) => {
     // Walk also calls this with null after a node's children, and ignores the answer.
     // Stryker disable next-line BooleanLiteral: as said
     if (!node) return true;
     const type = syntax.NodeType(node);
-    if (type === 'DblQuoted') doubleQuoted.push([node.Pos().Offset(), node.End().Offset()]);
+    if (type === 'DblQuoted') doubleQuoted.push(node.End().Offset());
     if (node.Backquotes) {
       // (only a CmdSubst has Backquotes)
       // mvdan-sh 0.10.1 misreads backquotes nested three deep (it runs `echo \\\`rm -r v\\\``
@@ -171,11 +172,11 @@ function collect(file: ShNode, bytes: Uint8Array, depth: number, out: Sink): voi
       // bash reads it instead: the text between the backquotes, each `\` before $ ` \ (and " inside
       // double quotes) removed, parsed in turn, and mvdan-sh's own reading of it skipped.
       const left = node.Left.Offset() + 1;
-      // Walk goes in source order, so every DblQuoted seen so far starts before this backquote
-      // (`a < left` always holds); and none starts or ends at the body's first character, which
-      // follows a backquote (so `<` and `<=` are the same here).
-      // Stryker disable next-line EqualityOperator,ConditionalExpression: as said
-      const inQuotes = doubleQuoted.some(([a, b]) => a < left && left < b);
+      // Walk goes in source order, so every DblQuoted seen so far starts before this backquote: it
+      // holds it when it ends after it. None ends at the body's first character, which follows a
+      // backquote (so `<` and `<=` are the same here).
+      // Stryker disable next-line EqualityOperator: as said
+      const inQuotes = doubleQuoted.some((end) => left < end);
       const body = decoder.decode(bytes.subarray(left, node.Right.Offset())).replace(inQuotes ? /\\([$`\\"])/g : /\\([$`\\])/g, '$1');
       backquoted(body, depth, out);
       return false;
