@@ -49,15 +49,15 @@ export type DenyPattern = string | { readonly pattern: string; readonly from?: s
 /** The deny patterns as one check (see the module note), shared by the guard and the command rules' listener. */
 export function bashDenyCheck(patterns: readonly DenyPattern[]): BashDenyCheck {
   const compiled = patterns.map((p, index) => {
-    const source = typeof p === 'string' ? p : p.pattern;
-    return { source, index, of: typeof p !== 'string' && p.from !== undefined ? p.from : 'the configuration', re: compileBashPattern(source) };
+    const { pattern: source, from: of = 'the configuration' } = typeof p === 'string' ? { pattern: p } : p;
+    return { source, index, of, re: compileBashPattern(source) };
   });
   return (command, parse = parseShellCommand(command)) => {
     if (compiled.length === 0) return undefined;
     if (!parse.parsed) {
       return {
         reason:
-          `the command cannot be checked against the deny patterns of the configuration: ${parse.opaque[0] ?? 'it does not parse'}. ` +
+          `the command cannot be checked against the deny patterns of the configuration: ${parse.opaque[0]}. ` +
           'Rewrite it as plain bash the rules can read (fix the syntax, split it into shorter commands, use $(…) instead of backquotes).',
         rule: 'bash.deny: a command that does not parse',
       };

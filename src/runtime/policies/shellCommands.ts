@@ -17,7 +17,9 @@
  * What the parse cannot see is listed in `opaque` (docs/command-rules.md has the full list): a
  * line that does not parse, a command name built at run time (`$cmd`, `$(…)`, a glob or brace
  * pattern), `eval` / `sh -c` of a string built at run time, a shell reading a script file or its
- * input, `source`, and a wrapper option it does not know. Rules never allow such a line.
+ * input, `source`, and a wrapper option it does not know. Rules never allow such a line. A reason
+ * quotes the line's text in bounded pieces: a word or name up to 80 characters, an unknown option up
+ * to 40, the parser's message up to 200.
  */
 import type { ShNode, ShParser, ShPrinter } from 'mvdan-sh';
 import { loadShellSyntax } from './shellSyntax.js';
@@ -114,9 +116,11 @@ const decoder = new TextDecoder();
 /** Parses `line` (see the module comment). Never throws. */
 export function parseShellCommand(line: string): CommandParse {
   const hit = cache.get(line);
+  // Stryker disable next-line ConditionalExpression: the cache only saves time (a fresh parse of the same line is equal)
   if (hit) return hit;
   const parsed = Object.freeze(parseAt(line, 0));
   cache.set(line, parsed);
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: only bounds the cache's memory (which line is evicted, if any, changes no answer)
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
   return parsed;
 }
@@ -129,34 +133,24 @@ function parseAt(line: string, depth: number): CommandParse {
   if (line.length > MAX_PARSED_COMMAND_LENGTH) {
     return { parsed: false, commands: [], opaque: [`the command is longer than ${MAX_PARSED_COMMAND_LENGTH} characters, too long to check (split it, or write files with the write tool)`] };
   }
-  let file: ShNode;
+  const out = { commands: [] as SimpleCommand[], opaque: [] as string[] };
+  let printed: { printed?: string } = {};
   try {
-    file = parser.Parse(line, '');
+    const file = parser.Parse(line, '');
+    // A line nested deep enough exhausts the stack here (`a|a|…` 4000 times parses, but its tree
+    // is 4000 levels deep) or in the parser (4000 nested subshells): it does not parse either way.
+    collect(file, encoder.encode(line), depth, out);
+    // `printed` is the top-level line's (nested `sh -c` strings are part of their line's).
+    // Stryker disable next-line ConditionalExpression: only saves time (a nested string's printed form is never read)
+    if (depth === 0) printed = { printed: printer.Print(file) };
   } catch (e) {
     return { parsed: false, commands: [], opaque: [`it does not parse as bash: ${describeParseError(e)}`] };
   }
-  const out = { commands: [] as SimpleCommand[], opaque: [] as string[] };
-  try {
-    collect(file, encoder.encode(line), depth, out);
-  } catch (e) {
-    // A line nested deep enough to exhaust the stack while it is walked.
-    return { parsed: false, commands: [], opaque: [`it could not be walked: ${describeParseError(e)}`] };
-  }
-  return { parsed: true, commands: out.commands, opaque: [...new Set(out.opaque)], ...printedOf(file, depth) };
-}
-
-/** `{ printed }` for a top-level line (nested `sh -c` strings are part of their line's). */
-function printedOf(file: ShNode, depth: number): { printed?: string } {
-  if (depth > 0) return {};
-  try {
-    return { printed: printer.Print(file) };
-  } catch {
-    return {};
-  }
+  return { parsed: true, commands: out.commands, opaque: [...new Set(out.opaque)], ...printed };
 }
 
 function describeParseError(e: unknown): string {
-  const text = typeof (e as { Error?: unknown })?.Error === 'function' ? String((e as { Error(): string }).Error()) : e instanceof Error ? e.message : String(e);
+  const text = typeof (e as { Error?: unknown }).Error === 'function' ? String((e as { Error(): string }).Error()) : e instanceof Error ? e.message : String(e);
   return text.slice(0, 200);
 }
 
@@ -172,39 +166,41 @@ function collect(file: ShNode, bytes: Uint8Array, depth: number, out: Sink): voi
   // at its second word).
   const span = (a: ShNode, b: ShNode) =>
     decoder.decode(bytes.subarray(Math.min(a.Pos().Offset(), b.Pos().Offset()), Math.max(a.End().Offset(), b.End().Offset())));
-  // Wrappers are made afresh on each access: a command is known by its place, not its identity.
-  const seen = new Set<string>();
-  const place = (n: ShNode) => `${n.Pos().Offset()}:${n.End().Offset()}`;
-  const doubleQuoted: Array<readonly [number, number]> = [];
+  // Where each double-quoted string seen so far ends.
+  // Stryker disable next-line ArrayDeclaration: a string entry is never greater than an offset
+  const doubleQuoted: number[] = [];
   syntax.Walk(file, (node) => {
+    // Walk also calls this with null after a node's children, and ignores the answer.
+    // Stryker disable next-line BooleanLiteral: as said
     if (!node) return true;
     const type = syntax.NodeType(node);
-    if (type === 'DblQuoted') doubleQuoted.push([node.Pos().Offset(), node.End().Offset()]);
-    if (type === 'CmdSubst' && node.Backquotes) {
+    if (type === 'DblQuoted') doubleQuoted.push(node.End().Offset());
+    if (node.Backquotes) {
+      // (only a CmdSubst has Backquotes)
       // mvdan-sh 0.10.1 misreads backquotes nested three deep (it runs `echo \\\`rm -r v\\\``
       // as `echo` with the words "`rm", "-r", "v`"; bash runs `rm -r v`). The body is read here as
       // bash reads it instead: the text between the backquotes, each `\` before $ ` \ (and " inside
       // double quotes) removed, parsed in turn, and mvdan-sh's own reading of it skipped.
       const left = node.Left.Offset() + 1;
-      const inQuotes = doubleQuoted.some(([a, b]) => a < left && left < b);
+      // Walk goes in source order, so every DblQuoted seen so far starts before this backquote: it
+      // holds it when it ends after it. None ends at the body's first character, which follows a
+      // backquote (so `<` and `<=` are the same here).
+      // Stryker disable next-line EqualityOperator: as said
+      const inQuotes = doubleQuoted.some((end) => left < end);
       const body = decoder.decode(bytes.subarray(left, node.Right.Offset())).replace(inQuotes ? /\\([$`\\"])/g : /\\([$`\\])/g, '$1');
       backquoted(body, depth, out);
       return false;
     }
-    if (type === 'Stmt' && node.Cmd && syntax.NodeType(node.Cmd) === 'CallExpr') {
-      seen.add(place(node.Cmd));
-      simple(node.Cmd, node.Redirs ?? [], span(node, node.Cmd), text, depth, out);
-    } else if (type === 'CallExpr' && !seen.has(place(node))) {
-      simple(node, [], text(node), text, depth, out);
-    }
+    // A simple command is a statement's CallExpr (only a Stmt has Cmd; a CallExpr is nowhere else).
+    if (node.Cmd && syntax.NodeType(node.Cmd) === 'CallExpr') simple(node.Cmd, node.Redirs, span(node, node.Cmd), text, depth, out);
     // `NAME=value` anywhere (before a command, alone, in declare/export/local) and `for NAME in`.
     if ((type === 'Assign' || type === 'WordIter') && node.Name?.Value) checkAssignment(String(node.Name.Value), out);
     if (type === 'DeclClause') {
       // declare / export / local / readonly / typeset / nameref: builtins with assignment arguments.
-      const words = [String(node.Variant?.Value ?? 'declare'), ...(node.Args ?? []).map((a: ShNode) => text(a))];
+      const words = [String(node.Variant.Value), ...node.Args.map((a: ShNode) => text(a))];
       out.commands.push({ source: text(node), layers: [{ words, literal: false, moreArgs: false }] });
     } else if (type === 'LetClause') {
-      out.commands.push({ source: text(node), layers: [{ words: ['let', ...(node.Exprs ?? []).map((x: ShNode) => text(x))], literal: false, moreArgs: false }] });
+      out.commands.push({ source: text(node), layers: [{ words: ['let', ...node.Exprs.map((x: ShNode) => text(x))], literal: false, moreArgs: false }] });
     }
     return true;
   });
@@ -217,7 +213,7 @@ function backquoted(body: string, depth: number, out: Sink): void {
     return;
   }
   const inner = parseAt(body, depth + 1);
-  if (!inner.parsed) out.opaque.push(`a backquoted command ${inner.opaque[0] ?? 'does not parse'}`);
+  if (!inner.parsed) out.opaque.push(`a backquoted command ${inner.opaque[0]}`);
   out.opaque.push(...(inner.parsed ? inner.opaque : []));
   out.commands.push(...inner.commands);
 }
@@ -234,16 +230,19 @@ function decodeWord(word: ShNode, text: (n: ShNode) => string): Word {
   let value = '';
   let literal = true;
   let pattern = false;
-  for (const part of word.Parts ?? []) {
+  for (const part of word.Parts) {
     const t = syntax.NodeType(part);
     if (t === 'Lit') {
       const raw = String(part.Value);
-      if (/[*?[]/.test(raw.replace(/\\./g, '')) || /\{[^}]*(,|\.\.)[^}]*\}/.test(raw.replace(/\\./g, ''))) pattern = true;
+      // Escaped characters are dropped (any replacement without glob or brace characters does the same).
+      // Stryker disable next-line StringLiteral: as said
+      const bare = raw.replace(/\\./g, '');
+      if (/[*?[]/.test(bare) || /\{[^}]*(,|\.\.)[^}]*\}/.test(bare)) pattern = true;
       value += raw.replace(/\\(.)/gs, '$1');
     } else if (t === 'SglQuoted') {
       value += part.Dollar ? decodeAnsiC(String(part.Value)) : String(part.Value);
     } else if (t === 'DblQuoted') {
-      for (const inner of part.Parts ?? []) {
+      for (const inner of part.Parts) {
         if (syntax.NodeType(inner) === 'Lit') value += String(inner.Value).replace(/\\([$`"\\])/g, '$1');
         else {
           literal = false;
@@ -253,7 +252,6 @@ function decodeWord(word: ShNode, text: (n: ShNode) => string): Word {
     } else {
       // ParamExp, CmdSubst, ArithmExp, ProcSubst, ExtGlob, BraceExp: known only at run time.
       literal = false;
-      if (t === 'ExtGlob') pattern = true;
       value += text(part);
     }
   }
@@ -270,28 +268,33 @@ function decodeAnsiC(s: string): string {
       return cp <= 0x10ffff ? String.fromCodePoint(cp) : all;
     }
     if (/[0-7]/.test(c)) return String.fromCharCode(parseInt(esc, 8) & 0xff);
-    if (c === 'c' && esc.length === 2) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
+    // Left here: `c.` (two characters) or one character.
+    if (esc.length === 2) return String.fromCharCode(esc.charCodeAt(1) & 0x1f);
     return simple[c] ?? all;
   });
 }
 
 function simple(call: ShNode, redirs: readonly ShNode[], source: string, text: (n: ShNode) => string, depth: number, out: Sink): void {
-  const args: ShNode[] = call.Args ?? [];
+  const args: ShNode[] = call.Args;
   if (args.length === 0) return; // assignments only: no command runs (what they expand is walked)
   const words = args.map((w) => decodeWord(w, text));
-  const assigns: ShNode[] = call.Assigns ?? [];
-  const assignsLiteral = assigns.every((a) => !a.Value || decodeWord(a.Value, text).literal) && assigns.every((a) => !a.Array && !a.Index);
+  // (`a[1]=x cmd`, `a=(x) cmd`: inline arrays do not parse.)
+  const assigns: ShNode[] = call.Assigns;
+  const assignsLiteral = assigns.every((a) => !a.Value || decodeWord(a.Value, text).literal);
   const redirsLiteral = redirs.every((r) => (!r.Word || decodeWord(r.Word, text).literal) && (!r.Hdoc || decodeWord(r.Hdoc, text).literal));
   const literal = words.every((w) => w.literal);
   const exact =
     literal && assignsLiteral && redirsLiteral
       ? JSON.stringify({ assign: assigns.map((a) => text(a)), words: words.map((w) => w.value), redirect: redirs.map((r) => text(r)) })
       : undefined;
-  for (const layers of chains(words, source, depth, out)) out.commands.push({ source, layers, ...(exact !== undefined ? { exact } : {}) });
+  // Before the commands of any string it runs (`bash -c '…'`), which `chains` adds as it parses them.
+  const at = out.commands.length;
+  const mine = chains(words, source, depth, out).map((layers) => ({ source, layers, ...(exact !== undefined ? { exact } : {}) }));
+  out.commands.splice(at, 0, ...mine);
 }
 
 const basename = (word: string) => word.slice(word.lastIndexOf('/') + 1);
-const layer = (words: readonly Word[], moreArgs = false): CommandLayer => ({ words: words.map((w) => w.value), literal: words.every((w) => w.literal), moreArgs });
+const layer = (words: readonly Word[], moreArgs: boolean): CommandLayer => ({ words: words.map((w) => w.value), literal: words.every((w) => w.literal), moreArgs });
 
 /**
  * The chains of commands `words` runs: itself, then what each wrapper in it runs. One chain per
@@ -304,7 +307,7 @@ function chains(words: readonly Word[], source: string, depth: number, out: Sink
     out.opaque.push(`the command name ${JSON.stringify(name.value.slice(0, 80))} is built at run time`);
     return [[head]];
   }
-  const inner = unwrap(basename(name.value), words, source, depth, out);
+  const inner = unwrap(basename(name.value), words, source, depth, out, moreArgs);
   if (inner === DELEGATED) return [[{ ...head, delegates: true }]];
   if (inner.length === 0) return [[head]];
   return inner.flatMap((i) => chains(i.words, source, depth, out, i.moreArgs || moreArgs).map((c) => [head, ...c]));
@@ -383,13 +386,13 @@ export const PRIVILEGE_WRAPPERS: ReadonlySet<string> = new Set(['sudo', 'doas'])
 const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'rbash']);
 
 /** The commands `words` (named `name`) runs when it is a wrapper, `eval`, a shell or `find`; none otherwise. */
-function unwrap(name: string, words: readonly Word[], source: string, depth: number, out: Sink): Inner[] | typeof DELEGATED {
+function unwrap(name: string, words: readonly Word[], source: string, depth: number, out: Sink, moreArgs: boolean): Inner[] | typeof DELEGATED {
   if (name === 'eval') return nested(words.slice(1), 'eval', depth, out);
   if (name === 'source' || name === '.') {
     if (words.length > 1) out.opaque.push(`\`${name}\` runs the script ${JSON.stringify(words[1]!.value.slice(0, 80))}, which the parse cannot see`);
     return [];
   }
-  if (SHELLS.has(name)) return shell(name, words, depth, out);
+  if (SHELLS.has(name)) return shell(name, words, depth, out, moreArgs);
   if (name === 'alias') {
     // `alias x='rm -r v'` (with expand_aliases on, `x` runs it): the value is parsed in turn.
     let delegated = false;
@@ -412,6 +415,8 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
     return rest;
   };
   let operands = spec.operands ?? 0;
+  // `xargs -I R` / `-i[R]` / `--replace[=R]`: R in a word of the command is replaced by input.
+  let replace: string | undefined;
   for (; i < words.length; i++) {
     const w = words[i]!;
     const v = w.value;
@@ -424,14 +429,17 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
       i++;
       break;
     }
-    if (v.startsWith('--') && v.length > 2) {
+    if (v.startsWith('--')) {
       const [long, attached] = v.slice(2).split('=', 2) as [string, string | undefined];
       if (spec.valueLong?.includes(long)) {
         if (attached === undefined) i++;
-        if (name === 'env' && long === 'split-string') return envSplit(attached ?? words[i]?.value, words.slice(i + 1), depth, out);
+        if (long === 'split-string') return envSplit(attached ?? words[i]?.value, words.slice(i + 1), depth, out);
         continue;
       }
-      if (spec.flagLong?.includes(long)) continue;
+      if (spec.flagLong?.includes(long)) {
+        if (long === 'replace') replace = attached ?? '{}';
+        continue;
+      }
       out.opaque.push(`\`${name}\` has an option the parse does not know (${JSON.stringify(v.slice(0, 40))}): where its command starts is not certain`);
       return [...fallback(), { words: words.slice(i + 1), moreArgs: more }].filter((x) => x.words.length > 0);
     }
@@ -441,11 +449,16 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
       for (let k = 1; k < v.length; k++) {
         const c = v[k]!;
         if (spec.flagShort?.includes(c)) continue;
-        if (spec.optionalShort?.includes(c)) break;
+        if (spec.optionalShort?.includes(c)) {
+          if (c === 'i') replace = v.slice(k + 1) || '{}';
+          break;
+        }
         if (spec.valueShort?.includes(c)) {
           const attached = v.slice(k + 1);
           if (attached === '') i++;
-          if (name === 'env' && c === 'S') return envSplit(attached === '' ? words[i]?.value : attached, words.slice(i + 1), depth, out);
+          // A replace string built at run time (`-I "$r"`) may be in any word: '' is in every one.
+          if (c === 'I') replace = attached === '' ? (words[i]?.literal ? words[i]!.value : '') : attached;
+          if (c === 'S') return envSplit(attached === '' ? words[i]?.value : attached, words.slice(i + 1), depth, out);
           break;
         }
         known = false;
@@ -455,7 +468,9 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
       out.opaque.push(`\`${name}\` has an option the parse does not know (${JSON.stringify(v.slice(0, 40))}): where its command starts is not certain`);
       return [...fallback(), { words: words.slice(i + 1), moreArgs: more }].filter((x) => x.words.length > 0);
     }
-    if (spec.assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(v)) {
+    // Any word with `=` is an assignment to `env` and `sudo` (GNU env putenv()s it, whatever the
+    // name: `env 'BASH_FUNC_ls%%=() { rm -r v; }' bash -c ls` runs `rm -r v`).
+    if (spec.assignments && v.includes('=')) {
       checkAssignment(v.slice(0, v.indexOf('=')), out);
       continue;
     }
@@ -465,7 +480,7 @@ function unwrap(name: string, words: readonly Word[], source: string, depth: num
     }
     break;
   }
-  const rest = words.slice(i);
+  const rest = replace === undefined ? words.slice(i) : replaced(words.slice(i), replace);
   if (rest.length === 0) return spec.defaultCommand ? [{ words: [{ value: spec.defaultCommand, literal: true, pattern: false }], moreArgs: more }] : [];
   return [{ words: rest, moreArgs: more }];
 }
@@ -477,14 +492,27 @@ function findExec(words: readonly Word[]): Inner[] {
     if (!['-exec', '-execdir', '-ok', '-okdir'].includes(words[i]!.value)) continue;
     let j = i + 1;
     while (j < words.length && words[j]!.value !== ';' && words[j]!.value !== '+') j++;
-    if (j > i + 1) out.push({ words: words.slice(i + 1, j), moreArgs: true });
+    if (j > i + 1) out.push({ words: replaced(words.slice(i + 1, j), '{}'), moreArgs: true });
     i = j;
   }
   return out;
 }
 
-/** `bash [options] -c STRING …` parses STRING in turn; a shell running a script or its input is opaque. */
-function shell(name: string, words: readonly Word[], depth: number, out: Sink): Inner[] | typeof DELEGATED {
+/**
+ * Words holding `marker`, which `find -exec` (`{}`) or `xargs -I` replaces with a file name or a
+ * line of input, are known only at run time: `find / -name rm -exec {} -r v ;` runs `rm`, `xargs
+ * -I{} sh -c '{}'` runs its input.
+ */
+function replaced(words: readonly Word[], marker: string): Word[] {
+  return words.map((w) => (w.value.includes(marker) ? { ...w, literal: false } : w));
+}
+
+/**
+ * `bash [options] -c STRING …` parses STRING in turn; a shell running a script or its input is
+ * opaque, and so is `-c` without its string where more arguments come at run time (`xargs sh -c`
+ * runs its input).
+ */
+function shell(name: string, words: readonly Word[], depth: number, out: Sink, moreArgs: boolean): Inner[] | typeof DELEGATED {
   let hasC = false;
   let i = 1;
   for (; i < words.length; i++) {
@@ -500,15 +528,18 @@ function shell(name: string, words: readonly Word[], depth: number, out: Sink): 
       continue;
     }
     if ((v.startsWith('-') || v.startsWith('+')) && v.length > 1) {
-      if (v.slice(1).includes('c')) hasC = true;
+      if (v.includes('c')) hasC = true;
       // -o / +o / -O / +O take an option name.
-      if (/[oO]/.test(v.slice(1))) i++;
+      if (/[oO]/.test(v)) i++;
       continue;
     }
     break;
   }
   if (hasC) {
-    if (i >= words.length) return [];
+    if (i >= words.length) {
+      if (moreArgs) out.opaque.push(`\`${name} -c\` runs a command string given at run time`);
+      return [];
+    }
     return nested([words[i]!], `${name} -c`, depth, out);
   }
   out.opaque.push(
@@ -522,8 +553,9 @@ function shell(name: string, words: readonly Word[], depth: number, out: Sink): 
 /** `env -S STRING cmd…`: the split string and the words after it form the command. */
 function envSplit(split: string | undefined, after: readonly Word[], depth: number, out: Sink): Inner[] | typeof DELEGATED {
   if (split === undefined) return [];
-  const words = [split, ...after.map((w) => (w.literal ? quote(w.value) : w.value))].join(' ');
-  return nested([{ value: words, literal: after.every((w) => w.literal), pattern: false }], 'env -S', depth, out);
+  // (A word built at run time makes the string one: `nested` then parses nothing.)
+  const words = [split, ...after.map((w) => quote(w.value))].join(' ');
+  return nested([{ value: words, literal: after.every((w) => w.literal) }], 'env -S', depth, out);
 }
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -533,7 +565,7 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * `out` as commands of their own (every one must pass the rules), so nothing runs "inside" the
  * wrapper as far as the chain goes.
  */
-function nested(words: readonly Word[], what: string, depth: number, out: Sink): Inner[] | typeof DELEGATED {
+function nested(words: readonly Pick<Word, 'value' | 'literal'>[], what: string, depth: number, out: Sink): Inner[] | typeof DELEGATED {
   if (words.length === 0) return [];
   if (!words.every((w) => w.literal)) {
     out.opaque.push(`\`${what}\` runs a command string built at run time`);
@@ -544,7 +576,7 @@ function nested(words: readonly Word[], what: string, depth: number, out: Sink):
     return [];
   }
   const inner = parseAt(words.map((w) => w.value).join(' '), depth + 1);
-  if (!inner.parsed) out.opaque.push(`the command string of \`${what}\` ${inner.opaque[0] ?? 'does not parse'}`);
+  if (!inner.parsed) out.opaque.push(`the command string of \`${what}\` ${inner.opaque[0]}`);
   else out.opaque.push(...inner.opaque);
   out.commands.push(...inner.commands);
   return inner.parsed ? DELEGATED : [];

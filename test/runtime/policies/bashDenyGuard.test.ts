@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { applyConfig } from '../../../src/runtime/policies/applyConfig.js';
-import { bashDenyGuard } from '../../../src/runtime/policies/bashDenyGuard.js';
+import { bashDenyCheck, bashDenyGuard } from '../../../src/runtime/policies/bashDenyGuard.js';
 import { commandSpellings } from '../../../src/runtime/policies/commandRules.js';
 import { call, fakeBash, recordingApproval } from './fixtures.js';
 
@@ -78,7 +78,21 @@ describe('bash deny guard', () => {
     await guardAlone(['^rm -[a-zA-Z]*r'], command);
   });
 
-  it.each(['x=rm; $x -rf build', 'eval "$(echo cm0gLXJmIGJ1aWxk | base64 -d)"', "printf 'r\\x6d -rf build' | sh", '/bin/r? -rf build', 'bash ./s.sh'])(
+  it.each([
+    'x=rm; $x -rf build',
+    'eval "$(echo cm0gLXJmIGJ1aWxk | base64 -d)"',
+    "printf 'r\\x6d -rf build' | sh",
+    '/bin/r? -rf build',
+    'bash ./s.sh',
+    // env (and sudo) set any NAME=value, and bash imports BASH_FUNC_ls%% as a function `ls`: this runs `rm -rf build`.
+    "env 'BASH_FUNC_ls%%=() { rm -rf build; }' bash -c ls",
+    "sudo 'BASH_FUNC_ls%%=() { rm -rf build; }' bash -c ls",
+    // find replaces {} with each file name, even as the command: this runs /usr/bin/rm -rf build.
+    'find /usr/bin -name rm -exec {} -rf build \\;',
+    // xargs hands its input to sh -c: as the string itself, or through the replace string.
+    "printf 'rm -rf build' | xargs -0 sh -c",
+    "echo 'rm -rf build' | xargs -I{} sh -c '{}'",
+  ])(
     'a line the parse cannot fully see (%j) is not let through silently: it is asked about (denied here, with no approver)',
     async (command) => {
       const { rt, bash } = setup(['^rm -[a-zA-Z]*r']);
@@ -127,5 +141,73 @@ describe('bash deny guard', () => {
     const guard = bashDenyGuard({ patterns: ['rm'] });
     expect(guard({ callId: 'c', toolName: 'read', args: { command: 'rm' }, rawInput: {}, index: 0, executionMode: 'parallel', idempotent: true })).toBeUndefined();
     expect(() => bashDenyGuard({ patterns: ['(?=x)'] })).toThrow(/invalid RE2 pattern "\(\?=x\)"/);
+  });
+});
+
+const viewOf = (command: unknown, toolName = 'bash') => ({ callId: 'c', toolName, args: { command }, rawInput: {}, index: 0, executionMode: 'exclusive' as const, idempotent: false });
+
+describe('the deny check: which pattern, from where, and what it says', () => {
+  it('names the pattern that matched, its index, and the spelling it matched in', () => {
+    const check = bashDenyCheck(['^git\\s+push', '^rm\\s']);
+    expect(check('ls && nice -n 5 rm -r v')).toEqual({
+      reason: 'the command matches the deny pattern /^rm\\s/ of the configuration (in "rm -r v"). Do not rerun it in another spelling; find another way that does not need it, or ask the user.',
+      rule: 'bash.deny[1] /^rm\\s/',
+    });
+  });
+
+  it('the first pattern in the list that matches is the one named', () => {
+    expect(bashDenyCheck(['^rm\\s', 'rm'])('rm -r v')?.rule).toBe('bash.deny[0] /^rm\\s/');
+    expect(bashDenyCheck(['nothing', 'rm', '^rm\\s'])('rm -r v')?.rule).toBe('bash.deny[1] /rm/');
+  });
+
+  it('a pattern from a file names that file; one without a file, or a plain string, names the configuration', () => {
+    expect(bashDenyCheck([{ pattern: '^rm\\s', from: '/home/u/.dsh/config.json' }])('rm -r v')?.reason).toContain('/^rm\\s/ of /home/u/.dsh/config.json (in');
+    expect(bashDenyCheck([{ pattern: '^rm\\s' }])('rm -r v')?.reason).toContain('/^rm\\s/ of the configuration (in');
+    expect(bashDenyCheck(['^rm\\s'])('rm -r v')?.reason).toContain('/^rm\\s/ of the configuration (in');
+  });
+
+  it('the spelling quoted in the reason is cut to 200 characters', () => {
+    const command = `rm ${'v'.repeat(300)}`;
+    const reason = bashDenyCheck(['^rm\\s'])(command)!.reason;
+    expect(reason).toContain(`(in "${command.slice(0, 200)}")`);
+    expect(reason).not.toContain(command.slice(0, 201));
+  });
+
+  it('a line that does not parse is refused with the parse\'s reason, under a rule of its own', () => {
+    expect(bashDenyCheck(['^rm\\s'])('echo $(')).toEqual({
+      reason:
+        'the command cannot be checked against the deny patterns of the configuration: it does not parse as bash: 1:6: reached EOF without matching ( with ). ' +
+        'Rewrite it as plain bash the rules can read (fix the syntax, split it into shorter commands, use $(…) instead of backquotes).',
+      rule: 'bash.deny: a command that does not parse',
+    });
+  });
+
+  it('with no patterns nothing is refused, not even a line that does not parse', () => {
+    expect(bashDenyCheck([])('echo $(')).toBeUndefined();
+    expect(bashDenyGuard({ patterns: [] })(viewOf('rm -r v && echo $('))).toBeUndefined();
+  });
+
+  it('a line no pattern matches passes', () => {
+    expect(bashDenyCheck(['^rm\\s', '^git push'])('ls -la && git status')).toBeUndefined();
+  });
+
+  it('an invalid pattern is refused with RE2\'s own reason', () => {
+    expect(() => bashDenyCheck(['a(b'])).toThrow(/^invalid RE2 pattern "a\(b": .+/);
+  });
+});
+
+describe('the deny guard checks one tool\'s command argument', () => {
+  it('the bash tool by default; another tool when named', () => {
+    expect(bashDenyGuard({ patterns: ['^rm\\s'] })(viewOf('rm -r v'))).toMatchObject({ rule: 'bash.deny[0] /^rm\\s/' });
+    const sh = bashDenyGuard({ patterns: ['^rm\\s'], tool: 'sh' });
+    expect(sh(viewOf('rm -r v', 'sh'))).toMatchObject({ rule: 'bash.deny[0] /^rm\\s/' });
+    expect(sh(viewOf('rm -r v', 'bash'))).toBeUndefined();
+  });
+
+  it('a call without a string command is not its to judge (the tool\'s own input check refuses it)', () => {
+    const guard = bashDenyGuard({ patterns: ['.*'] });
+    expect(guard(viewOf(42))).toBeUndefined();
+    expect(guard(viewOf(undefined))).toBeUndefined();
+    expect(guard({ ...viewOf('x'), args: null })).toBeUndefined();
   });
 });
