@@ -101,6 +101,7 @@ const MAX_NESTING = 8;
 // The parser is loaded when the first line is parsed (shellSyntax.ts says why); these stand for it.
 let mvdan: { readonly syntax: ReturnType<typeof loadShellSyntax>['syntax']; readonly parser: ShParser; readonly printer: ShPrinter } | undefined;
 const loaded = () => {
+  // Stryker disable next-line ConditionalExpression: loading again gives the same parser (require keeps the module): only slower
   if (!mvdan) {
     const { syntax } = loadShellSyntax();
     mvdan = { syntax, parser: syntax.NewParser(syntax.Variant(syntax.LangBash)), printer: syntax.NewPrinter() };
