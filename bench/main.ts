@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { renderTable, type Notes, type Results } from './lib/report.js';
 import { hasGc, round } from './lib/stats.js';
@@ -76,7 +77,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     explore: null,
     bundle: null,
   };
-  const notes: Notes = { mode: compiled ? 'compiled (tsc transpile, bench/.build)' : 'tsx (sources, esbuild keepNames)' };
+  // How quiet the machine was: the 1-minute load average when the run started, and the cores it has.
+  const notes: Notes = { mode: compiled ? 'compiled (tsc transpile, bench/.build)' : 'tsx (sources, esbuild keepNames)', quiet: { load1: loadavg()[0]!, cores: availableParallelism() } };
 
   if (want('w1')) {
     log('W1 overhead per call (interleaved with the floor)');

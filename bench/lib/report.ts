@@ -43,6 +43,8 @@ export interface Results {
 /** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
 export interface Notes {
   mode: string;
+  /** The 1-minute load average when the run started, and the machine's cores (issue 33 item 8: how quiet the run was). */
+  quiet?: { load1: number; cores: number };
   seconds?: number;
   w1?: W1Detail;
   w2?: { reps: number; floorWallOverIdeal: number; skeletonWallOverIdeal: number; breakdown: W2Breakdown; jsonl?: JsonlTiming };
@@ -240,7 +242,7 @@ export function renderTable(r: Results, notes: Notes): string {
   rows.push(...storeRows(r.store, notes.store, f));
   const head = ['workload', 'measure', 'dsh', 'target', 'holds', 'reference / detail'];
   const lines = [
-    `dsh bench — node ${r.node}, ${r.date}, ${r.quick ? '**quick** run' : 'full run'}, ${notes.mode}${notes.seconds ? `, ${notes.seconds.toFixed(0)} s` : ''}`,
+    `dsh bench — node ${r.node}, ${r.date}, ${r.quick ? '**quick** run' : 'full run'}, ${notes.mode}${notes.seconds ? `, ${notes.seconds.toFixed(0)} s` : ''}${notes.quiet ? `, load ${notes.quiet.load1.toFixed(2)} on ${notes.quiet.cores} cores at the start` : ''}`,
     '',
     `| ${head.join(' | ')} |`,
     `|${head.map(() => '---').join('|')}|`,
