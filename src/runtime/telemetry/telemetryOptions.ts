@@ -12,7 +12,11 @@ import type { ModelRequestListener } from './observeModel.js';
 
 /** The parts of `@opentelemetry/api` the projection calls (`import * as otel from '@opentelemetry/api'` has them). */
 export interface OtelApi {
-  readonly trace: Pick<TraceAPI, 'setSpan' | 'getTracer'>;
+  /**
+   * `getTracerProvider` (optional) lets the projection see that no provider is registered, so
+   * that a runtime whose spans would all be no-ops does not observe its calls' stages.
+   */
+  readonly trace: Pick<TraceAPI, 'setSpan' | 'getTracer'> & Partial<Pick<TraceAPI, 'getTracerProvider'>>;
   readonly context: Pick<ContextAPI, 'active'>;
 }
 
@@ -39,8 +43,14 @@ export interface TelemetryOptions {
 export interface TelemetryProjection {
   /** Feed every log event, in order (the runtime subscribes it to its log). */
   onEvent(event: LogEvent): void;
-  /** Feed every stage event (the runtime subscribes it to its stage stream). */
+  /** Feed every stage event (the runtime subscribes it to its stage stream while `tracing()`). */
   onStage(event: CallStageEvent): void;
+  /**
+   * Whether spans can record now (stage events only ever annotate spans). The runtime asks when
+   * it is made and at each `turn/start`, and hears the stage stream only while this is true; absent,
+   * always.
+   */
+  tracing?(): boolean;
   /** Hears the model requests (give it to `observeModel`). */
   readonly onRequest: ModelRequestListener;
   /** Ends every span still open (a run that stops mid-turn), marked unfinished. */

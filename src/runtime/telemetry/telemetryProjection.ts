@@ -342,6 +342,11 @@ export function createTelemetryProjection(options: TelemetryOptions & { readonly
 
   return {
     onEvent,
+    // With no tracer given and no provider registered, the global tracer is a proxy with nobody
+    // behind it: every span is a no-op (a provider registered later is seen at the next turn).
+    tracing: () =>
+      options.tracer !== undefined ||
+      (api.trace.getTracerProvider?.() as { getDelegateTracer?: (name: string) => unknown } | undefined)?.getDelegateTracer?.('dsh') !== undefined,
     onStage(e) {
       if (e.type !== 'stage/exited') return;
       const c = calls.get(keyOf(e));

@@ -20,7 +20,21 @@ export interface TurnTelemetry {
 export function wireTelemetry(telemetry: Telemetry | undefined, at: { clock: Clock; log: SessionLog; stages: StageRouter }): TurnTelemetry {
   const t = telemetry?.({ clock: at.clock });
   if (!t) return { observed: (o) => o, close: () => undefined };
-  const stops = [at.log.subscribe(t.onEvent), at.stages.on(t.onStage)];
+  // The stage stream costs every call something: it is heard only while spans can record.
+  let stopStages: (() => void) | undefined;
+  const hearStages = () => {
+    const want = t.tracing?.() ?? true;
+    if (want && !stopStages) stopStages = at.stages.on(t.onStage);
+    else if (!want && stopStages) {
+      stopStages();
+      stopStages = undefined;
+    }
+  };
+  hearStages();
+  const stopLog = at.log.subscribe((e) => {
+    if (e.type === 'turn/start') hearStages();
+    t.onEvent(e);
+  });
   const observed: TurnTelemetry['observed'] = (o) => {
     const followUpOptions = o.followUpOptions;
     return {
@@ -32,7 +46,9 @@ export function wireTelemetry(telemetry: Telemetry | undefined, at: { clock: Clo
   return {
     observed,
     close() {
-      for (const stop of stops.splice(0)) stop();
+      stopLog();
+      stopStages?.();
+      stopStages = undefined;
       t.close();
     },
   };

@@ -286,3 +286,30 @@ describe('a turn whose span records nothing (issue 27)', () => {
     expect(tool?.dataPoints.map((p) => p.attributes['gen_ai.tool.name'])).toEqual(['lookup']);
   });
 });
+
+describe('the global tracer with no provider registered (issue 33)', () => {
+  it('records the metrics, no spans; a provider registered later traces the next turn whole, stages included', async () => {
+    const s = sdk();
+    const rt = createRuntime({ tools: [lookup], telemetry: otelTelemetry({ api: otel, meter: s.telemetry.meter }) });
+    const turn = async (id: string) => {
+      const model = scriptedModel([{ toolCalls: [{ toolName: 'lookup', input: { key: id }, toolCallId: id }] }, { text: 'ok' }], { modelId: 'm' });
+      expect((await rt.startTurn({ model, input: id }).done).outcome).toBe('completed');
+    };
+    await turn('before');
+    expect(s.exporter.getFinishedSpans()).toEqual([]);
+    const tool = (await s.metrics()).scopeMetrics.flatMap((m) => m.metrics).find((m) => m.descriptor.name === 'gen_ai.execute_tool.duration');
+    expect(tool?.dataPoints.map((p) => p.attributes['gen_ai.tool.name'])).toEqual(['lookup']);
+
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(s.exporter)] });
+    expect(otel.trace.setGlobalTracerProvider(provider)).toBe(true);
+    try {
+      await turn('after');
+      const call = s.exporter.getFinishedSpans().find((x) => x.name === 'execute_tool lookup');
+      expect(call?.attributes['gen_ai.tool.call.id']).toBe('after');
+      expect(call?.events.map((e) => e.name)).toEqual(['dsh.stage.validating', 'dsh.stage.executing', 'dsh.stage.finalizing']); // no listener: no policy stage
+    } finally {
+      otel.trace.disable();
+      await rt.close();
+    }
+  });
+});
