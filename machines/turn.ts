@@ -30,7 +30,7 @@ export interface TurnOutput {
   readonly error?: string;
 }
 
-interface TurnContext {
+export interface TurnContext {
   readonly deps: StepDeps;
   readonly closeCrashedStep: TurnInput['closeCrashedStep'];
   readonly followUp: TurnInput['followUp'];

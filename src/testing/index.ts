@@ -13,3 +13,4 @@ export { ManualClock } from '../runtime/clock.js';
 export { fakeTool, type FakeTool, type FakeToolCall, type FakeToolOptions } from './fakes/fakeTool.js';
 export { faultyLog, LogFaultError, type FaultyLogOptions } from './fakes/faultyLog.js';
 export { replaySessions, FAIL_ON, type RecordedSession, type ReplaySessionsOptions, type ReplayReport, type ReplayChange, type RecordedCall, type FailOn } from './replay/replaySessions.js';
+export type { LoggedOutcome } from '../cli/policy/replay.js';

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineTool, sleep, type ExecContext } from '../../src/index.js';
+import { createRuntime, defineTool, type ExecContext } from '../../src/index.js';
+import { sleep } from '../../src/runtime/clock.js';
 import { explore, scriptedModel, SPEC_RULES, type ExploreOptions, type ExploredRun } from '../../src/testing/index.js';
 
 const quick = { failureLogs: false, maxRuns: 400 } as const;
