@@ -10,6 +10,7 @@ import { plannedMode } from './commitGate.js';
 
 /** The part of the session log the machines need: append, get the stamped seq back. */
 export interface LogPort {
+  /** Appends the event and returns it stamped with its `seq`. */
   append(event: NewLogEvent): { readonly seq: number };
 }
 

@@ -10,4 +10,5 @@
  * `result.metadata.durationsMs` are keyed by these names.
  */
 export const CALL_STAGE_NAMES = ['validating', 'preExecute', 'awaitingApproval', 'guard', 'executing', 'postExecute', 'finalizing'] as const;
+/** One of a call's stages, in `CALL_STAGE_NAMES`' order. */
 export type CallStageName = (typeof CALL_STAGE_NAMES)[number];

@@ -18,6 +18,7 @@ import type {
   ToolResult,
 } from '../src/protocol/index.js';
 
+/** A value, or a promise of it. */
 export type SyncOrAsync<T> = T | Promise<T>;
 
 /** What every hook listener sees of a call: frozen, including the args. */
@@ -63,6 +64,7 @@ export interface PreparedCall {
   readonly tool: unknown;
 }
 
+/** A prepared call, or the error that ends it in `validating` (unknown tool, invalid arguments). */
 export type PrepareOutcome =
   | { readonly ok: true; readonly prepared: PreparedCall }
   /** `hookFailure`: a user function the call needed before stage 1 (isConcurrencySafe) threw; logged as `hook/failed`. */
@@ -85,7 +87,9 @@ export interface StageFailure extends ListenerFailure {
 type Decided<K extends PreExecuteDecision['kind']> = Extract<PreExecuteDecision, { kind: K }> & { readonly by?: string };
 /** An `ask` carries the preview its approval shows (made by the port, SPEC §10.5). */
 export type PreExecuteOutcome = Decided<'allow'> | Decided<'deny'> | (Decided<'ask'> & { readonly preview?: ApprovalPreview }) | StageFailure;
+/** What the guards said: undefined (pass), a denial naming its guard, or a failure. */
 export type GuardOutcome = undefined | { readonly kind: 'deny'; readonly reason: string; readonly listener: string; readonly rule?: string } | StageFailure;
+/** What the post-execute listeners made of a draft: accepted (maybe rewritten), blocked with feedback, invalid output, or a failure. */
 export type PostExecuteOutcome =
   | { readonly kind: 'accepted'; readonly draft: ResultDraft }
   | { readonly kind: 'blocked'; readonly feedback: string; readonly listener: string }
@@ -104,6 +108,7 @@ export type Settlement = (
   readonly decision?: DecisionProvenance;
 };
 
+/** Hook, approval, grace and per-call deadlines (ms), as `createRuntime({ limits })` sets them. */
 export interface PipelineLimits {
   /**
    * Each asynchronous pre/post-execute listener gets this long, on its own, to answer (a
@@ -128,9 +133,12 @@ export interface PipelineLimits {
 /** Stage timestamps (clock ms) collected when the call is metered. */
 export type StageMarks = Partial<Record<'validating' | 'preExecute' | 'awaitingApproval' | 'guard' | 'executing' | 'postExecute' | 'finalizing', number>>;
 
+/** The call pipeline's port: the work behind each stage of the `toolCall` machine (`runtime.pipeline`). The machine decides when a stage runs; the port does it. */
 export interface CallStages {
   readonly limits: PipelineLimits;
+  /** The runtime clock's time (ms). */
   now(): number;
+  /** Resolves the tool and validates the arguments (stage `validating`). */
   prepare(request: ToolCallRequest, where: CallWhere): PrepareOutcome;
   /** True when some pre-execute listener is registered (else the stage is skipped). */
   hasPreExecute(): boolean;
@@ -144,11 +152,15 @@ export interface CallStages {
   planPostExecute(call: PreparedCall, draft: ResultDraft): PostExecutePlan;
   /** Never rejects; a pending outcome settles within `hookTimeoutMs` of the last listener it waited on. */
   preExecute(call: PreparedCall): SyncOrAsync<PreExecuteOutcome>;
+  /** True when an earlier `allowed-always` answer covers this call (no question is asked). */
   isApprovalRemembered(call: PreparedCall): boolean;
+  /** Remembers an `allowed-always` answer for the call's approval keys. */
   rememberApproval(call: PreparedCall): void;
   /** The answer; a denial may carry the person's reason (it becomes the result's message). */
   requestApproval(call: PreparedCall, reason: string | undefined, signal: AbortSignal, preview?: ApprovalPreview): Promise<ApprovalAnswer | ApprovalDenial>;
+  /** Consults the guards registered when the call started (stage `guard`): undefined passes. */
   guard(call: PreparedCall): GuardOutcome;
+  /** Runs the execute wrappers and the tool's body (stage `executing`); never rejects. */
   execute(call: PreparedCall, signal: AbortSignal): Promise<ExecOutcome>;
   /**
    * Arms the per-call deadline (`limits.callTimeoutMs`) of a call being dispatched: `expired` is

@@ -22,6 +22,7 @@ export function plannedMode(prepared: PrepareOutcome): ExecutionMode {
   return prepared.ok ? prepared.prepared.view.executionMode : 'exclusive';
 }
 
+/** Where a call of a step stands in the commit gate: queued, running, settled (its result waits for earlier calls'), committed. */
 export type EntryStatus = 'queued' | 'running' | 'settled' | 'committed';
 
 /** One call of the batch, as the gate knows it. Never changed: a new status is a new entry. */

@@ -5,6 +5,7 @@
  */
 import type { LanguageModelV3CallOptions } from '@ai-sdk/provider';
 
+/** Per-request settings for the model (`maxOutputTokens`, sampling, `toolChoice`, `providerOptions`, `headers`); a turn's win over the runtime's, field by field. */
 export type ModelCallOptions = Partial<
   Pick<
     LanguageModelV3CallOptions,

@@ -15,6 +15,7 @@ import { fromCallback } from 'xstate';
 import type { ModelCallOptions } from './modelCallOptions.js';
 import { ToolInputTracker, type ReadyToolCall } from './toolInputTracker.js';
 
+/** One model request: the model, the projected prompt, the tools' declarations and the request settings. */
 export interface ModelStreamInput {
   readonly model: LanguageModelV3;
   readonly prompt: LanguageModelV3Prompt;
@@ -25,6 +26,7 @@ export interface ModelStreamInput {
   readonly onWarnings?: (warnings: readonly SharedV3Warning[]) => void;
 }
 
+/** What the model stream actor sends its step: text and reasoning deltas, tool calls as their input completes, the finish, or an error. */
 export type ModelStreamEvent =
   /**
    * Streamed text or reasoning. `providerMetadata` (reasoning only) closes the block: the block's

@@ -19,6 +19,7 @@ import { releaseStoppedCall, toolCallMachine, type ToolCallInput } from './toolC
 
 export type { LogPort } from './callPair.js';
 
+/** One step's calls to run: the pipeline, the log, and the calls known up front. */
 export interface SchedulerInput {
   readonly pipeline: CallStages;
   readonly log: LogPort;
@@ -34,6 +35,7 @@ export interface SchedulerInput {
   readonly cancelled?: boolean;
 }
 
+/** The scheduler's context: its ports and the commit gate of the step's calls. */
 export interface SchedulerContext {
   readonly pipeline: CallStages;
   readonly log: LogPort;
@@ -44,12 +46,14 @@ export interface SchedulerContext {
   readonly cancelled: boolean;
 }
 
+/** The step's results in the model's order, whether it was cancelled, and the most calls that ran at once. */
 export interface SchedulerOutput {
   readonly results: readonly ToolResult[];
   readonly cancelled: boolean;
   readonly maxRunning: number;
 }
 
+/** What the scheduler hears: calls as they arrive, the end of the input, a cancel, and its calls finishing. */
 export type SchedulerEvent =
   | { type: 'CALL.ADD'; request: ToolCallRequest }
   /** Several calls that arrived together, in the model's order: one event (and one pump) for all. */
@@ -205,6 +209,7 @@ function batchAction(...pieces: ReadonlyArray<keyof typeof works>) {
 /** The scheduler's one kind of child, as `setup({ actors })` declares it. */
 type CallActorLogic = { src: 'toolCall'; logic: typeof toolCallMachine; id: string | undefined };
 
+/** Runs one step's calls: concurrency-safe calls in parallel groups (at most `concurrency` at once), exclusive calls alone, and commits their results in the model's order. */
 export const schedulerMachine = setup({
   types: {
     context: {} as SchedulerContext,

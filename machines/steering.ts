@@ -35,10 +35,12 @@ export interface SteeringPort {
   followUp(steers: readonly Steer[]): void;
 }
 
+/** The port through which steering logs and delivers messages. */
 export interface SteeringInput {
   readonly port: SteeringPort;
 }
 
+/** The steering machine's context: the steers waiting for the next model request. */
 export interface SteeringContext {
   readonly port: SteeringPort;
   /** Messages waiting for the next request, in the order they were sent. */
@@ -47,6 +49,7 @@ export interface SteeringContext {
   readonly nextStep: number | undefined;
 }
 
+/** What the steering machine hears: a steer, the next request about to be made, suspension and the end of the turn. */
 export type SteeringEvent =
   | { type: 'STEER'; steer: Steer }
   /** The turn is about to make the model request of step `stepIndex` (its prompt is projected next). */
@@ -58,6 +61,7 @@ export type SteeringEvent =
   /** The messages held when the turn closed (or sent since) went to a follow-up turn. */
   | { type: 'FOLLOWED_UP' };
 
+/** Holds a turn's steering messages until its next model request (`waiting`), and turns those it can no longer deliver into a follow-up. */
 export const steeringMachine = setup({
   types: {
     context: {} as SteeringContext,

@@ -82,6 +82,7 @@ export interface StepDeps {
   readonly onText?: (stepIndex: number, kind: 'text' | 'reasoning', delta: string) => void;
 }
 
+/** One step of a turn: its services (`deps`) and where it is. */
 export interface StepInput {
   readonly deps: StepDeps;
   readonly turnId: string;
@@ -90,6 +91,7 @@ export interface StepInput {
   readonly cancelled?: boolean;
 }
 
+/** How a step ended: its calls' results, the model's finish reason, and whether it was cancelled or failed. */
 export interface StepOutput {
   readonly toolCalls: number;
   readonly finishReason: string;
@@ -98,6 +100,7 @@ export interface StepOutput {
   readonly results: SchedulerOutput['results'];
 }
 
+/** The step machine's context: its attempt, its streamed text not yet logged, its calls and its outcome so far. */
 export interface StepContext {
   readonly deps: StepDeps;
   readonly turnId: string;
@@ -118,6 +121,7 @@ export interface StepContext {
   readonly droppedMidResponse?: string;
 }
 
+/** What the step hears: the model stream, a cancel, its scheduler finishing. */
 export type StepEvent = ModelStreamEvent | { type: 'CANCEL'; reason?: string } | { type: 'xstate.done.actor.scheduler'; output: SchedulerOutput };
 
 /** The scheduler's request for a call the model stream reported. */
@@ -131,6 +135,7 @@ const flushBuffer = enqueueActions(({ context, enqueue }: { context: StepContext
   enqueue.assign({ buffer: undefined });
 });
 
+/** One model request and the calls it asks for: `requesting` (streamed, retried or compacted on a request error), then the scheduler, then `step/end`. */
 export const stepMachine = setup({
   types: {
     context: {} as StepContext,

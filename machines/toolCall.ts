@@ -26,6 +26,7 @@ import type {
   SyncOrAsync,
 } from './callStages.js';
 
+/** One call to run: the request, where it is (index, turn, step) and the pipeline that does its stages. */
 export interface ToolCallInput {
   readonly request: ToolCallRequest;
   readonly where: CallWhere;
@@ -34,6 +35,7 @@ export interface ToolCallInput {
   readonly prepared?: PrepareOutcome;
 }
 
+/** A call's context: its request, the pipeline, each stage's outcome, and its result once final. */
 export interface ToolCallContext {
   readonly request: ToolCallRequest;
   readonly where: CallWhere;
@@ -60,6 +62,7 @@ export interface ToolCallContext {
   readonly result: ToolResult | undefined;
 }
 
+/** What a call actor hears: its stages' outcomes, an approval's answer, the body settling, a cancel. */
 export type ToolCallMachineEvent =
   | { type: 'PRE.PENDING' }
   | { type: 'PRE.DECIDED'; outcome: PreExecuteOutcome }
@@ -259,6 +262,7 @@ const postDone = {
   },
 } as const;
 
+/** One tool call through the pipeline, each stage a named state: `validating`, `preExecute`, `awaitingApproval`, `guard`, `executing`, `postExecute`, `finalizing`. */
 export const toolCallMachine = setup({
   types: {
     context: {} as ToolCallContext,
@@ -610,4 +614,5 @@ export const toolCallMachine = setup({
   output: ({ context }) => context.result!,
 });
 
+/** The type of `toolCallMachine`. */
 export type ToolCallMachine = typeof toolCallMachine;

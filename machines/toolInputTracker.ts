@@ -7,6 +7,7 @@
  */
 import { JsonObjectEnd } from './jsonObjectEnd.js';
 
+/** A tool call whose input has streamed in full (its JSON object closed). */
 export interface ReadyToolCall {
   callId: string;
   toolName: string;

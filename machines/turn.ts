@@ -6,6 +6,7 @@ import { assign, sendTo, setup, spawnChild, stopChild } from 'xstate';
 import type { TurnOutcome } from '../src/protocol/index.js';
 import { stepMachine, type StepDeps, type StepOutput } from './step.js';
 
+/** One turn: its services (`deps`), id, the user's input and its step limit. */
 export interface TurnInput {
   readonly deps: StepDeps;
   readonly turnId: string;
@@ -23,6 +24,7 @@ export interface TurnInput {
   readonly resumeAt?: number;
 }
 
+/** How a turn ended: its outcome, how many steps it took, and the error of a failed turn. */
 export interface TurnOutput {
   readonly turnId: string;
   readonly outcome: TurnOutcome;
@@ -30,8 +32,10 @@ export interface TurnOutput {
   readonly error?: string;
 }
 
+/** The turn machine's context: its step count, whether it was cancelled, its outcome. */
 export interface TurnContext {
   readonly deps: StepDeps;
+  /** Closes what a crashed step left open (see `TurnInput.closeCrashedStep`). */
   readonly closeCrashedStep: TurnInput['closeCrashedStep'];
   readonly followUp: TurnInput['followUp'];
   readonly turnId: string;
@@ -44,6 +48,7 @@ export interface TurnContext {
   readonly error: string | undefined;
 }
 
+/** What the turn hears: start, cancel, and its step ending or failing. */
 export type TurnEvent =
   | { type: 'START' }
   | { type: 'CANCEL'; reason?: string }
@@ -52,6 +57,7 @@ export type TurnEvent =
 
 type StepDone = { output: StepOutput };
 
+/** A turn: steps of model requests and tool calls until the model answers, the turn is cancelled, fails or reaches `maxSteps`. */
 export const turnMachine = setup({
   types: {
     context: {} as TurnContext,

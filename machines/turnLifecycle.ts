@@ -59,6 +59,7 @@ export interface TurnLifecyclePort {
 
 /** A running turn machine, as its lifecycle drives it. */
 export interface TurnRun {
+  /** Cancels the running turn. */
   cancel(reason: string | undefined): void;
   /** Stops the turn machine (nothing of it lives on); a no-op once it has ended. */
   stop(): void;
@@ -67,6 +68,7 @@ export interface TurnRun {
 /** What the running turn tells its lifecycle. */
 export type TurnRunReport = Extract<TurnLifecycleEvent, { type: 'PARKED' | 'UNPARKED' | 'QUIET' | 'TURN.ENDED' | 'TURN.FAILED' }>;
 
+/** One turn's lifecycle: the turn id and the port that runs it. */
 export interface TurnLifecycleInput {
   readonly turnId: string;
   readonly port: TurnLifecyclePort;
@@ -75,6 +77,7 @@ export interface TurnLifecycleInput {
 /** How the turn ended, as the lifecycle knows it. */
 export type LifecycleOutcome = TurnOutcome | 'dropped';
 
+/** The lifecycle's context: a cancel that came early, the outcome, and the step a suspended turn waits on. */
 export interface TurnLifecycleContext {
   readonly turnId: string;
   readonly port: TurnLifecyclePort;
@@ -87,6 +90,7 @@ export interface TurnLifecycleContext {
   readonly suspendedAt: number | undefined;
 }
 
+/** What the lifecycle hears: its turn may begin, cancel, the running turn parking, going quiet, ending or failing. */
 export type TurnLifecycleEvent =
   /** Its turn came: the turns before it have ended. */
   | { type: 'BEGIN' }
@@ -106,6 +110,7 @@ export type TurnLifecycleEvent =
   /** The turn machine itself failed (a bug or a throwing service): no `turn/end`. */
   | { type: 'TURN.FAILED'; error: string };
 
+/** A turn as a person waits on it: `queued`, `preparing`, `live` (running, suspending, cancelling), `suspended`, `ended`. */
 export const turnLifecycleMachine = setup({
   types: {
     context: {} as TurnLifecycleContext,

@@ -67,6 +67,7 @@ export interface RemoteSession {
   getSnapshot(): SessionSnapshot;
   /** Where the stream stands; `onStatus` hears each change. */
   status(): ConnectionStatus;
+  /** Hears each change of the connection's status; returns the remover. */
   onStatus(listener: (status: ConnectionStatus) => void): () => void;
   /** Starts a turn (queued behind the running one); resolves with its id once the server took it. */
   startTurn(input: string): Promise<{ turnId: string }>;
@@ -113,7 +114,16 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
-/** Connects to the session at `url` (its base, e.g. `https://app.example/api/sessions/abc`). */
+/**
+ * Connects to the session at `url` (its base, e.g. `https://app.example/api/sessions/abc`).
+ *
+ * @example
+ * ```tsx
+ * const session = connectSession('/api/sessions/abc', { headers: { authorization: `Bearer ${token}` } });
+ * root.render(<SessionProvider view={session}><App /></SessionProvider>);
+ * await session.startTurn('read a.txt');
+ * ```
+ */
 export function connectSession(url: string | URL, options: ConnectSessionOptions = {}): RemoteSession {
   const base = String(url).replace(/\/+$/, '');
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);

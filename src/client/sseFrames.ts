@@ -16,6 +16,7 @@ export interface SseFrame {
   readonly retry?: number;
 }
 
+/** Thrown when a server-sent event frame is larger than the limit (the stream is not trusted to send small ones). */
 export class SseFrameTooLarge extends Error {
   constructor(max: number) {
     super(`an event-stream frame is larger than ${max} characters`);

@@ -25,7 +25,9 @@ import { formatIssue } from './formatIssue.js';
 import { narrowConfig } from './narrowConfig.js';
 import type { ServerOrigin } from './serverTrust.js';
 
+/** The project config's file name, searched for from the working directory up. */
 export const PROJECT_CONFIG_FILE = 'dsh.config.json';
+/** The user config's file name, in `userConfigPath()`'s directory. */
 export const USER_CONFIG_FILE = 'config.json';
 
 /** A config file that cannot be read, is not JSON or does not fit the schema. */
@@ -43,6 +45,7 @@ export class ConfigError extends Error {
   }
 }
 
+/** Where `loadConfig` looks, and what it checks. */
 export interface LoadConfigOptions {
   /** Where to start looking for `dsh.config.json` (default `process.cwd()`). */
   cwd?: string;
@@ -56,6 +59,7 @@ export interface LoadConfigOptions {
   checkExamples?: boolean;
 }
 
+/** The merged config, the workspace root, and the files it came from. */
 export interface LoadedConfig {
   /** The merged, validated config ({} when there is no file). */
   config: DshConfig;

@@ -119,6 +119,7 @@ export const CallOptionsSchema = z.strictObject({
   providerOptions: z.record(z.string(), z.record(z.string(), z.json())).optional(),
 });
 
+/** The schema of `dsh.config.json` (and the user config): model, permissions, bash patterns, hooks, MCP servers, sandbox, timeouts. */
 export const DshConfigSchema = z.strictObject({
   /** A JSON-schema reference for editors; ignored. */
   $schema: z.string().optional(),
@@ -202,6 +203,7 @@ export const DshConfigSchema = z.strictObject({
   database: z.string().min(1).optional(),
 });
 
+/** A parsed, valid config (see `DshConfigSchema`). */
 export type DshConfig = z.infer<typeof DshConfigSchema>;
 export type PermissionRuleConfig = z.infer<typeof PermissionRuleSchema>;
 export type HooksConfig = z.infer<typeof HooksSchema>;

@@ -28,6 +28,7 @@ export const DecisionProvenanceSchema = z.object({
   /** The rule inside it, when it named one (`permissions[2] (tool "write", path ".env")`, `bash.deny[0] /^rm\\s/`). */
   rule: z.string().optional(),
 });
+/** Which stage and which listener, guard or hook decided a call last, and the rule it named (see `DecisionProvenanceSchema`). */
 export type DecisionProvenance = z.infer<typeof DecisionProvenanceSchema>;
 
 /** What one `tools/post-execute` listener decides (SPEC §2.5). */
@@ -61,6 +62,7 @@ export const ApprovalPreviewSchema = z.object({
   text: z.string(),
   truncated: z.boolean().optional(),
 });
+/** What an approval shows of the call it asks about: a diff, a command, or the arguments (see `ApprovalPreviewSchema`). */
 export type ApprovalPreview = z.infer<typeof ApprovalPreviewSchema>;
 
 /** A denial with the person's reason (given to the model in the call's `APPROVAL_DENIED` result). */

@@ -55,6 +55,7 @@ export const HookInputSchema = z
     result: z.union([DraftSchema, FinalResultSchema]).optional().describe('postExecute and result only.'),
   })
   .describe('What a dsh command hook reads on stdin (one JSON document).');
+/** What a command hook reads on stdin (see `HookInputSchema`). */
 export type HookInput = z.infer<typeof HookInputSchema>;
 
 const reason = z.string().min(1).max(10_000);
@@ -68,6 +69,7 @@ export const PreExecuteHookAnswerSchema = z
     z.strictObject({ version, decision: z.literal('next') }),
   ])
   .describe('A preExecute hook\'s answer on stdout.');
+/** A pre-execute hook's answer on stdout (see `PreExecuteHookAnswerSchema`). */
 export type PreExecuteHookAnswer = z.infer<typeof PreExecuteHookAnswerSchema>;
 
 /** A guard hook's answer: deny with a reason, or nothing (`next`). There is no allow. */
@@ -77,6 +79,7 @@ export const GuardHookAnswerSchema = z
     z.strictObject({ version, decision: z.literal('next') }),
   ])
   .describe('A guard hook\'s answer on stdout: it can deny, never allow.');
+/** A guard hook's answer on stdout (see `GuardHookAnswerSchema`). */
 export type GuardHookAnswer = z.infer<typeof GuardHookAnswerSchema>;
 
 /** A post-execute hook's answer: accept (optionally replacing the display content) or block with feedback. */
@@ -90,6 +93,7 @@ export const PostExecuteHookAnswerSchema = z
     z.strictObject({ version, decision: z.literal('block'), feedback: reason.describe('Becomes the error result the model gets (POST_EXECUTE_BLOCKED).') }),
   ])
   .describe('A postExecute hook\'s answer on stdout.');
+/** A post-execute hook's answer on stdout (see `PostExecuteHookAnswerSchema`). */
 export type PostExecuteHookAnswer = z.infer<typeof PostExecuteHookAnswerSchema>;
 
 /** Fields of an answer that would rewrite the call's arguments (Claude Code's `updatedInput` among them). */

@@ -22,6 +22,7 @@ export const LIVE_FRAME = 'live';
 
 /** What a person answers to an approval (`POST …/approvals/:approvalId`). */
 export const WireAnswerSchema = z.enum(['allow-once', 'allow-always', 'deny', 'suspend']);
+/** What a person answers to an approval (see `WireAnswerSchema`). */
 export type WireAnswer = z.infer<typeof WireAnswerSchema>;
 
 const text = (max: number) => z.string().min(1).max(max);
@@ -41,9 +42,13 @@ export const ApprovalCommandSchema = z
   .strictObject({ answer: WireAnswerSchema, reason: z.string().max(4_000).optional() })
   .refine((c) => c.reason === undefined || c.answer === 'deny', { message: 'reason goes with "deny" only', path: ['reason'] });
 
+/** The body of `POST …/turns` (see `StartTurnCommandSchema`). */
 export type StartTurnCommand = z.infer<typeof StartTurnCommandSchema>;
+/** The body of `POST …/steer` (see `SteerCommandSchema`). */
 export type SteerCommand = z.infer<typeof SteerCommandSchema>;
+/** The body of `POST …/cancel` (see `CancelCommandSchema`). */
 export type CancelCommand = z.infer<typeof CancelCommandSchema>;
+/** The body of `POST …/approvals/:approvalId` (see `ApprovalCommandSchema`). */
 export type ApprovalCommand = z.infer<typeof ApprovalCommandSchema>;
 
 /** How an approval was answered, as a later answer is told (409): a person's answer, or how it ended unanswered. */
@@ -53,6 +58,7 @@ export const WinningAnswerSchema = z.strictObject({
   /** `seq` of its `tool/approval-answer`, once that is in the log. */
   seq: z.number().int().positive().optional(),
 });
+/** How an approval was answered, as a later answer is told (see `WinningAnswerSchema`). */
 export type WinningAnswer = z.infer<typeof WinningAnswerSchema>;
 
 /** The stable codes of a refused request. */
@@ -71,6 +77,7 @@ export const WireErrorCodeSchema = z.enum([
   'CONFLICT',
   'UNAVAILABLE',
 ]);
+/** The stable code of a refused request (see `WireErrorCodeSchema`). */
 export type WireErrorCode = z.infer<typeof WireErrorCodeSchema>;
 
 /** The body of every refused request. */
@@ -79,6 +86,7 @@ export const WireErrorSchema = z.strictObject({
   /** With `ALREADY_ANSWERED`: the answer that won. */
   winner: WinningAnswerSchema.optional(),
 });
+/** The body of a refused request (see `WireErrorSchema`). */
 export type WireError = z.infer<typeof WireErrorSchema>;
 
 /** The body of an accepted command. */
@@ -91,6 +99,7 @@ export const CommandResultSchema = z.union([
   /** `cancel`, an approval: taken. */
   z.strictObject({ ok: z.literal(true) }),
 ]);
+/** The body of an accepted command (see `CommandResultSchema`). */
 export type CommandResult = z.infer<typeof CommandResultSchema>;
 
 /** One session as `GET …/sessions` lists it. */
@@ -101,6 +110,7 @@ export const SessionSummarySchema = z.strictObject({
   /** The first turn's input, when there is one. */
   title: z.string().optional(),
 });
+/** One session as `GET …/sessions` lists it (see `SessionSummarySchema`). */
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
 
 const callRef = { turnId: z.string(), stepIndex: z.number().int().nonnegative(), callId: z.string() };
@@ -159,8 +169,10 @@ export const LiveFrameSchema = z.discriminatedUnion('type', [
   }),
   z.strictObject({ type: z.literal('session'), live: z.boolean() }),
 ]);
+/** A live-only frame of the event stream (see `LiveFrameSchema`). */
 export type LiveFrame = z.infer<typeof LiveFrameSchema>;
 
 /** The actions `authorize(request, sessionId, action)` is asked about. */
 export const WireActionSchema = z.enum(['list', 'create', 'read', 'start', 'steer', 'cancel', 'resume', 'answer']);
+/** An action `authorize` is asked about (see `WireActionSchema`). */
 export type WireAction = z.infer<typeof WireActionSchema>;

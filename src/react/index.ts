@@ -72,6 +72,7 @@ export function useCalls(turnId: string | undefined, view?: SessionViewBase): re
   return useSessionSelector(select, view);
 }
 
+/** What `useApprovals` returns: the pending approvals, and the functions that answer them. */
 export interface Approvals {
   /** Every question waiting for an answer, oldest first. */
   readonly approvals: readonly SessionApproval[];

@@ -33,6 +33,7 @@ import { wireTelemetry } from './telemetry/turnTelemetry.js';
 import { createToolChanges } from './toolChanges.js';
 import { createTurnRunner, type CompactFn } from './turns.js';
 
+/** What `createRuntime` is made of: the tools, the log, the clock, the approval service, limits, spill, context and request policies, inspection and telemetry. Every field is optional. */
 export interface RuntimeOptions {
   tools?: readonly AnyTool[];
   /** The session log (default: a new in-memory log on the runtime's clock). */

@@ -90,7 +90,9 @@ export interface ToolSpec<I extends z.ZodType, O> {
   toMetadata?: (value: O) => Record<string, unknown>;
   /** The last, synchronous fix of the content, called exactly once per result (SPEC §2.6). */
   finalizeContent?: (content: string) => string;
+  /** What an `allowed-always` answer remembers for a call (see `ToolDefinition.approvalKeys`). */
   approvalKeys?: (args: z.infer<I>) => readonly string[] | undefined;
+  /** What an approval of this call shows (see `ToolDefinition.preview`). */
   preview?: (args: z.infer<I>, ctx: PreviewContext) => Promise<ApprovalPreview | undefined> | ApprovalPreview | undefined;
 }
 

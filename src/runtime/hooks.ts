@@ -46,6 +46,8 @@ export type HookName = keyof HookMap;
 /**
  * Sees every listener and guard as it is registered (`hooks.on`, `tools.guard`) and returns what
  * runs in its place: how a test harness (dsh/testing's `explore`) makes a listener fail on a path.
+ *
+ * @typeParam F - the listener's or guard's own function type, which the wrapper keeps.
  */
 export type ListenerWrapper = <F extends (...args: never[]) => unknown>(hook: HookName | 'tools/guard', name: string, fn: F) => F;
 

@@ -14,6 +14,7 @@
  */
 import type { SteerOutcome, TurnHandle } from './turns.js';
 
+/** How big a prompt, follow-up or steer may be, and how many steers may wait. */
 export interface MessageLimits {
   /** Most UTF-8 bytes of one prompt, follow-up or steer; and of the steers waiting together (default 1 MiB). */
   maxMessageBytes: number;
@@ -21,6 +22,7 @@ export interface MessageLimits {
   maxPendingSteers: number;
 }
 
+/** The default message limits: 1 MiB a message, 100 steers waiting. */
 export const DEFAULT_MESSAGE_LIMITS: MessageLimits = Object.freeze({ maxMessageBytes: 1 << 20, maxPendingSteers: 100 });
 
 /** `MESSAGE_TOO_LARGE`: one message is over `maxMessageBytes`; `STEERS_PENDING`: the waiting steers are at their bound. */

@@ -95,9 +95,11 @@ export interface Runtime {
      * no remover, and a call consults the guards registered when it started.
      */
     guard(fn: Guard, name?: string): void;
+    /** Adds a tool (replacing one of the same name) for the calls that start from now on. */
     register(tool: AnyTool): void;
     /** Removes a tool by name; true when it was registered. */
     unregister(name: string): boolean;
+    /** The registered tools. */
     list(): AnyTool[];
     /** Runs a registry change now if no turn is running, else before the next step's model request. */
     betweenSteps(change: () => void): void;

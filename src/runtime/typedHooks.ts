@@ -35,7 +35,16 @@ export type CallOf<T> = T extends ToolDefinition<infer I, unknown> ? TypedCallVi
 
 type AnyDef<I extends z.ZodType> = ToolDefinition<I, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** A pre-execute listener for one tool; other tools' calls are handed on with `next()`. */
+/**
+ * A pre-execute listener for one tool; other tools' calls are handed on with `next()`.
+ *
+ * @example
+ * ```ts
+ * rt.hooks.on('tools/pre-execute', 'no-absolute-paths', forTool(read, (call, next) =>
+ *   call.args.path.startsWith('/') ? { kind: 'deny', reason: 'absolute paths are off limits' } : next(),
+ * ));
+ * ```
+ */
 export function forTool<I extends z.ZodType>(
   tool: AnyDef<I>,
   listener: (call: TypedCallView<z.output<I>>, next: () => SyncOrAsync<PreExecuteDecision>) => SyncOrAsync<PreExecuteDecision | void>,
@@ -51,7 +60,14 @@ export function forToolResult<I extends z.ZodType>(
   return (draft, call) => (call.toolName === tool.name ? listener(draft, call as TypedCallView<z.output<I>>) : undefined);
 }
 
-/** A guard for one tool (a string denies); other tools' calls pass. */
+/**
+ * A guard for one tool (a string denies); other tools' calls pass.
+ *
+ * @example
+ * ```ts
+ * rt.tools.guard(guardFor(bash, (call) => (call.args.command.includes('curl') ? 'no network' : undefined)));
+ * ```
+ */
 export function guardFor<I extends z.ZodType>(tool: AnyDef<I>, guard: (call: TypedCallView<z.output<I>>) => string | undefined): Guard {
   return (call) => (call.toolName === tool.name ? guard(call as TypedCallView<z.output<I>>) : undefined);
 }

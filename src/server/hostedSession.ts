@@ -16,14 +16,19 @@ import type { ApprovalInbox, ApprovalReply } from '../view/approvalInbox.js';
 /** What a hosted session needs of a runtime (`createRuntime(...)` has it all). */
 export interface HostableRuntime {
   readonly log: Pick<SessionLog, 'events' | 'subscribe' | 'get' | 'lastSeq' | 'firstSeq' | 'whenDurable'>;
+  /** Hears every call's stage events (see `Runtime.onStage`); optional. */
   onStage?(listener: StageListener): () => void;
+  /** Starts a turn (see `Runtime.startTurn`). */
   startTurn(options: TurnOptions): TurnHandle;
+  /** Queues a follow-up turn (see `Runtime.followUp`). */
   followUp(message: string, options?: Partial<Omit<TurnOptions, 'input'>>): TurnHandle;
+  /** Continues the suspended turn (see `Runtime.resumeTurn`). */
   resumeTurn(options: Omit<TurnOptions, 'input'>): TurnHandle;
   /** The session's suspended turn, if it has one (`createRuntime` has it): resumed on open with `resumeOnOpen`. */
   pendingSuspension?(): unknown;
 }
 
+/** How `hostRuntime` serves a runtime: its id, the runtime, its approval inbox, the options of the turns the wire starts. */
 export interface HostRuntimeOptions {
   /** The session's id, as URLs name it. */
   readonly id: string;
@@ -58,6 +63,7 @@ export class CommandRefused extends Error {
   }
 }
 
+/** A session as the session handler serves it: its log, its live frames, and the commands a page may send. */
 export interface HostedSession {
   readonly id: string;
   readonly log: HostableRuntime['log'];
@@ -67,10 +73,15 @@ export interface HostedSession {
   liveState(): readonly LiveFrame[];
   /** Every live frame from now on; returns the remover. */
   onLive(listener: (frame: LiveFrame) => void): () => void;
+  /** Starts a turn with this input (queued behind the running one). */
   startTurn(input: string): { turnId: string } | Promise<{ turnId: string }>;
+  /** Queues a follow-up of the latest turn. */
   followUp(input: string): { turnId: string } | Promise<{ turnId: string }>;
+  /** A message for the running turn (see `TurnHandle.steer`). */
   steer(turnId: string, message: string): Promise<SteerOutcome>;
+  /** Cancels a turn. */
   cancel(turnId: string, reason?: string): void | Promise<void>;
+  /** Continues the session's suspended turn. */
   resume(): { turnId: string } | Promise<{ turnId: string }>;
   /** Answers the approval whose `tool/approval-request` is `approvalSeq`: once, whoever asks first. */
   answer(approvalSeq: number, command: ApprovalCommand): void | Promise<void>;

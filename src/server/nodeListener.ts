@@ -8,6 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 
+/** How `toNodeListener` makes a Fetch request of a `node:http` one. */
 export interface NodeListenerOptions {
   /**
    * The origin requests are taken to be sent to, when the listener runs behind a proxy that
@@ -16,8 +17,10 @@ export interface NodeListenerOptions {
   readonly origin?: string;
 }
 
+/** A Fetch API handler: a request in, a response out (`createSessionHandler` returns one). */
 export type FetchHandler = (request: Request) => Promise<Response>;
 
+/** A `node:http` request listener that runs a Fetch API handler, streaming the response (`http.createServer(toNodeListener(handler))`). */
 export function toNodeListener(handler: FetchHandler, options: NodeListenerOptions = {}): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     void serve(handler, req, res, options).catch(() => {

@@ -20,7 +20,12 @@ export function memorySessionDirectory(options: {
   readonly host: (id: string) => HostedSession | Promise<HostedSession>;
   /** New session ids (default: random UUIDs). */
   readonly newId?: () => string;
-}): SessionDirectory & { create(): Promise<string>; add(session: HostedSession): void } {
+}): SessionDirectory & {
+  /** Makes a new session with `host`; resolves with its id. */
+  create(): Promise<string>;
+  /** Lists a session made elsewhere. */
+  add(session: HostedSession): void;
+} {
   const sessions = new Map<string, HostedSession>();
   return {
     list: async () => [...sessions.values()].map(summaryOf),
@@ -37,6 +42,7 @@ export function memorySessionDirectory(options: {
   };
 }
 
+/** The sessions `jsonlSessionDirectory` serves: a directory of logs, and how each is hosted and opened. */
 export interface JsonlSessionDirectoryOptions {
   /** The directory of `<id>.jsonl` session logs. */
   readonly dir: string;
@@ -47,7 +53,12 @@ export interface JsonlSessionDirectoryOptions {
 }
 
 /** One JSONL log per session in `dir`: `<id>.jsonl`. */
-export function jsonlSessionDirectory(options: JsonlSessionDirectoryOptions): SessionDirectory & { create(): Promise<string>; close(): Promise<void> } {
+export function jsonlSessionDirectory(options: JsonlSessionDirectoryOptions): SessionDirectory & {
+  /** Makes a new session; resolves with its id. */
+  create(): Promise<string>;
+  /** Lets every open session go (closes their logs and leases). */
+  close(): Promise<void>;
+} {
   const opening = new Map<string, Promise<HostedSession | undefined>>();
   const pathOf = (id: string) => join(options.dir, `${id}.jsonl`);
 

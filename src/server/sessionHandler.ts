@@ -197,6 +197,19 @@ function resumePoint(request: Request, url: URL): number | undefined {
   return /^(0|[1-9][0-9]{0,14})$/.test(given) ? Number(given) : undefined;
 }
 
+/**
+ * The session wire protocol (docs/protocol.md) as a Fetch API handler: lists, creates and serves
+ * the sessions of `options.sessions`, asking `options.authorize` about every request.
+ *
+ * @example
+ * ```ts
+ * const handler = createSessionHandler({
+ *   sessions: memorySessionDirectory({ host: (id) => hostRuntime({ id, runtime: createRuntime({ tools }), turnOptions: () => ({ model }) }) }),
+ *   authorize: (request) => (request.headers.get('authorization') === `Bearer ${token}` ? true : 'unauthenticated'),
+ * });
+ * createServer(toNodeListener(handler)).listen(8080);
+ * ```
+ */
 export function createSessionHandler(options: SessionHandlerOptions): SessionHandler {
   if (typeof options.authorize !== 'function') throw new TypeError('createSessionHandler: `authorize` is required (there is no open default)');
   const base = (options.basePath ?? '/api').replace(/\/+$/, '');

@@ -18,6 +18,7 @@ import { CommandRefused, winnerOfLogged, type HostedSession } from './hostedSess
 import { mirroredLog } from './mirroredLog.js';
 import type { SessionDirectory } from './sessionHandler.js';
 
+/** What `postgresSessionDirectory` serves: the store and its queue's pool. */
 export interface StoredSessionsOptions {
   readonly store: Pick<SessionStore, 'read'> & { readonly pool: PgPoolLike };
   /** How often an open session's store is read for new events (ms, default 200). */
@@ -130,7 +131,12 @@ function storedSession(id: string, options: StoredSessionsOptions, initial: read
 }
 
 /** The sessions of a Postgres store that `dsh worker`s run: any valid id is a session (empty until its first turn). */
-export function postgresSessionDirectory(options: StoredSessionsOptions): SessionDirectory & { create(): Promise<string>; close(): Promise<void> } {
+export function postgresSessionDirectory(options: StoredSessionsOptions): SessionDirectory & {
+  /** Makes a new session; resolves with its id. */
+  create(): Promise<string>;
+  /** Lets every open session go (closes their logs and leases). */
+  close(): Promise<void>;
+} {
   const open = new Map<string, Promise<HostedSession>>();
   let migrated: Promise<void> | undefined;
   const ready = () => (migrated ??= migrateTurnQueue(options.store.pool));

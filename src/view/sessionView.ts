@@ -19,11 +19,15 @@ export interface SessionViewRuntime {
   readonly log: Pick<SessionLog, 'events' | 'subscribe'>;
   /** The stage stream of every call (without it, stages come from the log alone). */
   onStage?(listener: StageListener): () => void;
+  /** Starts a turn (see `Runtime.startTurn`). */
   startTurn(options: TurnOptions): TurnHandle;
+  /** Queues a follow-up turn (see `Runtime.followUp`). */
   followUp(message: string, options?: Partial<Omit<TurnOptions, 'input'>>): TurnHandle;
+  /** Continues the suspended turn (see `Runtime.resumeTurn`). */
   resumeTurn(options: Omit<TurnOptions, 'input'>): TurnHandle;
 }
 
+/** How the view answers approvals: the runtime's approval inbox. */
 export interface SessionViewOptions {
   /** The runtime's approval service, when it is an inbox: the view answers approvals through it. */
   approvals?: ApprovalInbox;
@@ -35,6 +39,7 @@ export interface SessionViewOptions {
  */
 export type SessionViewBase = Pick<SessionView, 'subscribe' | 'getSnapshot' | 'approve' | 'deny' | 'suspend'>;
 
+/** A UI's view of a session: frozen snapshots of its turns, steps, calls and approvals, and the commands that start, steer and answer. */
 export interface SessionView {
   /** Calls `listener` after the snapshot changed (once per burst of changes, in a microtask). */
   subscribe(listener: () => void): () => void;
@@ -72,7 +77,18 @@ export interface SessionView {
  * against `createSessionView` takes a remote session unchanged.
  */
 export function createSessionView<V extends SessionViewBase>(session: V): V;
-/** A view of `runtime`'s session, from its log so far and everything that happens from now on. */
+/**
+ * A view of `runtime`'s session, from its log so far and everything that happens from now on.
+ *
+ * @example
+ * ```ts
+ * const inbox = createApprovalInbox();
+ * const rt = createRuntime({ tools, approval: inbox });
+ * const view = createSessionView(rt, { approvals: inbox });
+ * view.subscribe(() => render(view.getSnapshot().turns));
+ * view.startTurn({ model, input: 'read a.txt' });
+ * ```
+ */
 export function createSessionView(runtime: SessionViewRuntime, options?: SessionViewOptions): SessionView;
 export function createSessionView(source: SessionViewRuntime | SessionViewBase, options: SessionViewOptions = {}): SessionView | SessionViewBase {
   return 'getSnapshot' in source ? source : localSessionView(source, options);

@@ -23,6 +23,7 @@ import { initArgv, runIsolated, type Isolation } from '../tools/isolatedProcess.
 import { pidNamespaceSupport, type PidNamespaceProbe } from '../tools/pidNamespace.js';
 import type { BashIsolation } from '../tools/bash.js';
 
+/** How `createHookRunner` runs command hooks: the workspace root and the sandbox they run in. */
 export interface HookRunnerOptions {
   /** The workspace root: the hooks' working directory, and where relative programs are found. */
   readonly root: string;

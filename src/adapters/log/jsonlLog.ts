@@ -23,6 +23,7 @@ export * from './jsonlReplay.js';
 export { validateLogEvent } from './jsonlValidation.js';
 export { DEFAULT_CHECKPOINT_EVERY, findLastCheckpoint, type FoundCheckpoint } from './jsonlCheckpoint.js';
 
+/** How `openJsonlSessionLog` opens a session file: checkpoints, the writer lease, group commit. */
 export interface OpenJsonlSessionLogOptions extends Omit<JsonlLogSinkOptions, 'path'> {
   clock?: Clock;
   /**
@@ -44,6 +45,7 @@ export interface OpenJsonlSessionLogOptions extends Omit<JsonlLogSinkOptions, 'p
   lease?: HoldSessionLeaseOptions | HeldSessionLease | false;
 }
 
+/** A session log opened on a JSONL file: the log to give `createRuntime`, its sink, and `close()`, which releases the lease. */
 export interface OpenedJsonlSessionLog {
   log: SessionLog;
   sink: JsonlLogSink;
@@ -58,6 +60,7 @@ export interface OpenedJsonlSessionLog {
    * also `await using opened = await openJsonlSessionLog(path)` (`Symbol.asyncDispose`).
    */
   close(): Promise<void>;
+  /** Same as `close()`: `await using opened = await openJsonlSessionLog(path)`. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -69,6 +72,14 @@ export interface OpenedJsonlSessionLog {
  * (`log.firstSeq`), and the session's index (prompt projection, open work, …) comes from the
  * checkpoint. Without one, or when it does not check out, or a line after it does not, the whole
  * file is replayed as it always was (so a damaged line is reported as before).
+ *
+ * @example
+ * ```ts
+ * await using session = await openJsonlSessionLog('.dsh/sessions/abc.jsonl');
+ * const rt = createRuntime({ log: session.log, tools });
+ * await rt.startTurn({ model, input: 'list the files' }).done;
+ * // leaving the block closes the session: buffered events are written, then the lease is released
+ * ```
  */
 export async function openJsonlSessionLog(path: string, options: OpenJsonlSessionLogOptions = {}): Promise<OpenedJsonlSessionLog> {
   const { clock, checkpointEvery = DEFAULT_CHECKPOINT_EVERY, fromCheckpoint = true, lease: leaseOption, ...sinkOptions } = options;

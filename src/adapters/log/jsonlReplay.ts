@@ -53,6 +53,7 @@ export interface TornTail {
   readonly message: string;
 }
 
+/** How a JSONL log is read back: where it starts, and what a torn last line does. */
 export interface ReplayOptions {
   /** `seq` the first event must have (default 1). */
   firstSeq?: number;
@@ -76,6 +77,7 @@ export interface ReplayOptions {
   drain?: () => Promise<void>;
 }
 
+/** What replaying a JSONL log found: how many events, the last `seq`, and a torn tail if any. */
 export interface ReplayResult {
   /** Events replayed. */
   readonly events: number;

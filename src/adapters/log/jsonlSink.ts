@@ -34,6 +34,7 @@ export const DEFAULT_LAZY_COMMIT_MS = 200;
 /** Event types after which buffered lines are made durable, unless told otherwise. */
 export const DEFAULT_COMMIT_ON: readonly LogEventType[] = ['tool/result', 'step/end', 'turn/end'];
 
+/** The JSONL sink: the file, and when its writes are committed (group commit). */
 export interface JsonlLogSinkOptions {
   /** The log file; created if missing, appended to if present. */
   path: string;

@@ -40,11 +40,14 @@ const STDERR_TAIL_CHARS = 2000;
 /** Harmless protocol events reported per connection; later ones are only counted. */
 export const MAX_NOTICES = 10;
 
+/** One MCP tool call: its abort signal, and a listener of its progress notifications. */
 export interface McpCallOptions {
   signal: AbortSignal;
+  /** Hears the server's progress notifications for this call. */
   onProgress?: (progress: Progress) => void;
 }
 
+/** A connection to one MCP server: its tools, calls, notices, and `close()`. */
 export interface McpConnection {
   readonly name: string;
   readonly config: McpServerConfig;
@@ -71,9 +74,11 @@ export interface McpConnection {
    * server may be started again (restartingConnection.ts); never after `close()`.
    */
   restartable?(): boolean;
+  /** Closes the connection (stops a stdio server). */
   close(): Promise<void>;
 }
 
+/** How an MCP server is connected: schema limits, how dsh introduces itself, timeouts and the sandbox of stdio servers. */
 export interface ConnectOptions {
   schemaLimits?: SchemaLimits;
   /** How dsh introduces itself in `initialize` (default `{ name: 'dsh', version: '0' }`). */

@@ -11,6 +11,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { jsonSchemaValidator, JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import { compileLineMatcher } from '../tools/lineMatcher.js';
 
+/** Bounds on an MCP tool's JSON schemas (the server is not trusted to send small ones). */
 export interface SchemaLimits {
   /** Longest schema accepted, in characters of its JSON (default 256 KiB). */
   maxChars: number;

@@ -8,6 +8,7 @@ import { ErrorCode, type ContentPart } from '../../protocol/index.js';
 import { ToolError } from '../../runtime/toolError.js';
 import { toolOutput, type ToolOutput } from '../../runtime/toolOutput.js';
 
+/** Bounds on an MCP tool result's typed parts. */
 export interface ResultMappingLimits {
   /** Most characters of base64/text held in typed parts of one result (default 8 MiB); beyond it a part becomes a note. */
   maxPartChars: number;

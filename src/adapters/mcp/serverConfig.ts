@@ -74,12 +74,16 @@ export const McpHttpServerSchema = z.object({
 export const McpServerConfigSchema = z.union([McpStdioServerSchema, McpHttpServerSchema], {
   error: 'expected a stdio server { command, args?, env?, cwd? } or a Streamable HTTP server { url (http or https), headers? }',
 });
+/** One MCP server: a command over stdio, or a URL over streamable HTTP. */
 export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
+/** An MCP server started as a command, spoken to over stdio (sandboxed by default). */
 export type McpStdioServerConfig = z.infer<typeof McpStdioServerSchema>;
+/** An MCP server at a URL, over streamable HTTP. */
 export type McpHttpServerConfig = z.infer<typeof McpHttpServerSchema>;
 
 /** The whole `mcpServers` map: server name → entry. */
 export const McpServersSchema = z.record(McpServerNameSchema, McpServerConfigSchema);
+/** MCP servers by name (the config's `mcpServers`). */
 export type McpServers = z.infer<typeof McpServersSchema>;
 
 export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;

@@ -21,11 +21,13 @@ export interface McpSkip {
   readonly reason: string;
 }
 
+/** How MCP servers' tools are made: connection options, schema and result limits. */
 export interface McpToolSourceOptions extends ConnectOptions {
   schemaLimits?: SchemaLimits;
   resultLimits?: ResultMappingLimits;
 }
 
+/** The tools of a set of MCP servers, kept current as they change, and the connections' `close()`. */
 export interface McpToolSource {
   /** Every offered tool of every connected server. */
   tools(): AnyTool[];

@@ -88,6 +88,13 @@ export function parseModelSpec(spec: string): ModelSpec {
  * `baseUrl`: Ollama, vLLM, LM Studio, llama.cpp server) into a `LanguageModelV3`. The key comes
  * from the provider's usual environment variable. A missing package is said first: installing it
  * is the first thing to do, before finding a key.
+ *
+ * @example
+ * ```ts
+ * const model = await resolveModel('anthropic:claude-sonnet-4-5'); // ANTHROPIC_API_KEY
+ * const local = await resolveModel('openai-compatible:llama3', { baseUrl: 'http://localhost:11434/v1' });
+ * await rt.startTurn({ model, input: 'hello' }).done;
+ * ```
  */
 export async function resolveModel(spec: string, options: ResolveModelOptions = {}): Promise<LanguageModelV3> {
   const { provider, modelId } = parseModelSpec(spec);

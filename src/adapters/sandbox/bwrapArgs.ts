@@ -15,6 +15,7 @@
  */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'full-access';
 
+/** Every sandbox mode, strictest first. */
 export const SANDBOX_MODES: readonly SandboxMode[] = ['read-only', 'workspace-write', 'full-access'];
 
 export interface BwrapPlan {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { bwrapArgs } from './bwrapArgs.js';
 import { unixSocketFilterFile } from './unixSocketFilter.js';
 
+/** Whether bubblewrap works here (and with user namespaces and seccomp), or why not. */
 export type BwrapProbe =
   | {
       readonly ok: true;
@@ -34,6 +35,7 @@ function tryOnce(bwrap: string, args: string[], seccompFile?: string): Promise<s
   });
 }
 
+/** Checks once that `bwrap` can start a sandboxed command on this machine. */
 export async function probeBwrap(bwrap = 'bwrap'): Promise<BwrapProbe> {
   if (process.platform !== 'linux') return { ok: false, reason: `bubblewrap is Linux-only (this is ${process.platform})` };
   const dir = await mkdtemp(join(tmpdir(), 'dsh-probe-'));

@@ -62,6 +62,7 @@ export interface DenyReadInput {
   readonly kindOf: (path: string) => 'dir' | 'file' | 'missing';
 }
 
+/** What the sandbox hides from a command: directories covered by an empty tmpfs, files covered by an empty file. */
 export interface DenyReadPlan {
   /** Directories to cover with an empty read-only tmpfs. */
   readonly dirs: readonly string[];

@@ -75,6 +75,7 @@ export async function protectedLayout(root: string, list: readonly ProtectedPath
   return { pin: pins, readOnly: [...readOnly], absent };
 }
 
+/** Something a command created at a protected path, moved into `.dsh/quarantine/`. */
 export interface Quarantined {
   readonly rule: ProtectedPath['rule'];
   /** Where it was, relative to the root. */

@@ -11,6 +11,7 @@ import { isAbsolute, join } from 'node:path';
 /** Names a rule, for the error a refusal carries (`FS_PROTECTED: … (rule dsh-state)`). */
 export type ProtectedRule = 'dsh-state' | 'project-config' | 'user-config' | 'git-dir';
 
+/** A path the agent may not write (git metadata, configs, dsh state), with its rule and why. */
 export interface ProtectedPath {
   /** Absolute path. Everything under it is protected too. */
   readonly path: string;
@@ -21,6 +22,7 @@ export interface ProtectedPath {
   readonly reason: string;
 }
 
+/** Where the protected paths are: the workspace root, the user config directory, the git directories. */
 export interface ProtectedPathsOptions {
   /** The workspace root (absolute, symlinks resolved). */
   readonly root: string;

@@ -30,6 +30,7 @@ import { DSH_STATE_DIR, protectedPaths, userConfigDir, type ProtectedPath } from
 export { SANDBOX_MODES, type SandboxMode } from './bwrapArgs.js';
 export type { Quarantined } from './protectedLayout.js';
 
+/** The sandbox of a workspace: its mode, network, and what else it hides or allows. */
 export interface SandboxOptions {
   /** Default `workspace-write`. */
   readonly mode?: SandboxMode;
@@ -69,6 +70,7 @@ export class SandboxUnavailableError extends Error {
   }
 }
 
+/** How one command is wrapped: where it starts, and what more it may not see. */
 export interface WrapOptions {
   /** Where the command starts (default the root; must lie inside it). */
   readonly cwd?: string;
@@ -82,6 +84,7 @@ export interface WrapOptions {
   readonly coverFiles?: readonly { readonly path: string; readonly with: string }[];
 }
 
+/** A command wrapped for the sandbox: what to spawn, and `finish()` to call when it is gone. */
 export interface SandboxedCommand {
   /** What to spawn: `file` with `args` (the command comes last), in `cwd`, with exactly `env`. */
   readonly file: string;
@@ -97,6 +100,7 @@ export interface SandboxedCommand {
   finish(): Promise<readonly Quarantined[]>;
 }
 
+/** The OS sandbox of one workspace: wraps commands (`bash`, command hooks, stdio MCP servers) in bubblewrap. */
 export interface Sandbox {
   readonly mode: SandboxMode;
   readonly network: boolean;
@@ -133,6 +137,7 @@ export function describeSandbox(mode: SandboxMode, network: boolean): string {
   return `sandbox: ${mode} (bubblewrap): ${writes}; ${net}; secrets withheld (environment allowlisted, credential files hidden)`;
 }
 
+/** The sandbox of a workspace (bubblewrap, probed on first use; `SandboxUnavailableError` where it cannot run). */
 export function createSandbox(options: SandboxOptions): Sandbox {
   const mode = options.mode ?? 'workspace-write';
   const network = options.network === true;

@@ -31,6 +31,7 @@ import { assertSessionId, StoreConflictError, type Lease, type SessionStore } fr
 import { readJsonlLog } from '../log/jsonlReplay.js';
 import { createJsonlLogSink, type JsonlLogSink } from '../log/jsonlSink.js';
 
+/** A JSONL session store: its directory, and how its logs are committed. */
 export interface JsonlStoreOptions {
   /** The directory holding `<id>.jsonl` and its lease files (created if missing). */
   dir: string;
@@ -50,6 +51,7 @@ export interface JsonlStoreOptions {
   repairOnAcquire?: boolean;
 }
 
+/** A session store over a directory of JSONL logs, one `<id>.jsonl` per session (the embedded default). */
 export interface JsonlSessionStore extends SessionStore {
   readonly kind: 'jsonl';
   readonly dir: string;
@@ -80,6 +82,7 @@ interface Tail {
   lastSeq: number;
 }
 
+/** A session store over a directory of JSONL logs, leased per session like `openJsonlSessionLog`. */
 export function createJsonlStore(options: JsonlStoreOptions): JsonlSessionStore {
   const dir = options.dir;
   mkdirSync(dir, { recursive: true });

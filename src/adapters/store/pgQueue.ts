@@ -92,6 +92,7 @@ export async function quietLogger(): Promise<never> {
   }) as never;
 }
 
+/** A turn submitted to a stored session, waiting for a worker. */
 export interface SubmittedTurn {
   sessionId: string;
   /** Its place among the session's submitted turns (1, 2, …): turns run in this order. */

@@ -31,6 +31,7 @@
 import { LogEventSchema, type LogEvent } from '../../protocol/index.js';
 import { assertSessionId, StoreConflictError, type Lease, type SessionStore } from '../../runtime/store/sessionStore.js';
 
+/** How `openPostgresStore` connects: the connection string, pool size and lock timeouts. */
 export interface PostgresStoreOptions {
   /** postgres://user@host:port/db (default: `DSH_DATABASE_URL`, then libpq's PG* variables). */
   connectionString?: string;
@@ -58,6 +59,7 @@ async function retryingLockTimeouts<T>(statement: () => Promise<T>): Promise<T> 
   }
 }
 
+/** A session store in Postgres: events in one table, leases in another (many processes, many machines). */
 export interface PostgresSessionStore extends SessionStore {
   readonly kind: 'postgres';
   /** Session ids with at least one event, in no particular order. */
@@ -68,12 +70,20 @@ export interface PostgresSessionStore extends SessionStore {
 
 /** What the store uses of a `pg` client (its own types stay out of dsh's declarations). */
 export interface PgClientLike {
+  /** Runs one SQL statement with its parameters. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   query(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
 }
 /** What the store uses of a `pg` Pool. */
 export interface PgPoolLike extends PgClientLike {
-  connect(): Promise<PgClientLike & { release(): void }>;
+  /** A client of its own (for a transaction); `release()` gives it back. */
+  connect(): Promise<
+    PgClientLike & {
+      /** Gives the client back to the pool. */
+      release(): void;
+    }
+  >;
+  /** Closes the pool's connections. */
   end(): Promise<void>;
 }
 

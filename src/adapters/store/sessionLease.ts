@@ -38,6 +38,7 @@ import { StoreConflictError, type Lease } from '../../runtime/store/sessionStore
 /** A session's lease lasts 30 s unless renewed (renewed every 10 s). */
 export const SESSION_LEASE_MS = 30_000;
 
+/** A session file's writer lease, renewed while held. */
 export interface HeldSessionLease {
   /** The lease as last taken or renewed (the one beside the file). */
   readonly lease: Lease;
@@ -49,6 +50,7 @@ export interface HeldSessionLease {
   release(): void;
 }
 
+/** How a lease is taken: who holds it (as a refusal names it), how long, and what to do when it is lost. */
 export interface HoldSessionLeaseOptions {
   /** What holds it, as a refusal names it (`dsh <command> (pid P on H)`): `run`, `resume`, … (default `library`). */
   command?: string;

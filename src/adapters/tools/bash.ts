@@ -9,6 +9,7 @@ import { initArgv, runIsolated, type Isolation, type ProcessRun } from './isolat
 import { pidNamespaceSupport, type PidNamespaceProbe } from './pidNamespace.js';
 import type { Workspace } from './workspace.js';
 
+/** A `bash` command's deadline when the call sets none (ms). */
 export const DEFAULT_BASH_TIMEOUT_MS = 120_000;
 const MAX_BASH_TIMEOUT_MS = 600_000;
 /** A stopped command's output goes into an error result, which no spill policy sees: keep its tail only. */
@@ -23,6 +24,7 @@ const PARTIAL_TAIL_CHARS = 16 * 1024;
  */
 export type BashIsolation = 'pid-namespace' | 'process-group';
 
+/** The `bash` tool: its sandbox, its default deadline and kill grace, how it keeps a command's processes from outliving the call. */
 export interface BashToolOptions {
   defaultTimeoutMs?: number;
   killGraceMs?: number;

@@ -8,6 +8,7 @@ import { createReadTool } from './read.js';
 import { Workspace } from './workspace.js';
 import { createWriteTool } from './write.js';
 
+/** The built-in tools of a session: the workspace root, the spill store, the sandbox of `bash`. */
 export interface BuiltinToolsOptions {
   /** The workspace every tool is confined to. */
   root: string;
@@ -48,6 +49,12 @@ export type BashSandboxSettings = Omit<SandboxOptions, 'root'>;
 /**
  * The built-in tools of one session, sharing one workspace state (what this session has read):
  * `read`, `grep`, `glob` (concurrency-safe) and `write`, `edit`, `bash` (exclusive).
+ *
+ * @example
+ * ```ts
+ * const tools = createBuiltinTools({ root: process.cwd(), sandbox: 'workspace-write' });
+ * const rt = createRuntime({ tools: tools.all });
+ * ```
  */
 export function createBuiltinTools(options: BuiltinToolsOptions) {
   const workspace = new Workspace(options.root, { userConfigDir: options.userConfigDir });
@@ -67,6 +74,7 @@ export function createBuiltinTools(options: BuiltinToolsOptions) {
   return { workspace, sandbox, read, grep, glob, write, edit, bash, all: [read, grep, glob, write, edit, bash] as const };
 }
 
+/** What `createBuiltinTools` returns: each tool, the workspace and sandbox they share, and `all` of them for `createRuntime({ tools })`. */
 export type BuiltinTools = ReturnType<typeof createBuiltinTools>;
 
 /**

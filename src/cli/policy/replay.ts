@@ -12,6 +12,7 @@
 import { describeThrown, type DecisionProvenance, type LogEvent } from '../../protocol/index.js';
 import type { PolicyChecker, PolicyOutcome, PolicyVerdict } from '../../runtime/policies/policyCheck.js';
 
+/** What the policies decided about a recorded call then. */
 export type LoggedOutcome = 'allow' | 'ask' | 'deny';
 
 /** One recorded call and what happened to it then. */
@@ -42,8 +43,10 @@ export interface ReplayChange extends RecordedCall {
  * question; any change at all.
  */
 export const FAIL_ON = ['ran-now-denied', 'denied-now-runs', 'any-change'] as const;
+/** One kind of change a replay can fail on (see `FAIL_ON`). */
 export type FailOn = (typeof FAIL_ON)[number];
 
+/** What replaying recorded sessions through the current policies found: counts, and each call whose decision changed. */
 export interface ReplayReport {
   readonly sessions: number;
   readonly calls: number;

@@ -63,9 +63,13 @@ export function combineInspect(...options: ReadonlyArray<InspectOption | undefin
 export const toXStateInspect = (option: InspectOption | undefined) =>
   option as ((event: InspectionEvent) => void) | Observer<InspectionEvent> | undefined;
 
+/** A turn actor's snapshot. */
 export type TurnSnapshot = SnapshotFrom<typeof turnMachine>;
+/** A step actor's snapshot. */
 export type StepSnapshot = SnapshotFrom<typeof stepMachine>;
+/** A scheduler actor's snapshot. */
 export type SchedulerSnapshot = SnapshotFrom<typeof schedulerMachine>;
+/** A call actor's snapshot. */
 export type ToolCallSnapshot = SnapshotFrom<typeof toolCallMachine>;
 
 const machineIdOf = (snapshot: Snapshot<unknown> | undefined): unknown =>

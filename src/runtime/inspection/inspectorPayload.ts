@@ -47,7 +47,10 @@ export function leanInspectedEvent<E extends { readonly type: string }>(event: E
  * contexts and actor inputs without their wiring, snapshots without the input.
  */
 export const statelyInspectorOptions = {
+  /** Drops the wiring (ports, services, abort handles) from contexts and inputs. */
   sanitizeContext: sanitizeInspectedContext,
+  /** Drops the wiring from events that carry it. */
   sanitizeEvent: sanitizeInspectedEvent,
+  /** Sends snapshots without their input. */
   serialize: leanInspectedEvent,
 };

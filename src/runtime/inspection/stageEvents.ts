@@ -66,6 +66,7 @@ export type StageExitedEvent = {
   };
 }[CallStageName];
 
+/** A call's stage event: `stage/entered`, or `stage/exited` with its duration and outcome. */
 export type CallStageEvent = StageEnteredEvent | StageExitedEvent;
 
 /** Receives stage events synchronously, as the call moves. A listener that throws is logged (`STAGE_LISTENER_FAILED`) and kept. */

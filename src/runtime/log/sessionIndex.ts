@@ -22,6 +22,7 @@ import { isPromptProjectionState, PromptProjection } from '../projection/promptS
 /** Format of `session/checkpoint` state this code writes and reads. */
 export const CHECKPOINT_VERSION = 1;
 
+/** Which open work `closeOpenWork` closes: one turn's, or every turn's. */
 export interface OpenWorkScope {
   /** Only this turn (default: every turn). */
   turnId?: string;

@@ -41,6 +41,7 @@ export interface SessionLog {
 
 /** Something that persists appended events (a JSONL file, IndexedDB, a server). */
 export interface LogSink {
+  /** Receives each event as it is appended (in `seq` order); durable writes happen behind it. */
   write(event: LogEvent): void;
   /**
    * Resolves once every event up to `seq` written so far is durable, starting a commit if need be

@@ -27,6 +27,7 @@ export interface ApprovalRequest {
  * the call's `APPROVAL_DENIED` result.
  */
 export interface ApprovalService {
+  /** Asks about one call; resolves with the answer, a denial with the person's reason, or `SUSPEND`. `signal` aborts when the question is withdrawn. */
   request(req: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer | ApprovalDenial | typeof SUSPEND>;
 }
 

@@ -42,6 +42,7 @@ export type BashPatternEntry = string | { readonly pattern: string; readonly exa
 /** The RE2 source of a pattern entry. */
 export const patternOf = (entry: BashPatternEntry): string => (typeof entry === 'string' ? entry : entry.pattern);
 
+/** How `applyConfig` installs a config: plan mode on top, the workspace root, the hook runner. */
 export interface ApplyConfigOptions {
   /** Plan mode on whatever the config says (`dsh run --plan`). `false` does not turn a config's plan mode off. */
   readonly plan?: boolean;
@@ -66,6 +67,13 @@ export const POLICY_NAMES = { planMode: 'dsh:plan-mode', permissions: 'dsh:permi
  * Returns a function that removes the listeners it installed; the bash deny guard and the guard
  * hooks stay, because
  * guards are append-only (nothing later may undo a guard's deny, SPEC §2.2).
+ *
+ * @example
+ * ```ts
+ * const { config, root } = await loadConfig();
+ * const rt = createRuntime({ tools: createBuiltinTools({ root }).all, approval, ...runtimeOptionsFromConfig(config) });
+ * const remove = applyConfig(rt, config, { root });
+ * ```
  */
 export function applyConfig(rt: Pick<Runtime, 'hooks' | 'tools'>, config: PolicyConfig, options: ApplyConfigOptions = {}): () => void {
   const removers: Array<() => void> = [];

@@ -14,6 +14,7 @@ export const ASK_BEFORE_CHANGES = 'ask-before-changes';
 /** The tools asked about when the config names none: those that change files or run commands. */
 export const DEFAULT_ASK_BEFORE: readonly string[] = Object.freeze(['write', 'edit', 'bash']);
 
+/** Which tools `askBeforeChanges` asks about, and which are pre-approved. */
 export interface AskBeforeChangesOptions {
   /** The tools to ask about (default {@link DEFAULT_ASK_BEFORE}; `[]` asks about none). */
   readonly tools?: readonly string[];

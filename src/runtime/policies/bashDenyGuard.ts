@@ -27,6 +27,7 @@ import type { Guard } from '../hooks.js';
 import { commandSpellings, type BashDenyCheck } from './commandRules.js';
 import { parseShellCommand } from './shellCommands.js';
 
+/** The deny patterns of `bashDenyGuard`. */
 export interface BashDenyGuardOptions {
   /** RE2 patterns (with the file each came from, when known); a command any of them matches (in any spelling above) is denied. */
   readonly patterns: readonly DenyPattern[];

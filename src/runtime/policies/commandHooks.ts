@@ -238,6 +238,7 @@ export async function askPostExecuteHook(hook: CompiledHook, runner: HookRunner,
   return readAnswer(PostExecuteHookAnswerSchema, 'postExecute', r.answer);
 }
 
+/** How `installCommandHooks` runs the configured hooks: the runner, and where they come from. */
 export interface InstallCommandHooksOptions {
   readonly runner: HookRunner;
   /** The workspace root (absolute): absolute path arguments under it match relative `paths` globs. */

@@ -81,6 +81,7 @@ function uncovered(parse: CommandParse, allow: readonly CommandMatcher[]): strin
 /** Why the deny patterns refuse a command (and which rule), or undefined when none does (`bashDenyCheck` in bashDenyGuard.ts makes one). */
 export type BashDenyCheck = (command: string, parse?: CommandParse) => { reason: string; rule: string } | undefined;
 
+/** The allow and deny patterns of `bashCommandRules`, matched against every command of a parsed line. */
 export interface BashCommandRulesOptions {
   /** Allow patterns (compiled): a line all of whose commands match runs without a question. */
   readonly allow: readonly CommandMatcher[];

@@ -9,6 +9,7 @@ import type { Runtime } from '../createRuntime.js';
 import { applyConfig, type ApplyConfigOptions, type PolicyConfig } from './applyConfig.js';
 import { ASK_BEFORE_CHANGES, askBeforeChanges } from './askBeforeChanges.js';
 
+/** How `configuredPolicies` installs a config and the CLI's default question. */
 export interface ConfiguredPoliciesOptions extends ApplyConfigOptions {
   /** Tools pre-approved for this run (`--allow TOOL`): the default question does not ask about them. */
   readonly allow?: readonly string[];

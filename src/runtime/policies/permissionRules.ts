@@ -23,8 +23,10 @@ import { compileGlob } from './pathGlob.js';
 import type { ExampleCall, RuleExamples } from './exampleTypes.js';
 import { normaliseToolPath } from './toolPath.js';
 
+/** What a permission rule decides: allow, deny, or ask the person. */
 export type PermissionDecision = 'allow' | 'deny' | 'ask';
 
+/** One permission rule: a tool glob, an optional path glob, and what it decides. */
 export interface PermissionRule {
   /** Glob over tool names. */
   readonly tool: string;
@@ -39,6 +41,7 @@ export interface PermissionRule {
   readonly from?: string;
 }
 
+/** The rules of `permissionRules` (first match wins), and the workspace root paths are relative to. */
 export interface PermissionRulesOptions {
   readonly rules: readonly PermissionRule[];
   /** The workspace root (absolute); absolute path arguments under it are made relative. */

@@ -10,6 +10,7 @@
  */
 import type { PreExecuteListener } from '../hooks.js';
 
+/** Which tools plan mode lets run: the read-only ones. */
 export interface PlanModeOptions {
   /** True when the named tool is read-only (an unknown name: false). */
   readonly isReadOnly: (toolName: string) => boolean;

@@ -20,6 +20,7 @@ import type { ApprovalService } from '../pipeline/approvalService.js';
 /** `invalid`: the call never reached the policies (its input is not a JSON object, or its tool's name is not one a tool can have). */
 export type PolicyOutcome = 'allow' | 'ask' | 'deny' | 'invalid';
 
+/** What the policies decide about a call, who decided, and why. */
 export interface PolicyVerdict {
   readonly outcome: PolicyOutcome;
   /** Who decided (absent for a call every policy handed over). */
@@ -38,6 +39,7 @@ export interface PolicyCall {
   readonly content?: string;
 }
 
+/** How a policy checker is set up: the policies it installs, and which tools are read-only. */
 export interface PolicyCheckerOptions {
   /** Installs the policies on the checking runtime (e.g. `(rt) => applyConfig(rt, config, { root })`). */
   readonly install: (rt: Runtime) => void | Promise<void>;
@@ -45,9 +47,11 @@ export interface PolicyCheckerOptions {
   readonly readOnlyTools?: ReadonlySet<string>;
 }
 
+/** Runs calls through the policies alone (no body runs): what `dsh policy test` and `replaySessions` use. */
 export interface PolicyChecker {
   /** What the policies decide about `call`. Never throws; calls are checked one at a time. */
   check(call: PolicyCall): Promise<PolicyVerdict>;
+  /** Closes the checker's runtime. */
   close(): Promise<void>;
 }
 

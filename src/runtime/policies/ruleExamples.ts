@@ -11,6 +11,7 @@ import type { PolicyCall, PolicyChecker, PolicyOutcome } from './policyCheck.js'
 
 export type { ExampleCall, RuleExamples } from './exampleTypes.js';
 
+/** What an example says the policies decide about its call. */
 export type ExpectedOutcome = Exclude<PolicyOutcome, 'invalid'>;
 
 /** One example to check: the rule it belongs to (as a config path), the call and the outcome it must get. */

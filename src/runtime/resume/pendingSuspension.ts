@@ -16,6 +16,7 @@ export interface SuspendedStepCall {
   readonly held?: LogEventOf<'turn/suspended'>['held'][number]['result'];
 }
 
+/** A suspended turn the log still waits on: its `turn/suspended` event and the step's pending calls. */
 export interface PendingSuspension {
   readonly event: LogEventOf<'turn/suspended'>;
   readonly turnId: string;

@@ -15,6 +15,7 @@
  */
 import type { LogEvent } from '../../protocol/index.js';
 
+/** A session's writer lease in a store: who holds it, its fencing token, when it expires. */
 export interface Lease {
   readonly sessionId: string;
   /** Who holds it (a worker id). */
@@ -44,6 +45,7 @@ export class StoreConflictError extends Error {
   }
 }
 
+/** The port of a session store: read a session, append under a lease, take, renew and release leases (JSONL, Postgres, …). */
 export interface SessionStore {
   /** `jsonl`, `postgres`, … */
   readonly kind: string;

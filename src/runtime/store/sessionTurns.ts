@@ -16,12 +16,14 @@ import { openStoredSession } from './storedSession.js';
 /** What `closeOpenWork` states when a session is taken over: the words of `dsh resume`. */
 export const RESUME_REASON = 'the session stopped before this finished (closed on resume)';
 
+/** A submitted turn waiting to run: its place and its message. */
 export interface PendingTurn {
   /** Its place among the session's turns (1, 2, …). */
   n: number;
   message: string;
 }
 
+/** What `runPendingTurns` needs: the store, the session, the lease owner, the queue, and how to run one turn. */
 export interface RunPendingTurnsOptions {
   store: SessionStore;
   sessionId: string;
@@ -40,6 +42,7 @@ export interface RunPendingTurnsOptions {
   onClosed?: (closed: ClosedWork) => void;
 }
 
+/** What `runPendingTurns` did: turns run, what it closed first, the fencing token. */
 export interface PendingTurnsResult {
   /** Turns run now. */
   ran: number;
@@ -49,6 +52,7 @@ export interface PendingTurnsResult {
   token: number;
 }
 
+/** Takes a stored session's lease, closes what a crashed writer left open, and runs its submitted turns in order (what a dsh worker does). */
 export async function runPendingTurns(o: RunPendingTurnsOptions): Promise<PendingTurnsResult> {
   const session = await openStoredSession(o.store, o.sessionId, { owner: o.owner, ttlMs: o.ttlMs, waitMs: o.waitMs ?? 2 * o.ttlMs, ...(o.clock ? { clock: o.clock } : {}) });
   const { log, sink } = session;

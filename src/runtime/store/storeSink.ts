@@ -19,6 +19,7 @@ import type { Lease, SessionStore } from './sessionStore.js';
 
 export const STORE_COMMIT_ON: readonly LogEventType[] = ['tool/result', 'step/end', 'turn/end'];
 
+/** How a store sink group-commits: commit points, buffer size, and who hears its failure. */
 export interface StoreSinkOptions {
   /** The session's last `seq` in the store when the sink starts (what the first append expects). */
   lastSeq: number;
@@ -30,8 +31,11 @@ export interface StoreSinkOptions {
   onError?: (error: Error) => void;
 }
 
+/** A log sink that group-commits to a session store under a lease. */
 export interface StoreSink {
+  /** Buffers an appended event (committed at the next commit point). */
   write(event: LogEvent): void;
+  /** Settles once event `seq` is in the store; undefined when it already is. */
   whenDurable(seq: number): Promise<void> | undefined;
   /** `seq` of the last event the store holds. */
   readonly durableSeq: number;
@@ -39,6 +43,7 @@ export interface StoreSink {
   readonly commits: number;
   /** The error that failed the sink, if any. */
   readonly failure: Error | undefined;
+  /** Commits what is buffered now. */
   flush(): Promise<void>;
   /** Flushes; later writes throw. */
   close(): Promise<void>;

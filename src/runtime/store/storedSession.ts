@@ -10,6 +10,7 @@ import { createMemoryLog, type SessionLog } from '../log/sessionLog.js';
 import { StoreConflictError, type Lease, type SessionStore } from './sessionStore.js';
 import { createStoreSink, type StoreSink, type StoreSinkOptions } from './storeSink.js';
 
+/** Renews a lease in the background until stopped, and says when it was lost. */
 export interface LeaseKeeper {
   /** The lease as last renewed. */
   readonly lease: Lease;
@@ -56,6 +57,7 @@ export function keepLease(store: SessionStore, lease: Lease, ttlMs: number, onLo
   };
 }
 
+/** How a stored session's log is opened: the clock, and the sink's group commit. */
 export interface OpenStoredSessionOptions extends Omit<StoreSinkOptions, 'lastSeq'> {
   clock?: Clock;
 }
@@ -71,6 +73,7 @@ export async function openStoredSessionLog(
   return { log: createMemoryLog({ clock: options.clock, initial: events, sink }), sink };
 }
 
+/** How `openStoredSession` takes the session's lease: the owner, its time to live, what to do when it is lost. */
 export interface HoldStoredSessionOptions extends OpenStoredSessionOptions {
   /** The lease owner (unique per writer: a process, a job). */
   owner: string;

@@ -20,6 +20,7 @@ export interface OtelApi {
   readonly context: Pick<ContextAPI, 'active'>;
 }
 
+/** What `otelTelemetry` needs: the `@opentelemetry/api` module, a tracer and a meter. */
 export interface TelemetryOptions {
   /** `import * as otel from '@opentelemetry/api'`: the projection parents spans with its `trace.setSpan`. */
   readonly api: OtelApi;

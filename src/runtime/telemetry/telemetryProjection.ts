@@ -85,7 +85,19 @@ const DECISIONS = ['deny', 'denied', 'timeout', 'blocked'];
 /** The conventions' advised bucket boundaries (seconds) for GenAI durations. */
 const SECONDS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
 
-/** OpenTelemetry for `createRuntime({ telemetry: otelTelemetry({ api, tracer, meter }) })` (docs/telemetry.md). */
+/**
+ * OpenTelemetry for `createRuntime({ telemetry: otelTelemetry({ api, tracer, meter }) })` (docs/telemetry.md).
+ *
+ * @example
+ * ```ts
+ * import * as otel from '@opentelemetry/api';
+ *
+ * const rt = createRuntime({
+ *   tools,
+ *   telemetry: otelTelemetry({ api: otel, tracer: otel.trace.getTracer('my-app'), meter: otel.metrics.getMeter('my-app') }),
+ * });
+ * ```
+ */
 export function otelTelemetry(options: TelemetryOptions): Telemetry {
   return ({ clock }) => createTelemetryProjection({ ...options, clock });
 }

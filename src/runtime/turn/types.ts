@@ -24,6 +24,7 @@ import type { ResumedStep } from '../resume/resumedStep.js';
 import type { createSuspensionRequests } from '../resume/suspendTurn.js';
 import type { LogEventOf, TurnOutcome } from '../../protocol/index.js';
 
+/** A turn's options: the model, the user's input, and how the turn runs (system prompt, step limit, signal, inspection, request settings). */
 export interface TurnOptions {
   /** Any AI SDK `LanguageModelV3` provider, or `scriptedModel(...)`. */
   model: LanguageModelV3;

@@ -25,6 +25,7 @@ export interface ToolReach {
   readonly blockedAfter: boolean;
 }
 
+/** What an exploration reached: each machine's states and transitions, and each tool's outcomes. */
 export interface AgentCoverage {
   /** Machines the agent's runs used (a machine no run started, e.g. the JSONL sink's group commit, is left out). */
   readonly machines: readonly MachineReach[];

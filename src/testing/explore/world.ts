@@ -20,6 +20,7 @@ export interface ExploreWorld {
   readonly log: SessionLog;
   readonly clock: ManualClock;
   readonly approval: ApprovalService;
+  /** The inspection the explorer watches the run through (give it to `createRuntime({ inspect })`). */
   readonly inspect: (event: InspectionEvent) => void;
   /** Wraps each listener and guard as it is registered, so a path can make one fail. */
   readonly wrapListener: ListenerWrapper;

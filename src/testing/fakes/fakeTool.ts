@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { defineTool, type ExecContext, type ToolDefinition } from '../../runtime/defineTool.js';
 import type { ToolProgress } from '../../runtime/pipeline/progress.js';
 
+/** A fake tool: its name, whether it is concurrency-safe, and what its body does. */
 export interface FakeToolOptions {
   name: string;
   /** The input schema (default: any object). */

@@ -6,6 +6,7 @@
 import type { Clock } from '../../runtime/clock.js';
 import { createMemoryLog, type SessionLog } from '../../runtime/log/sessionLog.js';
 
+/** Where a faulty log fails: the append that throws, and the error. */
 export interface FaultyLogOptions {
   /** The 1-based append that fails (and every later one). */
   failAt: number;

@@ -19,9 +19,11 @@ export { FAIL_ON, failsOn, type FailOn, type RecordedCall, type ReplayChange, ty
 /** A recorded session: its events, or a function that hands them on in order (awaiting `drain` now and then, so a long log is read in bounded memory). */
 export interface RecordedSession {
   readonly name: string;
+  /** Its events in order, or a function that hands them on (awaiting `drain` now and then). */
   readonly events: Iterable<LogEvent> | ((onEvent: (event: LogEvent) => void, drain: () => Promise<void>) => Promise<unknown>);
 }
 
+/** How `replaySessions` replays: the policies to install, and which changes fail it. */
 export type ReplaySessionsOptions = {
   /** Which changes count as failures (default: a call that ran then would now be denied, and a denied one would now run). */
   failOn?: readonly FailOn[];
