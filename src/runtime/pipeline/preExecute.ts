@@ -140,7 +140,8 @@ export function runPreExecute(deps: Pick<StageDeps, 'hooks' | 'clock' | 'limits'
       failure ??= { listener, message: `no answer within ${ms} ms` };
       resolve(failed());
     });
-    timer.waitOn(waitingOn ?? '?');
+    // dispatch(0) waited on the first listener (the stage runs only when there is one).
+    timer.waitOn(waitingOn!);
     void chain.then((outcome) => {
       over = true;
       timer!.stop();

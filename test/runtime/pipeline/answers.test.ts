@@ -33,6 +33,7 @@ describe('a pre-execute answer that is not a decision fails the call closed, say
     ['an ask whose reason is not text', { kind: 'ask', reason: 7 }, '(kind "ask")'],
     ['another kind with a reason', { kind: 'block', reason: 'no' }, '(kind "block")'],
     ['an allow whose rule is not text', { kind: 'allow', rule: 5 }, '(kind "allow")'],
+    ['a deny whose rule is a list (it has a slice of its own)', { kind: 'deny', reason: 'no', rule: ['r'] }, '(kind "deny")'],
   ];
   for (const [what, answer, described] of cases) {
     it(`${what}: HOOK_FAILED, "returned an invalid decision ${described}"`, async () => {
@@ -117,6 +118,25 @@ describe('pre-execute decisions, as given', () => {
     expect(later).toBe(0);
   });
 
+  it('a listener handing over after the stage decided asynchronously starts nobody, and its next() says the stage is over', async () => {
+    const { tool } = echoTool();
+    const { rt, clock, call } = setup({ tools: [tool] });
+    let later = 0;
+    let handOver: (() => unknown) | undefined;
+    rt.hooks.on('tools/pre-execute', 'decides-later', async (_c, next) => {
+      handOver = next;
+      return { kind: 'allow' };
+    });
+    rt.hooks.on('tools/pre-execute', 'later', () => {
+      later++;
+      return { kind: 'allow' };
+    });
+    expectOk(rt, await call('echo', { text: 'hi' }).result, 'hi');
+    await clock.advance(10);
+    await expect(Promise.resolve(handOver!())).rejects.toThrow('the pre-execute stage is over');
+    expect(later).toBe(0);
+  });
+
   it('a listener handing over after its stage timed out starts nobody', async () => {
     const { tool } = echoTool();
     const { rt, clock, call } = setup({ tools: [tool], limits: { hookTimeoutMs: 100 } });
@@ -144,6 +164,7 @@ describe('a post-execute answer that is not a decision fails the call closed', (
     ['an unknown kind', { kind: 'allow' }, '(kind "allow")'],
     ['null', null, '(null)'],
     ['a string', 'accept', '(string)'],
+    ['a function carrying an accept', Object.assign(() => {}, { kind: 'accept' }), '(function)'],
   ];
   for (const [what, answer, described] of cases) {
     it(`${what}: HOOK_FAILED, "returned an invalid decision ${described}"`, async () => {
