@@ -141,18 +141,12 @@ function prepareVerdict(o: Extract<PrepareOutcome, { ok: false }>): Verdict {
   return { settlement: { ok: false, error: o.error }, failure: o.hookFailure };
 }
 
-/** `failed` and `deny` end the call; `allow` and `ask` (undefined) let it go on. */
-function preVerdict(o: PreExecuteOutcome): Verdict | undefined {
-  switch (o.kind) {
-    case 'failed':
-      return failedClosed(o);
-    case 'deny':
-      return {
-        settlement: { ...fail(ErrorCode.POLICY_DENIED, `denied by policy: ${o.reason}`), ...(o.by === undefined ? {} : decidedBy('pre-execute', 'deny', o.by, o.rule)) },
-      };
-    default:
-      return undefined;
-  }
+/** The verdict of a refused pre-execute outcome: `failed` or `deny` (the only ones `preRefused` lets through). */
+function preVerdict(o: Extract<PreExecuteOutcome, { kind: 'failed' | 'deny' }>): Verdict {
+  if (o.kind === 'failed') return failedClosed(o);
+  return {
+    settlement: { ...fail(ErrorCode.POLICY_DENIED, `denied by policy: ${o.reason}`), ...(o.by === undefined ? {} : decidedBy('pre-execute', 'deny', o.by, o.rule)) },
+  };
 }
 
 /** A guard that failed or denied ends the call. */
@@ -240,7 +234,7 @@ const preDecided = [
       type: 'conclude',
       params: ({ event }: { event: ToolCallMachineEvent }) => {
         assertEvent(event, 'PRE.DECIDED');
-        return preVerdict(event.outcome)!; // refused: failed or deny, each a verdict
+        return preVerdict(event.outcome as Extract<PreExecuteOutcome, { kind: 'failed' | 'deny' }>); // preRefused: failed or deny
       },
     },
   },
@@ -281,7 +275,8 @@ export const toolCallMachine = setup({
       if (context.marks) enqueue.assign({ marks: marked(context, 'postExecute') });
       const s = context.settlement;
       // Stryker disable next-line ConditionalExpression,OptionalChaining: postExecute is entered only with a body's value (hasPostExecute): the check narrows the type
-      if (s?.ok) runListenerStage(postStage, context.pipeline.postExecute(prepared(context), s.draft, context.postPlan ?? { kind: 'run' }), (e) => enqueue.raise(e), self);
+      // (postPlan is set: hasPostExecute let the body's value in only with a plan, and takeSettlement kept it.)
+      if (s?.ok) runListenerStage(postStage, context.pipeline.postExecute(prepared(context), s.draft, context.postPlan!), (e) => enqueue.raise(e), self);
     }),
     /** Ends the call as a stage's verdict says: a listener that failed closed is logged first. */
     conclude: enqueueActions(({ context, enqueue }, verdict: Verdict) => {
@@ -515,6 +510,7 @@ export const toolCallMachine = setup({
               'recordRefusal',
               assign({
                 settlement: ({ event }) => ({
+                  // Stryker disable next-line ConditionalExpression: only APPROVAL.ANSWERED carries a reason (the check narrows the type; another event's reason is absent either way)
                   ...fail(ErrorCode.APPROVAL_DENIED, `approval ${event.answer === 'cancelled' ? 'cancelled' : 'denied'}${event.type === 'APPROVAL.ANSWERED' && event.reason ? `: ${event.reason}` : ''}`),
                   ...(event.answer === 'cancelled' ? decidedBy('approval', 'cancelled', APPROVED_BY.cancel) : decidedBy('approval', 'deny', APPROVED_BY.person)),
                 }),

@@ -84,6 +84,18 @@ describe('the toolCall machine', () => {
     expect(path.slice(-3)).toEqual(['preExecute', 'finalizing', 'settled']);
   });
 
+  it('a deny from a port that names no listener settles POLICY_DENIED with no decision provenance (nobody is named as the decider)', async () => {
+    const { tool } = echoTool();
+    const { rt } = setup({ tools: [tool] });
+    const pipeline = { ...rt.pipeline, hasPreExecute: () => true, preExecute: () => ({ kind: 'deny' as const, reason: 'no' }) };
+    const actor = createActor(toolCallMachine, { input: { request: { callId: 'c1', toolName: 'echo', input: '{"text":"hi"}' }, where: { index: 0 }, pipeline }, clock: rt.clock });
+    const done = toPromise(actor);
+    actor.start();
+    const r = await done;
+    expect(r.error).toMatchObject({ code: ErrorCode.POLICY_DENIED, message: 'denied by policy: no' });
+    expect(r).not.toHaveProperty('decision');
+  });
+
   it('an invalid call goes straight from validating to finalizing', async () => {
     const { tool } = echoTool();
     const { rt } = setup({ tools: [tool] });
