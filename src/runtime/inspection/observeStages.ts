@@ -164,8 +164,9 @@ export function observeStages(inner: CallStages, emit: (event: CallStageEvent) =
     );
   };
 
+  // Every member is written out (no spread of `inner`): a stage added to the port is a type error
+  // here until it is observed, never a stage that silently emits nothing.
   const observed: CallStages = {
-    ...inner,
     get limits() {
       return inner.limits;
     },

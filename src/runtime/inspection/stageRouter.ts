@@ -47,7 +47,7 @@ export function createStageRouter(inner: CallStages): StageRouter {
 
   const observed = observeStages(inner, dispatch);
   const plain: CallStages = { ...inner };
-  const pipeline = { ...plain } as Record<string, unknown>;
+  const pipeline: CallStages = { ...plain };
   let observing = false;
   const sync = () => {
     const want = all.size > 0 || byTurn.size > 0;
@@ -57,7 +57,7 @@ export function createStageRouter(inner: CallStages): StageRouter {
   };
 
   return {
-    pipeline: pipeline as unknown as CallStages,
+    pipeline,
     on(listener) {
       all.add(listener);
       sync();
@@ -66,7 +66,7 @@ export function createStageRouter(inner: CallStages): StageRouter {
         sync();
       };
     },
-    observe: (listener) => observeStages(pipeline as unknown as CallStages, (event) => call(listener, event)),
+    observe: (listener) => observeStages(pipeline, (event) => call(listener, event)),
     onTurn(turnId, listener) {
       let set = byTurn.get(turnId);
       if (!set) byTurn.set(turnId, (set = new Set()));
