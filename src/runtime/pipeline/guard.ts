@@ -22,7 +22,7 @@ export function runGuards(deps: Pick<StageDeps, 'guards'>, p: PreparedCall): Gua
     }
     if (typeof r === 'string') return { kind: 'deny', reason: boundedVisible(r), listener: g.name };
     const named = readNamedDenial(r);
-    if (named) return { kind: 'deny', reason: named.reason, listener: g.name, ...(named.rule === undefined ? {} : { rule: named.rule }) };
+    if (named) return { kind: 'deny', ...named, listener: g.name };
     if (r !== undefined) {
       return {
         kind: 'failed',
@@ -45,6 +45,7 @@ function readNamedDenial(r: unknown): { reason: string; rule?: string } | undefi
     if (typeof reason !== 'string' || (rule !== undefined && typeof rule !== 'string')) return undefined;
     return rule === undefined ? { reason: boundedVisible(reason) } : { reason: boundedVisible(reason), rule: rule.slice(0, MAX_RULE_LENGTH) };
   } catch {
-    return undefined;
+    // unreadable: no denial
   }
+  return undefined;
 }

@@ -20,8 +20,8 @@ export interface StageDeps {
   readonly limits: PipelineLimits;
   readonly argLimits: ArgLimits;
   readonly approval?: ApprovalService;
-  /** Where a `suspend` answer parks its call (absent: `suspend` is denied). */
-  readonly suspensions?: SuspensionRequests;
+  /** Where a `suspend` answer parks its call (a call outside a running turn cannot park: it is denied). */
+  readonly suspensions: SuspensionRequests;
   /** Deep-frozen shared context handed to bodies. */
   readonly context: Readonly<Record<string, unknown>>;
   /** Spacing of one call's `tool/progress` events (default `DEFAULT_PROGRESS_INTERVAL_MS`). */

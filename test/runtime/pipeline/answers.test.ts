@@ -158,6 +158,7 @@ describe('pre-execute decisions, as given', () => {
 describe('a post-execute answer that is not a decision fails the call closed', () => {
   const cases: Array<[string, unknown, string]> = [
     ['a block without feedback', { kind: 'block' }, '(kind "block")'],
+    ['a block whose feedback is a list', { kind: 'block', feedback: ['no'] }, '(kind "block")'],
     ['an accept whose content is not text', { kind: 'accept', content: 5 }, '(kind "accept")'],
     ['an accept whose metadata is text', { kind: 'accept', metadata: 'm' }, '(kind "accept")'],
     ['an accept whose metadata is null', { kind: 'accept', metadata: null }, '(kind "accept")'],
@@ -195,6 +196,8 @@ describe('guard answers', () => {
     ['a thenable carrying a reason', { then: () => {}, reason: 'looks like a denial' }, 'returned a promise;'],
     ['a denial whose reason is not text', { reason: 5 }, 'returned object;'],
     ['a denial whose rule is not text', { reason: 'no', rule: 5 }, 'returned object;'],
+    ['a denial whose reason is a list', { reason: ['no'] }, 'returned object;'],
+    ['a denial whose rule is a list (it has a slice of its own)', { reason: 'no', rule: ['r'] }, 'returned object;'],
   ];
   for (const [what, answer, message] of failing) {
     it(`${what} fails closed: HOOK_FAILED, "${message}"`, async () => {
@@ -211,12 +214,19 @@ describe('guard answers', () => {
   it('{ reason } denies with the reason; { reason, rule } names the rule, cut to 500 characters', async () => {
     const { tool, calls } = echoTool();
     const { rt, call } = setup({ tools: [tool] });
+    const guardExits: unknown[] = [];
+    rt.onStage((e) => void (e.type === 'stage/exited' && e.stage === 'guard' && guardExits.push(e.outcome)));
     rt.tools.guard((c) => ((c.args as { text: string }).text === 'a' ? { reason: 'not a' } : { reason: 'not b', rule: 'g'.repeat(600) }), 'named');
     const a = expectError(rt, await call('echo', { text: 'a' }).result, ErrorCode.GUARD_DENIED, 'not a');
-    expect(a.decision).toEqual({ stage: 'guard', outcome: 'deny', by: 'named' });
+    expect(a.decision).toStrictEqual({ stage: 'guard', outcome: 'deny', by: 'named' }); // no rule key at all
     const b = expectError(rt, await call('echo', { text: 'b' }).result, ErrorCode.GUARD_DENIED, 'not b');
-    expect(b.decision).toEqual({ stage: 'guard', outcome: 'deny', by: 'named', rule: 'g'.repeat(500) });
+    expect(b.decision).toStrictEqual({ stage: 'guard', outcome: 'deny', by: 'named', rule: 'g'.repeat(500) });
     expect(calls).toHaveLength(0);
+    // The stage stream says the same (an inspector, the telemetry's dsh.stage.guard event).
+    expect(guardExits).toEqual([
+      { kind: 'deny', code: ErrorCode.GUARD_DENIED, message: 'not a', listener: 'named' },
+      { kind: 'deny', code: ErrorCode.GUARD_DENIED, message: 'not b', listener: 'named' },
+    ]);
   });
 });
 
@@ -305,7 +315,7 @@ describe('approval answers', () => {
     const r = await call('echo', { text: 'hi' }).result;
     expectError(rt, r, ErrorCode.APPROVAL_DENIED);
     expect(only(rt, r.callId, 'tool/approval-answer').answer).toBe('denied');
-    expect(only(rt, r.callId, 'warning')).toMatchObject({ code: 'APPROVAL_SUSPEND_UNAVAILABLE' });
+    expect(only(rt, r.callId, 'warning')).toMatchObject({ code: 'APPROVAL_SUSPEND_UNAVAILABLE', message: expect.stringContaining('only a call of a running turn can suspend') });
 
     const late = setup({
       tools: [tool],
@@ -356,10 +366,10 @@ describe('what an allowed-always remembers', () => {
     expect(await run('{"b":{"f":null,"c":[1,{"e":3,"d":2}]},"a":1}')).toBe('remembered');
   });
 
-  it('arrays keep their order and their boundaries: [1,2] is not [2,1], [12] nor [[1],[2]]; a string is not a number', async () => {
+  it('arrays keep their order and their boundaries: [1,2] is not [2,1], [12], [[1],[2]] nor {"0":1,"1":2}; a string is not a number', async () => {
     const { run } = await session();
     expect(await run('{"a":[1,2]}')).toBe('allowed-always');
-    for (const other of ['{"a":[2,1]}', '{"a":[12]}', '{"a":[[1],[2]]}', '{"a":"[1,2]"}', '{"a":[1,2],"b":null}']) {
+    for (const other of ['{"a":[2,1]}', '{"a":[12]}', '{"a":[[1],[2]]}', '{"a":{"0":1,"1":2}}', '{"a":"[1,2]"}', '{"a":[1,2],"b":null}']) {
       expect(await run(other), other).toBe('allowed-always');
     }
     expect(await run('{ "a" : [ 1 , 2 ] }')).toBe('remembered');

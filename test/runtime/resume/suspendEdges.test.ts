@@ -107,3 +107,28 @@ describe('suspended approvals: edges (issue 15.4)', () => {
     expect(() => createRuntime().resumeTurn({ model: queuedModel })).toThrow(/no suspended turn/);
   });
 });
+
+describe('a parked question that ends while the step still runs (issue 15.4)', () => {
+  it('releases the turn: its approval timeout denies the call, the turn is running again (not suspending) and completes', async () => {
+    const clock = new ManualClock();
+    let finish!: (v: string) => void;
+    const slow = defineTool({ name: 'slow', input: z.object({}), isConcurrencySafe: () => true, execute: () => new Promise<string>((r) => (finish = r)) });
+    const asked = defineTool({ name: 'asked', input: z.object({}), isConcurrencySafe: () => true, execute: () => 'never runs' });
+    const rt = createRuntime({ tools: [slow, asked], approval: suspendingApproval, clock, limits: { approvalTimeoutMs: 100 } });
+    rt.hooks.on('tools/pre-execute', 'ask', (call) => (call.toolName === 'asked' ? { kind: 'ask' } : undefined));
+    const model = scriptedModel([
+      { toolCalls: [{ toolName: 'slow', input: {}, toolCallId: 's1' }, { toolName: 'asked', input: {}, toolCallId: 'a1' }] },
+      { text: 'done' },
+    ]);
+    const h = rt.startTurn({ model, input: 'x' });
+    await clock.advance(0);
+    expect(h.lifecycle.getSnapshot().matches({ live: 'suspending' })).toBe(true); // a1 parked, s1 still running
+    await clock.advance(100);
+    expect(rt.log.events().filter((e) => e.type === 'tool/approval-answer')).toMatchObject([{ callId: 'a1', answer: 'timeout' }]);
+    expect(h.lifecycle.getSnapshot().matches({ live: 'running' })).toBe(true);
+    finish('finished');
+    const r = await settle(clock, h.done);
+    expect(r.outcome).toBe('completed');
+    expectWellFormed(rt.log.events());
+  });
+});
