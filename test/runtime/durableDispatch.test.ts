@@ -62,9 +62,13 @@ describe('a tool body starts only once its tool/call is durable', () => {
   it('exactly: the body waits for the log port, an abort meanwhile means no body, a failing log runs no body', async () => {
     const pending: Array<{ seq: number; resolve: () => void; reject: (e: Error) => void }> = [];
     let durable = 0;
+    let broken = false;
     const sink: LogSink = {
       write: () => undefined,
-      whenDurable: (seq) => (seq <= durable ? undefined : new Promise((resolve, reject) => pending.push({ seq, resolve, reject }))),
+      whenDurable: (seq) => {
+        if (broken) throw new Error('sink broken');
+        return seq <= durable ? undefined : new Promise((resolve, reject) => pending.push({ seq, resolve, reject }));
+      },
     };
     const log = createMemoryLog({ sink });
     const started: string[] = [];
@@ -110,6 +114,13 @@ describe('a tool body starts only once its tool/call is durable', () => {
     expect(rc.content).toMatch(/could not make this call's tool\/call durable.*disk full/);
     expect(started).toEqual(['a']);
     expect(log.events().filter((e) => e.type === 'tool/result')).toHaveLength(3);
+
+    // 4. The port throws at once instead of waiting: the same answer, never a crash.
+    broken = true;
+    const rd = await rt.runCall({ callId: 'd', toolName: 'bash', input: {} }).result;
+    expect(rd.error?.code).toBe(ErrorCode.ABORTED_BEFORE_DISPATCH);
+    expect(rd.content).toMatch(/could not make this call's tool\/call durable.*sink broken/);
+    expect(started).toEqual(['a']);
   });
 
   it('the in-memory log is durable at once: a body runs without waiting for a commit', async () => {

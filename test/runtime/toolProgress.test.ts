@@ -157,6 +157,59 @@ describe('tool progress (issue 15.1)', () => {
     expect(rest!.message!.length).toBeLessThanOrEqual(500);
   });
 
+  it('a body that reports once and returns: that one event, logged at once, and its result', async () => {
+    const clock = new ManualClock();
+    const tool = defineTool({ name: 'once', input: z.object({}), execute: (_a, exec) => (exec.progress({ message: 'started' }), 'done') });
+    const rt = createRuntime({ tools: [tool], clock });
+    const r = await rt.runCall({ callId: 'o', toolName: 'once', input: '{}' }).result;
+    expect(r).toMatchObject({ isError: false, content: 'done' });
+    expect(progressOf(rt.log.events()).map((e) => [e.message, e.updates])).toEqual([['started', 1]]);
+  });
+
+  it('an event holds only the fields reported (a field that is not text or a finite number is dropped, never logged as a key)', async () => {
+    const clock = new ManualClock();
+    const tool = defineTool({
+      name: 'fields',
+      input: z.object({}),
+      execute: async (_a, exec) => {
+        exec.progress({ message: 'm' });
+        await sleep(clock, DEFAULT_PROGRESS_INTERVAL_MS);
+        exec.progress({ progress: 2, total: 4 });
+        await sleep(clock, DEFAULT_PROGRESS_INTERVAL_MS);
+        exec.progress({ output: 'o' });
+        await sleep(clock, DEFAULT_PROGRESS_INTERVAL_MS);
+        exec.progress({ output: 42, message: 7, progress: '3', total: Number.NaN } as never);
+        return 'ok';
+      },
+    });
+    const rt = createRuntime({ tools: [tool], clock });
+    const result = rt.runCall({ callId: 'f', toolName: 'fields', input: '{}' }).result;
+    await clock.advance(3 * DEFAULT_PROGRESS_INTERVAL_MS);
+    expect((await result).isError).toBe(false);
+    const reported = (e: LogEventOf<'tool/progress'>) => Object.fromEntries(Object.entries(e).filter(([k]) => ['output', 'droppedChars', 'message', 'progress', 'total'].includes(k)));
+    expect(progressOf(rt.log.events()).map(reported)).toStrictEqual([{ message: 'm' }, { progress: 2, total: 4 }, { output: 'o' }, {}]);
+  });
+
+  it('output cut within one interval is counted across its updates: the tail of everything, and all that was cut', async () => {
+    const clock = new ManualClock();
+    const tool = defineTool({
+      name: 'spill',
+      input: z.object({}),
+      execute: (_a, exec) => {
+        exec.progress({ output: 'first' }); // logged at once
+        exec.progress({ output: 'a'.repeat(10) });
+        exec.progress({ output: 'b'.repeat(MAX_PROGRESS_OUTPUT_CHARS + 900) });
+        return 'ok';
+      },
+    });
+    const rt = createRuntime({ tools: [tool], clock });
+    await rt.runCall({ callId: 's', toolName: 'spill', input: '{}' }).result;
+    const [, merged] = progressOf(rt.log.events());
+    expect(merged!.output).toBe('b'.repeat(MAX_PROGRESS_OUTPUT_CHARS));
+    expect(merged!.droppedChars).toBe(10 + 900);
+    expect(merged!.updates).toBe(2);
+  });
+
   it('in a turn: progress stays out of the prompt and leaves the commit order (and its timing) intact', async () => {
     const clock = new ManualClock();
     // `slow` (first in the batch) reports progress all along; `fast` finishes long before it.

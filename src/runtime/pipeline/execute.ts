@@ -46,7 +46,8 @@ function failureDetails(d: unknown): { content?: string; metadata?: Record<strin
   try {
     const { content, metadata } = (d ?? {}) as { content?: unknown; metadata?: unknown };
     if (typeof content === 'string') out.content = content;
-    if (metadata !== null && typeof metadata === 'object' && !Array.isArray(metadata)) out.metadata = { ...(metadata as Record<string, unknown>) };
+    // (null passes as an object here and spreads to nothing: no metadata either way.)
+    if (typeof metadata === 'object' && !Array.isArray(metadata)) out.metadata = { ...(metadata as Record<string, unknown>) };
   } catch {
     // Hostile details (a throwing getter, a revoked Proxy) are dropped: the error itself stays.
   }
@@ -127,6 +128,7 @@ async function runBody(p: PreparedCall, exec: ExecContext, callerSignal: AbortSi
     if (signal.aborted) return { ok: false, error: abortInfo(signal) };
     return { ok: false, error: toErrorInfo(e, ErrorCode.TOOL_FAILED) };
   } finally {
+    // Stryker disable next-line BlockStatement: clear() only detaches the fused signal's listeners early (they go with the call's signals)
     fused?.clear();
   }
 }
@@ -140,6 +142,7 @@ export function runExecute(deps: ExecDeps, p: PreparedCall, signal: AbortSignal)
     progress.close();
     return wellFormedOutcome(o);
   };
+  // Stryker disable next-line ConditionalExpression: the fast path; run(0) with no wrappers runs the same body
   if (wrappers.length === 0) return runBody(p, base, signal).then(settled);
   const run = (i: number, exec: ExecContext): Promise<ExecOutcome> => {
     if (i >= wrappers.length) return runBody(p, exec, signal);

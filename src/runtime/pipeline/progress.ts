@@ -45,7 +45,8 @@ interface Pending {
   updates: number;
 }
 
-const finite = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+/** A number a body reported, when it is one (Number.isFinite is false for anything that is not a number). */
+const finite = (v: unknown): number | undefined => (Number.isFinite(v) ? (v as number) : undefined);
 
 /** One call's channel: `append` receives each coalesced event (with the call's place in the log). */
 export function createProgressChannel(options: {
@@ -62,6 +63,7 @@ export function createProgressChannel(options: {
   let closed = false;
 
   const flush = () => {
+    // Stryker disable next-line ConditionalExpression: the injected clock is handed only its own handles (clearing none changes nothing)
     if (timer !== undefined) clock.clearTimeout(timer);
     timer = undefined;
     const p = pending;
@@ -71,7 +73,8 @@ export function createProgressChannel(options: {
     append({
       type: 'tool/progress',
       ...place,
-      ...(p.output !== '' || p.dropped > 0 ? { output: p.output } : {}),
+      // (Output was dropped only to keep the tail of a longer one: p.output is never empty then.)
+      ...(p.output !== '' ? { output: p.output } : {}),
       ...(p.dropped > 0 ? { droppedChars: p.dropped } : {}),
       ...(p.message !== undefined ? { message: p.message } : {}),
       ...(p.progress !== undefined ? { progress: p.progress } : {}),
@@ -92,13 +95,11 @@ export function createProgressChannel(options: {
       }
       const p = (pending ??= { output: '', dropped: 0, updates: 0 });
       p.updates++;
-      if (typeof output === 'string' && output !== '') {
+      if (typeof output === 'string') {
         const joined = p.output + output;
-        const over = joined.length - MAX_PROGRESS_OUTPUT_CHARS;
-        if (over > 0) {
-          p.output = joined.slice(over);
-          p.dropped += over;
-        } else p.output = joined;
+        const over = Math.max(0, joined.length - MAX_PROGRESS_OUTPUT_CHARS);
+        p.output = joined.slice(over);
+        p.dropped += over;
       }
       if (typeof message === 'string') p.message = message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS - 1)}…` : message;
       if (finite(progress) !== undefined) p.progress = progress as number;
@@ -109,7 +110,7 @@ export function createProgressChannel(options: {
       else timer = clock.setTimeout(flush, wait);
     },
     close() {
-      if (closed) return;
+      // (Closing again flushes nothing: every later update was ignored.)
       flush();
       closed = true;
     },

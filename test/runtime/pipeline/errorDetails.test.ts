@@ -41,15 +41,17 @@ describe('error results with details', () => {
     expect(r.metadata).toMatchObject({ partial: true });
   });
 
-  it('a wrapper returning a failure with non-string content or non-object metadata gets the default content, no metadata', async () => {
-    const { tool } = manualTool('slow');
-    const { rt, call } = setup({ tools: [tool] });
-    rt.hooks.on('tools/execute', 'hostile', async () => ({ ok: false, error: { name: 'x', code: ErrorCode.TOOL_FAILED, message: 'no' }, content: 42, metadata: ['a'] }) as never);
-    const r = await call('slow').result;
-    expectError(rt, r, ErrorCode.TOOL_FAILED);
-    expect(r.content).toBe('TOOL_FAILED: no');
-    expect(Object.keys(r.metadata).filter((k) => k !== 'durationsMs')).toEqual([]);
-  });
+  for (const metadata of [['a'], 'ab', null]) {
+    it(`a wrapper returning a failure with non-string content and metadata ${JSON.stringify(metadata)} gets the default content, no metadata`, async () => {
+      const { tool } = manualTool('slow');
+      const { rt, call } = setup({ tools: [tool] });
+      rt.hooks.on('tools/execute', 'hostile', async () => ({ ok: false, error: { name: 'x', code: ErrorCode.TOOL_FAILED, message: 'no' }, content: 42, metadata }) as never);
+      const r = await call('slow').result;
+      expectError(rt, r, ErrorCode.TOOL_FAILED);
+      expect(r.content).toBe('TOOL_FAILED: no');
+      expect(Object.keys(r.metadata).filter((k) => k !== 'durationsMs')).toEqual([]);
+    });
+  }
 });
 
 describe('toMetadata', () => {

@@ -119,6 +119,15 @@ describe('results stay well-formed whatever a tool or wrapper hands back', () =>
     const w = await call('echo', { text: 'hi' }).result;
     expectError(rt, w, ErrorCode.TOOL_FAILED, 'odd failure');
   });
+
+  it('a failure from a wrapper with a code alone (no name, no message) says "the tool failed"', async () => {
+    const { tool } = echoTool();
+    const { rt, call } = setup({ tools: [tool] });
+    rt.hooks.on('tools/execute', 'terse', async () => ({ ok: false, error: { code: ErrorCode.TOOL_FAILED } }) as never);
+    const r = await call('echo', { text: 'hi' }).result;
+    expectError(rt, r, ErrorCode.TOOL_FAILED, 'the tool failed');
+    expect(r.error?.message).toBe('the tool failed');
+  });
 });
 
 describe('cancel', () => {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ErrorCode, type ToolResult } from '../../../src/protocol/index.js';
 import { sleep } from '../../../src/runtime/clock.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
+import { toolOutput } from '../../../src/runtime/toolOutput.js';
 import { echoTool, expectError, expectOk, isDeepFrozen, isSettled, only, setup, typesOf } from './harness.js';
 
 /** `list` returns `{ files }`, validated by an output schema, shown as one file a line. */
@@ -157,6 +158,20 @@ describe('post-execute decisions', () => {
   });
 });
 
+
+describe("a body's own parts through post-execute", () => {
+  it('an accept that adds metadata keeps the parts; one that replaces the value drops them (they came with the old value)', async () => {
+    const part = { type: 'image' as const, data: 'AAAA', mediaType: 'image/png' };
+    const shot = defineTool({ name: 'shot', input: z.object({ replace: z.boolean() }), execute: () => toolOutput({ value: 'png', content: 'a picture', parts: [part] }) });
+    const { rt, call } = setup({ tools: [shot] });
+    rt.hooks.on('tools/post-execute', 'review', (_d, c) => ((c.args as { replace: boolean }).replace ? { kind: 'accept', value: 'redacted' } : { kind: 'accept', metadata: { reviewed: true } }));
+    const kept = expectOk(rt, await call('shot', { replace: false }).result, 'a picture');
+    expect(kept.parts).toEqual([part]);
+    expect(kept.metadata).toMatchObject({ reviewed: true });
+    const replaced = expectOk(rt, await call('shot', { replace: true }).result, 'redacted');
+    expect(replaced).not.toHaveProperty('parts');
+  });
+});
 
 describe('post-execute listeners that do not apply', () => {
   // Stage timings record each stage the call entered (durationsMs), sync stages included.

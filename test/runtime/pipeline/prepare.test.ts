@@ -19,6 +19,9 @@ describe('resolving and validating a call', () => {
     expectError(rt, r, ErrorCode.UNKNOWN_TOOL, 'ehco');
     expect(r.error?.name).toBe('UnknownToolError');
     expect(r.content).toContain('echo'); // names what is available, so the model can correct itself
+    const none = setup({ tools: [] });
+    const n = await none.call('echo', { text: 'hi' }).result;
+    expect(n.error?.message).toBe('unknown tool "echo"; available: (none)');
     expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'tool/result']);
   });
 
