@@ -72,6 +72,20 @@ describe('what happened then, read from the log', () => {
     expect(skipped).toBe(0);
   });
 
+  it("a call that ran keeps the content its model saw (a post-execute policy judges it now); a failed call has none", () => {
+    const { calls } = replay([callEv('ok'), result('ok', { isError: false, content: 'the output' }), callEv('bad'), result('bad', failed('TOOL_FAILED'))]);
+    expect(calls).toStrictEqual([
+      { session: 's', turnId: 't', callId: 'ok', toolName: 'bash', input: '{}', content: 'the output', then: 'allow', ran: true },
+      { session: 's', turnId: 't', callId: 'bad', toolName: 'bash', input: '{}', then: 'allow', ran: true },
+    ]);
+  });
+
+  it('ids that would run together without a separator stay two calls (turn "t1" call "c", turn "t" call "1c")', () => {
+    const inTurn = (turnId: string, e: LogEvent) => ({ ...e, turnId }) as LogEvent;
+    const { calls } = replay([inTurn('t1', callEv('c')), inTurn('t', callEv('1c')), inTurn('t1', result('c', { isError: false })), inTurn('t', result('1c', { isError: false }))]);
+    expect(calls.map((c) => [c.turnId, c.callId])).toEqual([['t1', 'c'], ['t', '1c']]);
+  });
+
   it('a call logged again (a resumed step) is one pending call, the newest: it is the last to be dropped', () => {
     const events = [callEv('first'), ...Array.from({ length: MAX_PENDING_CALLS - 1 }, (_, i) => callEv(`c${i}`)), callEv('first'), callEv('one-more')];
     events.push(result('first', { isError: false }), result('c0', { isError: false }));

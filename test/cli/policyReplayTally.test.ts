@@ -80,6 +80,17 @@ describe('a replay tally', () => {
 
 describe('--fail-on', () => {
   const change = (ran: boolean, then: RecordedCall['then'], now: ReplayChange['now']): ReplayChange => ({ ...recorded('c', then, ran), now });
+  it("hands the checker a call's recorded content only when it has one", async () => {
+    const seen: unknown[] = [];
+    const tally = createReplayTally({ check: async (c) => (seen.push(c), { outcome: 'allow' }) } as PolicyChecker, []);
+    await tally.check({ ...recorded('with', 'allow', true), content: 'the output' });
+    await tally.check(recorded('without', 'allow', true));
+    expect(seen).toStrictEqual([
+      { toolName: 'bash', input: { command: 'with' }, content: 'the output' },
+      { toolName: 'bash', input: { command: 'without' } },
+    ]);
+  });
+
   it('ran-now-denied: a call whose body ran then and that would be denied now', () => {
     expect(failsOn(change(true, 'allow', 'deny'), ['ran-now-denied'])).toBe(true);
     expect(failsOn(change(true, 'ask', 'deny'), ['ran-now-denied'])).toBe(true);

@@ -80,6 +80,7 @@ export const MAX_LISTED_CHANGES = 1_000;
  * calls left without a result.
  */
 export function recordedCallStream(session: string, emit: (call: RecordedCall) => void): { onEvent(e: LogEvent): void; end(): number; skipped(): number } {
+  // Stryker disable next-line StringLiteral: any separator no id holds keeps a turn's ids apart (test: "t1"+"c" is not "t"+"1c")
   const key = (turnId: string | undefined, callId: string) => `${turnId ?? ''}\u0000${callId}`;
   const pending = new Map<string, { turnId: string | undefined; callId: string; toolName: string; input: unknown; asked: boolean }>();
   let skipped = 0;
