@@ -18,6 +18,13 @@ import { echoTool, eventsOf, expectError, expectOk, flushMicrotasks, only, setup
 const asPre = (v: unknown) => v as PreExecuteDecision;
 const asPost = (v: unknown) => v as PostExecuteDecision;
 
+/** A pre-execute listener (registered last) that allows and counts how often it was consulted. */
+function countConsulted(rt: ReturnType<typeof setup>['rt'], name: string): { times: number } {
+  const seen = { times: 0 };
+  rt.hooks.on('tools/pre-execute', name, () => (seen.times++, { kind: 'allow' }));
+  return seen;
+}
+
 describe('a pre-execute answer that is not a decision fails the call closed, saying what it was', () => {
   const cases: Array<[string, unknown, string]> = [
     ['null', null, '(null)'],
@@ -104,54 +111,42 @@ describe('pre-execute decisions, as given', () => {
   it('a listener handing over after the stage decided (from a timer) starts nobody', async () => {
     const { tool } = echoTool();
     const { rt, clock, call } = setup({ tools: [tool] });
-    let later = 0;
     rt.hooks.on('tools/pre-execute', 'decides-now', (_c, next) => {
       clock.setTimeout(() => void Promise.resolve(next()).catch(() => {}), 10);
       return { kind: 'allow' };
     });
-    rt.hooks.on('tools/pre-execute', 'later', () => {
-      later++;
-      return { kind: 'allow' };
-    });
+    const later = countConsulted(rt, 'later');
     expectOk(rt, await call('echo', { text: 'hi' }).result, 'hi');
     await clock.advance(10);
-    expect(later).toBe(0);
+    expect(later.times).toBe(0);
   });
 
   it('a listener handing over after the stage decided asynchronously starts nobody, and its next() says the stage is over', async () => {
     const { tool } = echoTool();
     const { rt, clock, call } = setup({ tools: [tool] });
-    let later = 0;
     let handOver: (() => unknown) | undefined;
     rt.hooks.on('tools/pre-execute', 'decides-later', async (_c, next) => {
       handOver = next;
       return { kind: 'allow' };
     });
-    rt.hooks.on('tools/pre-execute', 'later', () => {
-      later++;
-      return { kind: 'allow' };
-    });
+    const later = countConsulted(rt, 'later');
     expectOk(rt, await call('echo', { text: 'hi' }).result, 'hi');
     await clock.advance(10);
     await expect(Promise.resolve(handOver!())).rejects.toThrow('the pre-execute stage is over');
-    expect(later).toBe(0);
+    expect(later.times).toBe(0);
   });
 
   it('a listener handing over after its stage timed out starts nobody', async () => {
     const { tool } = echoTool();
     const { rt, clock, call } = setup({ tools: [tool], limits: { hookTimeoutMs: 100 } });
-    let later = 0;
     rt.hooks.on('tools/pre-execute', 'slow', (_c, next) => new Promise((resolve) => clock.setTimeout(() => resolve(Promise.resolve(next()).catch(() => ({ kind: 'allow' as const }))), 150)));
-    rt.hooks.on('tools/pre-execute', 'later', () => {
-      later++;
-      return { kind: 'allow' };
-    });
+    const later = countConsulted(rt, 'later');
     const h = call('echo', { text: 'hi' });
     await clock.advance(100);
     expectError(rt, await h.result, ErrorCode.HOOK_FAILED, 'no answer within 100 ms');
     await clock.advance(50);
     await flushMicrotasks();
-    expect(later).toBe(0);
+    expect(later.times).toBe(0);
   });
 });
 
