@@ -132,7 +132,7 @@ export class GateEdit {
     this.put({ ...e, status: 'running' });
     this.running++;
     if (e.mode === 'exclusive') this.exclusiveRunning = true;
-    if (this.running > this.maxRunning) this.maxRunning = this.running;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
     this.nextDispatch = e.index + 1;
   }
 

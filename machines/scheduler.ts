@@ -372,7 +372,8 @@ export function callsOf(snapshot: SchedulerSnapshot): readonly StepCall[] {
         request: e.request,
         status: e.status,
         result: e.result,
-        actor: e.status === 'running' ? children[callActorId(e.index)] : undefined,
+        // Only a running call has a child: one is spawned as it starts and stopped as it settles.
+        actor: children[callActorId(e.index)],
       }),
     ),
   );
