@@ -591,6 +591,7 @@ export const toolCallMachine = setup({
           // The result names its final decider: the stage that settled it (a deny, a block, the
           // person's no, a cancel, a deadline), else whoever allowed it: the person who answered an
           // ask, else the listener that allowed (or asked about) it.
+          // Stryker disable next-line ConditionalExpression: `pre` is only ever an allow or an ask (keepPreOutcome runs after preRefused let it through); the check narrows the type
           const pre = context.pre?.kind === 'ask' || context.pre?.kind === 'allow' ? context.pre : undefined;
           const settlement = settled.decision
             ? settled

@@ -65,6 +65,20 @@ describe('decision provenance', () => {
     expect(approval.asked).toHaveLength(1);
   });
 
+  it('an allowed-always covers questions only: the same call later allowed by a listener names that listener, and nobody is recorded as answering', async () => {
+    const write = pathTool('write');
+    const approval = recordingApproval('allowed-always');
+    const rt = createRuntime({ tools: [write.tool], approval: approval.service });
+    applyConfig(rt, { permissions: [{ tool: 'write', decision: 'ask' }] });
+    expect((await call(rt, 'write', { path: 'a.txt', text: 'x' })).decision).toEqual({ stage: 'approval', outcome: 'allow', by: 'the person' });
+    rt.hooks.on('tools/pre-execute', 'allow-writes', () => ({ kind: 'allow' }));
+    rt.hooks.order('tools/pre-execute', ['allow-writes']);
+    const r = await call(rt, 'write', { path: 'a.txt', text: 'x' });
+    expect(r.decision).toEqual({ stage: 'pre-execute', outcome: 'allow', by: 'allow-writes' });
+    expect(rt.log.events().filter((e) => e.type.startsWith('tool/approval') && 'callId' in e && e.callId === r.callId)).toEqual([]);
+    expect(approval.asked).toHaveLength(1);
+  });
+
   it('a call cancelled while its body runs names the cancel (stage execute), not whoever allowed it', async () => {
     let started!: () => void;
     const startedP = new Promise<void>((r) => (started = r));

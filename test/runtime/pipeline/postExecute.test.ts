@@ -202,6 +202,53 @@ describe('post-execute listeners that do not apply', () => {
     }
   });
 
+  it('a body that failed has no draft: no appliesTo is asked and the stage is skipped; the error result is the body\'s own (SPEC §2.5)', async () => {
+    const broken = defineTool({
+      name: 'broken',
+      input: z.object({}),
+      execute: () => {
+        throw new Error('disk on fire');
+      },
+    });
+    const { rt, call } = setup({ tools: [broken], spillStore: false, stageTimings: true });
+    const asked: unknown[] = [];
+    rt.hooks.on('tools/post-execute', 'counted', () => ({ kind: 'accept', content: 'rewritten' }), {
+      appliesTo: (draft) => {
+        asked.push(draft);
+        return true;
+      },
+    });
+    const r = expectError(rt, await call('broken').result, ErrorCode.TOOL_FAILED);
+    expect(r.content).toContain('disk on fire');
+    expect(asked).toEqual([]);
+    expect(Object.keys(r.metadata.durationsMs as object)).not.toContain('postExecute');
+  });
+
+  it('a body that returns after its call was cancelled: the call ends ABORTED and no appliesTo is asked about that value', async () => {
+    let started!: () => void;
+    const startedP = new Promise<void>((r) => (started = r));
+    const stubborn = defineTool({
+      name: 'stubborn',
+      input: z.object({}),
+      // Returns a value (not an error) when it hears the abort.
+      execute: (_a, exec) => new Promise<string>((resolve) => (started(), exec.signal.addEventListener('abort', () => resolve('finished anyway'), { once: true }))),
+    });
+    const { rt, call } = setup({ tools: [stubborn], spillStore: false });
+    const asked: unknown[] = [];
+    rt.hooks.on('tools/post-execute', 'counted', () => ({ kind: 'accept', content: 'rewritten' }), {
+      appliesTo: (draft) => {
+        asked.push(draft);
+        return true;
+      },
+    });
+    const handle = call('stubborn');
+    await startedP;
+    handle.cancel();
+    const r = expectError(rt, await handle.result, ErrorCode.ABORTED);
+    expect(r.content).not.toContain('rewritten');
+    expect(asked).toEqual([]);
+  });
+
   it('the default spill listener applies only to results that may be over maxInlineBytes', async () => {
     const small = setup({ tools: [listTool({ files: { files: ['x'.repeat(10)] } })], maxInlineBytes: 100, stageTimings: true });
     expect(stagesOf(await small.call('list').result)).not.toContain('postExecute');
