@@ -18,6 +18,12 @@ export interface OtelApi {
    */
   readonly trace: Pick<TraceAPI, 'setSpan' | 'getTracer'> & Partial<Pick<TraceAPI, 'getTracerProvider'>>;
   readonly context: Pick<ContextAPI, 'active'>;
+  /**
+   * `createNoopMeter` (optional) lets the projection see that its meter is the API's no-op one (what
+   * `metrics.getMeter()` gives while no meter provider is registered, and keeps giving), so that a
+   * runtime that would record nothing at all feeds its projection nothing.
+   */
+  readonly createNoopMeter?: () => Meter;
 }
 
 /** What `otelTelemetry` needs: the `@opentelemetry/api` module, a tracer and a meter. */
@@ -52,6 +58,12 @@ export interface TelemetryProjection {
    * always.
    */
   tracing?(): boolean;
+  /**
+   * Whether metrics are recorded (a meter was given, and not the API's no-op one). While neither
+   * this nor `tracing()` holds, the runtime feeds the projection no log event (it asks again at
+   * each `turn/start`, so a turn is projected whole or not at all); absent, always fed.
+   */
+  readonly metering?: boolean;
   /** Hears the model requests (give it to `observeModel`). */
   readonly onRequest: ModelRequestListener;
   /** Ends every span still open (a run that stops mid-turn), marked unfinished. */

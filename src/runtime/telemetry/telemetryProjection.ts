@@ -354,6 +354,7 @@ export function createTelemetryProjection(options: TelemetryOptions & { readonly
 
   return {
     onEvent,
+    metering: meter !== undefined && meter !== api.createNoopMeter?.(),
     // With no tracer given and no provider registered, the global tracer is a proxy with nobody
     // behind it: every span is a no-op (a provider registered later is seen at the next turn).
     tracing: () =>

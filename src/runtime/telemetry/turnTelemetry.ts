@@ -20,20 +20,23 @@ export interface TurnTelemetry {
 export function wireTelemetry(telemetry: Telemetry | undefined, at: { clock: Clock; log: SessionLog; stages: StageRouter }): TurnTelemetry {
   const t = telemetry?.({ clock: at.clock });
   if (!t) return { observed: (o) => o, close: () => undefined };
-  // The stage stream costs every call something: it is heard only while spans can record.
+  // The stage stream costs every call something: it is heard only while spans can record. The log
+  // is projected while spans or metrics can record (decided at each turn's start: a turn whole).
   let stopStages: (() => void) | undefined;
-  const hearStages = () => {
-    const want = t.tracing?.() ?? true;
-    if (want && !stopStages) stopStages = at.stages.on(t.onStage);
-    else if (!want && stopStages) {
+  let projecting = true;
+  const decide = () => {
+    const tracing = t.tracing?.() ?? true;
+    projecting = tracing || (t.metering ?? true);
+    if (tracing && !stopStages) stopStages = at.stages.on(t.onStage);
+    else if (!tracing && stopStages) {
       stopStages();
       stopStages = undefined;
     }
   };
-  hearStages();
+  decide();
   const stopLog = at.log.subscribe((e) => {
-    if (e.type === 'turn/start') hearStages();
-    t.onEvent(e);
+    if (e.type === 'turn/start') decide();
+    if (projecting) t.onEvent(e);
   });
   const observed: TurnTelemetry['observed'] = (o) => {
     const followUpOptions = o.followUpOptions;

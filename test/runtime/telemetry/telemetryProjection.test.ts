@@ -312,4 +312,27 @@ describe('the global tracer with no provider registered (issue 33)', () => {
       await rt.close();
     }
   });
+
+  it("with the API's no-op meter too, nothing records; a provider registered later still traces the next turn whole", async () => {
+    const s = sdk();
+    const rt = createRuntime({ tools: [lookup], telemetry: otelTelemetry({ api: otel, meter: otel.metrics.getMeter('dsh') }) });
+    const turn = async (id: string) => {
+      const model = scriptedModel([{ toolCalls: [{ toolName: 'lookup', input: { key: id }, toolCallId: id }] }, { text: 'ok' }], { modelId: 'm' });
+      expect((await rt.startTurn({ model, input: id }).done).outcome).toBe('completed');
+    };
+    await turn('before');
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(s.exporter)] });
+    expect(otel.trace.setGlobalTracerProvider(provider)).toBe(true);
+    try {
+      await turn('after');
+      const spans = s.exporter.getFinishedSpans();
+      expect(spans.map((x) => x.name).sort()).toEqual(['chat m', 'chat m', 'execute_tool lookup', 'invoke_agent dsh']);
+      const call = spans.find((x) => x.name === 'execute_tool lookup');
+      expect(call?.attributes['gen_ai.tool.call.id']).toBe('after');
+      expect(call?.events.map((e) => e.name)).toEqual(['dsh.stage.validating', 'dsh.stage.executing', 'dsh.stage.finalizing']);
+    } finally {
+      otel.trace.disable();
+      await rt.close();
+    }
+  });
 });
