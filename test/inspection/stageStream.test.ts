@@ -295,13 +295,19 @@ describe('the stage stream of a turn', () => {
     expect(rt.pipeline.execute).toBe(before);
   });
 
-  it('with no listener the port is not observed at all: its functions are the plain stage functions', async () => {
-    const { rt } = setup();
-    const plain = { prepare: rt.pipeline.prepare, execute: rt.pipeline.execute, finalize: rt.pipeline.finalize };
-    const remove = rt.onStage(() => {});
-    expect(rt.pipeline.execute).not.toBe(plain.execute);
+  it('a listener added while a call runs hears it from its next stage on (adopted, well formed); once removed it hears nothing more', async () => {
+    const { rt, clock } = setup();
+    const events: CallStageEvent[] = [];
+    const running = rt.runCall({ callId: 'early', toolName: 'echo', input: '{"text":"hi","ms":1000}' });
+    await flushMicrotasks();
+    const remove = rt.onStage((e) => events.push(e));
+    expect(events).toEqual([]); // nothing is replayed
+    expect((await settle(clock, running.result)).isError).toBe(false);
+    // executing began unheard: the call is heard from finalizing on, with no stage left open
+    expect(events.map((e) => `${e.type} ${e.stage}`)).toEqual(['stage/entered finalizing', 'stage/exited finalizing']);
+    expect(path(events, 'early')).toEqual(['finalizing:ok']);
     remove();
-    expect({ prepare: rt.pipeline.prepare, execute: rt.pipeline.execute, finalize: rt.pipeline.finalize }).toEqual(plain);
-    expect(rt.pipeline.prepare).toBe(plain.prepare);
+    expect((await rt.runCall({ callId: 'late', toolName: 'echo', input: '{"text":"hi"}' }).result).isError).toBe(false);
+    expect(events.filter((e) => e.callId === 'late')).toEqual([]);
   });
 });

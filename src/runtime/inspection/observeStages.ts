@@ -113,9 +113,10 @@ const approvalKey = (e: { turnId?: string; stepIndex?: number; callId: string })
 
 /**
  * The port `inner`, with every stage a call enters and exits reported to `emit` (synchronously, in
- * order). `inner` is read at each call, so it may itself be a port whose functions change.
+ * order) while `listening()` holds; otherwise each member is `inner`'s own, with no bookkeeping (a
+ * call that started unheard is adopted from its view at its next stage once someone listens).
  */
-export function observeStages(inner: CallStages, emit: (event: CallStageEvent) => void): CallStages {
+export function observeStages(inner: CallStages, emit: (event: CallStageEvent) => void, listening: () => boolean = () => true): CallStages {
   const byRequest = new WeakMap<ToolCallRequest, Track>();
   const byPrepared = new WeakMap<PreparedCall, Track>();
   // Calls waiting for an answer, by where their `tool/approval-answer` will say they are.
@@ -172,6 +173,7 @@ export function observeStages(inner: CallStages, emit: (event: CallStageEvent) =
     },
     now: () => inner.now(),
     prepare(request, where) {
+      if (!listening()) return inner.prepare(request, where);
       const t: Track = {
         call: {
           callId: request.callId,
@@ -198,16 +200,18 @@ export function observeStages(inner: CallStages, emit: (event: CallStageEvent) =
     hasPreExecute: () => inner.hasPreExecute(),
     hasGuards: (p) => inner.hasGuards(p),
     planPostExecute: (p, draft) => inner.planPostExecute(p, draft),
-    preExecute: (p) => listenerStage(track(p), 'preExecute', () => inner.preExecute(p), preOutcome),
+    preExecute: (p) => (listening() ? listenerStage(track(p), 'preExecute', () => inner.preExecute(p), preOutcome) : inner.preExecute(p)),
     isApprovalRemembered: (p) => inner.isApprovalRemembered(p),
     rememberApproval: (p) => inner.rememberApproval(p),
     requestApproval(p, reason, signal, preview) {
+      if (!listening()) return inner.requestApproval(p, reason, signal, preview);
       const t = track(p);
       enter(t, 'awaitingApproval');
       awaiting.set(approvalKey(t.call), t);
       return inner.requestApproval(p, reason, signal, preview);
     },
     guard(p) {
+      if (!listening()) return inner.guard(p);
       const t = track(p);
       const open = enter(t, 'guard');
       const o = inner.guard(p);
@@ -215,13 +219,14 @@ export function observeStages(inner: CallStages, emit: (event: CallStageEvent) =
       return o;
     },
     execute(p, signal) {
-      enter(track(p), 'executing');
+      if (listening()) enter(track(p), 'executing');
       return inner.execute(p, signal);
     },
     ...(inner.armDeadline ? { armDeadline: (p: PreparedCall, expired: Parameters<NonNullable<CallStages['armDeadline']>>[1]) => inner.armDeadline!(p, expired) } : {}),
     draftFromValue: (p, value) => inner.draftFromValue(p, value),
-    postExecute: (p, draft, plan) => listenerStage(track(p), 'postExecute', () => inner.postExecute(p, draft, plan), postOutcome),
+    postExecute: (p, draft, plan) => (listening() ? listenerStage(track(p), 'postExecute', () => inner.postExecute(p, draft, plan), postOutcome) : inner.postExecute(p, draft, plan)),
     finalize(request, p, settlement, marks) {
+      if (!listening()) return inner.finalize(request, p, settlement, marks);
       const t = (p && byPrepared.get(p)) ?? byRequest.get(request) ?? (p ? track(p) : undefined);
       const open = t && enter(t, 'finalizing', settlement);
       let r: ToolResult;
@@ -236,7 +241,7 @@ export function observeStages(inner: CallStages, emit: (event: CallStageEvent) =
     },
     record(event: NewLogEvent) {
       inner.record(event);
-      if (event.type !== 'tool/approval-answer') return;
+      if (event.type !== 'tool/approval-answer' || !listening()) return;
       const t = awaiting.get(approvalKey(event));
       const outcome = approvalOutcome(event.answer);
       if (t?.open?.stage === 'awaitingApproval' && outcome) exit(t, t.open, outcome);

@@ -1,8 +1,8 @@
 /**
  * Who hears a runtime's stage events: listeners for every call, and listeners for the calls of one
  * turn. The runtime's port (`pipeline`) is observed only while someone listens: with no listener
- * its functions are the plain stage functions themselves (swapped in place), so an unobserved call
- * costs nothing extra. Browser-safe.
+ * each of its functions goes straight to the plain stage, so an unobserved call keeps no stage
+ * bookkeeping. Browser-safe.
  */
 import type { CallStages } from '../../../machines/callStages.js';
 import { describeThrown } from '../../protocol/index.js';
@@ -45,25 +45,15 @@ export function createStageRouter(inner: CallStages): StageRouter {
     if (turn) for (const l of [...turn]) call(l, event);
   };
 
-  const observed = observeStages(inner, dispatch);
-  const plain: CallStages = { ...inner };
-  const pipeline: CallStages = { ...plain };
-  let observing = false;
-  const sync = () => {
-    const want = all.size > 0 || byTurn.size > 0;
-    if (want === observing) return;
-    observing = want;
-    Object.assign(pipeline, want ? observed : plain);
-  };
+  // One port, observed only while anyone listens: unheard, each stage is the plain one.
+  const pipeline = observeStages(inner, dispatch, () => all.size > 0 || byTurn.size > 0);
 
   return {
     pipeline,
     on(listener) {
       all.add(listener);
-      sync();
       return () => {
         all.delete(listener);
-        sync();
       };
     },
     observe: (listener) => observeStages(pipeline, (event) => call(listener, event)),
@@ -71,11 +61,9 @@ export function createStageRouter(inner: CallStages): StageRouter {
       let set = byTurn.get(turnId);
       if (!set) byTurn.set(turnId, (set = new Set()));
       set.add(listener);
-      sync();
       return () => {
         set.delete(listener);
         if (set.size === 0 && byTurn.get(turnId) === set) byTurn.delete(turnId);
-        sync();
       };
     },
   };
