@@ -128,6 +128,16 @@ describe('results stay well-formed whatever a tool or wrapper hands back', () =>
     expectError(rt, r, ErrorCode.TOOL_FAILED, 'the tool failed');
     expect(r.error?.message).toBe('the tool failed');
   });
+
+  it("a failure from a wrapper with a code and a message but no name keeps the message whole, as one with a name does", async () => {
+    const { tool } = echoTool();
+    const { rt, call } = setup({ tools: [tool] });
+    const long = `quota exceeded: ${'x'.repeat(5_000)}`;
+    rt.hooks.on('tools/execute', 'quota', async () => ({ ok: false, error: { code: ErrorCode.TIMEOUT, message: long } }) as never);
+    const r = await call('echo', { text: 'hi' }).result;
+    expect(r.error?.code).toBe(ErrorCode.TIMEOUT);
+    expect(r.error?.message).toBe(long);
+  });
 });
 
 describe('cancel', () => {

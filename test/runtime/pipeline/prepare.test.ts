@@ -22,6 +22,8 @@ describe('resolving and validating a call', () => {
     const none = setup({ tools: [] });
     const n = await none.call('echo', { text: 'hi' }).result;
     expect(n.error?.message).toBe('unknown tool "echo"; available: (none)');
+    const two = setup({ tools: [tool, { ...tool, name: 'grep' }] });
+    expect((await two.call('ehco', { text: 'hi' }).result).error?.message).toBe('unknown tool "ehco"; available: echo, grep');
     expect(typesOf(rt, r.callId)).toEqual(['tool/call', 'tool/result']);
   });
 
