@@ -127,8 +127,9 @@ async function runBody(p: PreparedCall, exec: ExecContext, callerSignal: AbortSi
     if (own) return { ok: false, error: own, ...failureDetails((e as ToolError).details) };
     if (signal.aborted) return { ok: false, error: abortInfo(signal) };
     return { ok: false, error: toErrorInfo(e, ErrorCode.TOOL_FAILED) };
-    // Stryker disable next-line BlockStatement: clear() only detaches the fused signal's listeners early (they go with the call's signals)
-  } finally {
+  }
+  // Stryker disable next-line BlockStatement: clear() only detaches the fused signal's listeners early (they go with the call's signals)
+  finally {
     fused?.clear();
   }
 }
