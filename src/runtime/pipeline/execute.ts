@@ -116,21 +116,25 @@ function execContext(deps: ExecDeps, view: CallView, signal: AbortSignal, progre
 async function runBody(p: PreparedCall, exec: ExecContext, callerSignal: AbortSignal): Promise<ExecOutcome> {
   // A wrapper may have replaced the signal: fuse it with the caller's so a caller abort always reaches the body.
   const fused = exec.signal === callerSignal ? undefined : anySignal([callerSignal, exec.signal]);
-  const signal = fused ?? callerSignal;
+  const outcome = await bodyOutcome(p, fused ? { ...exec, signal: fused } : exec);
+  // Once the body settled, the fused signal stops following its sources (bodyOutcome never throws).
+  fused?.clear();
+  return outcome;
+}
+
+/** What the body did, with `exec.signal` the one it runs under: its value, or its failure as an outcome. */
+async function bodyOutcome(p: PreparedCall, exec: ExecContext): Promise<ExecOutcome> {
+  const { signal } = exec;
   try {
     // Stryker disable next-line ObjectLiteral,BooleanLiteral: the call settled on the abort and ignores this outcome; what matters is that the body does not start
     if (signal.aborted) return { ok: false, error: abortInfo(signal) };
-    const value = await toolOf(p).execute(p.view.args, fused ? { ...exec, signal } : exec);
+    const value = await toolOf(p).execute(p.view.args, exec);
     return { ok: true, value };
   } catch (e) {
     const own = toolErrorInfo(e);
     if (own) return { ok: false, error: own, ...failureDetails((e as ToolError).details) };
     if (signal.aborted) return { ok: false, error: abortInfo(signal) };
     return { ok: false, error: toErrorInfo(e, ErrorCode.TOOL_FAILED) };
-  }
-  // Stryker disable next-line BlockStatement: clear() only detaches the fused signal's listeners early (they go with the call's signals)
-  finally {
-    fused?.clear();
   }
 }
 
