@@ -135,10 +135,12 @@ describe('what the patterns are tried against', () => {
     expect(allowedByPatterns(parseShellCommand('nice -n 5 sudo ls'), allow('^ls\\b', '^sudo ls$'))).toBe(true);
   });
 
-  it('no allow pattern covers anything, and no pattern covers a line that runs nothing', () => {
+  it('no allow pattern covers anything, no pattern covers a line that runs nothing, and none a line the parse cannot see whole', () => {
     expect(allowedByPatterns(parseShellCommand('ls'), [])).toBe(false);
     expect(allowedByPatterns(parseShellCommand('# nothing'), allow('.*'))).toBe(false);
     expect(allowedByPatterns(parseShellCommand('x=1'), allow('.*'))).toBe(false);
+    // `$x` is a command name built at run time: even a pattern that matches every word does not cover it
+    expect(allowedByPatterns(parseShellCommand('ls; $x'), allow('.*'))).toBe(false);
   });
 });
 
