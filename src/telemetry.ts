@@ -7,3 +7,4 @@
  */
 export { otelTelemetry } from './runtime/telemetry/telemetryProjection.js';
 export type { OtelApi, Telemetry, TelemetryOptions, TelemetryProjection } from './runtime/telemetry/telemetryOptions.js';
+export type { ModelRequestListener, ModelRequestWatch } from './runtime/telemetry/observeModel.js';

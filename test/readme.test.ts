@@ -1,7 +1,8 @@
 // The README's first example, verbatim in behaviour: if this fails, the README is lying.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineTool, scriptedModel } from '../src/index.js';
+import { createRuntime, defineTool } from '../src/index.js';
+import { scriptedModel } from '../src/testing/index.js';
 
 describe('README examples', () => {
   it('one tool, one hook, one call', async () => {

@@ -8,7 +8,7 @@ export { explore, formatReport, type ExploreOptions, type ExploreReport, type Ex
 export type { ExploreWorld, RuntimeFactory, ExploredRun, ExploredTurn, BodyRecord, Invariant } from './explore/world.js';
 export { judgeBySpec, SPEC_RULES, type SpecViolation } from './explore/specOracle.js';
 export type { AgentCoverage, MachineReach, ToolReach } from './explore/agentCoverage.js';
-export { scriptedModel, type ScriptedModel, type ScriptedResponse, type ScriptedStep, type ScriptedToolCall, type ScriptedModelOptions } from '../adapters/model/scriptedModel.js';
+export { scriptedModel, type ScriptedModel, type ScriptedResponse, type ScriptedStep, type ScriptedToolCall, type ScriptedModelOptions, type ScriptedRequest, type ScriptedCall, type ScriptedStreamError, type ChunkDelay } from '../adapters/model/scriptedModel.js';
 export { ManualClock } from '../runtime/clock.js';
 export { fakeTool, type FakeTool, type FakeToolCall, type FakeToolOptions } from './fakes/fakeTool.js';
 export { faultyLog, LogFaultError, type FaultyLogOptions } from './fakes/faultyLog.js';

@@ -21,7 +21,7 @@ import {
   type CallStageEvent,
   type DshInspectionEvent,
   type InspectedActorRef,
-} from '../../src/index.js';
+} from '../../src/inspection.js';
 import { settle } from '../runtime/settle.js';
 
 function setup() {

@@ -1,7 +1,9 @@
 // The README's "Watching calls" example, in behaviour: if this fails, the README is lying.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineTool, scriptedModel, type CallStageEvent, type DshInspectionEvent } from '../../src/index.js';
+import { createRuntime, defineTool } from '../../src/index.js';
+import type { CallStageEvent, DshInspectionEvent } from '../../src/inspection.js';
+import { scriptedModel } from '../../src/testing/index.js';
 
 describe('README: watching calls', () => {
   it('rt.onStage, startTurn({ onStage }), turn.onStage and runCall({ onStage, inspect }) all hear the stages', async () => {

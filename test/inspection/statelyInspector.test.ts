@@ -12,7 +12,9 @@ import { createWebSocketInspector } from '@statelyai/inspect';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { z } from 'zod';
-import { createRuntime, defineTool, scriptedModel, statelyInspectorOptions, type InspectOption } from '../../src/index.js';
+import { createRuntime, defineTool } from '../../src/index.js';
+import { statelyInspectorOptions, type InspectOption } from '../../src/inspection.js';
+import { scriptedModel } from '../../src/testing/index.js';
 
 interface WireEvent {
   type: string;

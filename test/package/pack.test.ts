@@ -97,7 +97,7 @@ describe('the packed tarball', () => {
     const diagrams = readdirSync(join(root, 'visualizations')).filter((f) => f.endsWith('.svg')).map((f) => `visualizations/${f}`);
     const docs = [...readdirSync(join(root, 'docs')).filter((f) => /\.(md|png)$/.test(f)), 'hooks.schema.json', 'protocol.schema.json'].map((f) => `docs/${f}`);
     expect(files.filter((f) => !/^dist\/(src|machines)\/.+\.(js|d\.ts)$/.test(f)).sort()).toEqual(['README.md', ...docs, 'package.json', ...diagrams].sort());
-    for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/policies.js', 'dist/src/policies.d.ts', 'dist/src/telemetry.js', 'dist/src/telemetry.d.ts', 'dist/src/react/index.js', 'dist/src/react/index.d.ts', 'dist/src/server/index.js', 'dist/src/server/index.d.ts', 'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/src/cli/bin.js']) {
+    for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/protocol.js', 'dist/src/protocol.d.ts', 'dist/src/view.js', 'dist/src/view.d.ts', 'dist/src/inspection.js', 'dist/src/inspection.d.ts', 'dist/src/store.js', 'dist/src/store.d.ts', 'dist/src/policies.js', 'dist/src/policies.d.ts', 'dist/src/telemetry.js', 'dist/src/telemetry.d.ts', 'dist/src/react/index.js', 'dist/src/react/index.d.ts', 'dist/src/server/index.js', 'dist/src/server/index.d.ts', 'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/src/cli/bin.js']) {
       expect(files).toContain(entry);
     }
     expect(files.some((f) => /(^|\/)test\/|\.test\.|^bench\/|^\.ci\/|tsx/.test(f))).toBe(false);
@@ -212,7 +212,7 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     expect(await exited).toBe(0);
   }, HANG);
 
-  it('import("dsh"), "dsh/node", "dsh/machines" and "dsh/policies" work from plain Node', async () => {
+  it('import("dsh"), "dsh/node", "dsh/machines", "dsh/policies" and the concern entries work from plain Node', async () => {
     const r = ok(
       await node(`
         import { z } from 'zod';
@@ -220,6 +220,10 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
         const nodeEntry = await import('dsh/node');
         const machines = await import('dsh/machines');
         const policies = await import('dsh/policies');
+        const protocol = await import('dsh/protocol');
+        const view = await import('dsh/view');
+        const inspection = await import('dsh/inspection');
+        const store = await import('dsh/store');
         const read = dsh.defineTool({ name: 'read', description: 'r', input: z.object({ path: z.string() }), execute: async ({ path }) => 'contents of ' + path });
         const rt = dsh.createRuntime({ tools: [read] });
         const result = await rt.runCall({ callId: 'c1', toolName: 'read', input: '{"path":"a.txt"}' }).result;
@@ -228,7 +232,15 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
           events: rt.log.events().map((e) => e.type),
           nodeHas: ['createBuiltinTools', 'createFsSpillStore', 'replayJsonlLog', 'createRuntime'].filter((k) => typeof nodeEntry[k] === 'function'),
           // The machines are dsh/machines' (dsh leaves them out); both entries share one copy of the modules.
-          sameMachines: typeof machines.turnMachine === 'object' && !('turnMachine' in dsh) && machines.CALL_STAGE_NAMES === dsh.CALL_STAGE_NAMES,
+          sameMachines: typeof machines.turnMachine === 'object' && !('turnMachine' in dsh) && machines.CALL_STAGE_NAMES === inspection.CALL_STAGE_NAMES,
+          // Each concern entry's names are its own (not in dsh), and dsh/node re-exports the same bindings.
+          entries: [
+            [protocol, 'LogEventSchema'],
+            [view, 'createSessionView'],
+            [inspection, 'statelyInspectorOptions'],
+            [store, 'createMemorySpillStore'],
+          ].map(([entry, name]) => name in entry && !(name in dsh) && entry[name] === nodeEntry[name]),
+          logParses: protocol.LogEventSchema.safeParse(rt.log.events()[0]).success,
           samePolicies: typeof policies.applyConfig === 'function' && policies.applyConfig === nodeEntry.applyConfig,
         }));
       `),
@@ -239,6 +251,8 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
       events: ['tool/call', 'tool/result'],
       nodeHas: ['createBuiltinTools', 'createFsSpillStore', 'replayJsonlLog', 'createRuntime'],
       sameMachines: true,
+      entries: [true, true, true, true],
+      logParses: true,
       samePolicies: true,
     });
   }, HANG);
@@ -248,11 +262,12 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
       await node(`
         import { createServer } from 'node:http';
         const dsh = await import('dsh');
+        const { createApprovalInbox } = await import('dsh/view');
         const { createSessionHandler, hostRuntime, memorySessionDirectory, toNodeListener, WIRE_PROTOCOL_VERSION } = await import('dsh/server');
         const { connectSession } = await import('dsh/client');
         const sessions = memorySessionDirectory({
           host(id) {
-            const approvals = dsh.createApprovalInbox();
+            const approvals = createApprovalInbox();
             const runtime = dsh.createRuntime({ approval: approvals });
             return hostRuntime({ id, runtime, approvals, turnOptions: () => ({ model: dsh.scriptedModel([{ text: 'hello from the server' }]) }) });
           },
@@ -312,7 +327,8 @@ describe('installed into a fresh project (offline, from the npm cache)', () => {
     writeFileSync(
       join(app, 'app.ts'),
       `import { z } from 'zod';
-import { createRuntime, defineTool, type ToolResult } from 'dsh';
+import { createRuntime, defineTool } from 'dsh';
+import type { ToolResult } from 'dsh/protocol';
 import { createBuiltinTools } from 'dsh/node';
 import { turnMachine } from 'dsh/machines';
 const read = defineTool({ name: 'read', description: 'r', input: z.object({ path: z.string() }), execute: async ({ path }) => path.toUpperCase() });

@@ -5,7 +5,7 @@
  */
 import { useState } from 'react';
 import { useApprovals, useCalls, useSessionView, useTurn } from 'dsh/react';
-import type { SessionApproval, SessionCall } from 'dsh';
+import type { SessionApproval, SessionCall } from 'dsh/view';
 import type { Session } from './session';
 
 export function Turn(props: { turnId: string; session: Session }) {

@@ -5,19 +5,9 @@
  * a turn reads three notes in parallel (they finish in reverse: each read waits for the next one),
  * asks to write a summary, then answers with what happened, including any steering message it got.
  */
-import {
-  LogEventSchema,
-  createApprovalInbox,
-  createMemoryLog,
-  createRuntime,
-  createSessionView,
-  forTool,
-  scriptedModel,
-  type LogEvent,
-  type ScriptedRequest,
-  type ScriptedStep,
-  type SessionView,
-} from 'dsh';
+import { createMemoryLog, createRuntime, forTool, scriptedModel, type ScriptedRequest, type ScriptedStep } from 'dsh';
+import { LogEventSchema, type LogEvent } from 'dsh/protocol';
+import { createApprovalInbox, createSessionView, type SessionView } from 'dsh/view';
 import { createTools, initialFiles } from './tools';
 
 const LOG_KEY = 'dsh-example-log';
