@@ -9,7 +9,7 @@
  * ```ts
  * import { LogEventSchema, formatLog } from 'dsh/protocol';
  *
- * const lines = ['{"type":"turn/start","turnId":"t1","seq":0,"at":0,"input":"hi"}'];
+ * const lines = ['{"seq":1,"time":0,"type":"turn/start","turnId":"t1","input":"hi"}'];
  * const events = lines.map((line) => LogEventSchema.parse(JSON.parse(line)));
  * console.log(formatLog(events));
  * ```
