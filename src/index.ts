@@ -1,13 +1,13 @@
 /**
  * `dsh`: run the tool calls an AI model emits through an explicit, inspectable pipeline. This is
  * the browser-safe entry (no Node imports) with what an agent needs: the runtime, tools, hooks,
- * guards, approvals and the policies that need no RE2, the session log, context compaction and a
- * scripted model. Each other concern has its own entry, so that a page ships only what it uses:
- * the log's events and readers in `dsh/protocol`, session and spill stores in `dsh/store`, a UI's
- * session view in `dsh/view`, stage and inspection events in `dsh/inspection`, OpenTelemetry in
- * `dsh/telemetry`, path tests in `dsh/testing`, Node-only adapters (files, processes, MCP, the
- * built-in tools) in `dsh/node`, the machines alone in `dsh/machines`. What is exported here is
- * chosen on purpose and checked against `api/dsh.api.md`.
+ * guards, approvals and the policies that need no RE2, the session log and its readers, context
+ * compaction and a scripted model. Each other concern has its own entry, so that a page ships only
+ * what it uses: the log's events (zod schemas and types) in `dsh/protocol`, session and spill
+ * stores in `dsh/store`, a UI's session view in `dsh/view`, stage and inspection events in
+ * `dsh/inspection`, OpenTelemetry in `dsh/telemetry`, path tests in `dsh/testing`, Node-only
+ * adapters (files, processes, MCP, the built-in tools) in `dsh/node`, the machines alone in
+ * `dsh/machines`. What is exported here is chosen on purpose and checked against `api/dsh.api.md`.
  *
  * @example
  * ```ts
@@ -48,8 +48,17 @@ export { planMode, type PlanModeOptions } from './runtime/policies/planMode.js';
 export { normaliseToolPath, type ToolPath } from './runtime/policies/toolPath.js';
 export { SUSPEND, suspendingApproval, type ApprovalService, type ApprovalRequest } from './runtime/pipeline/approvalService.js';
 
-// The session log: the append-only truth a runtime writes (its events and readers: `dsh/protocol`).
+// The session log: the append-only truth a runtime writes.
 export { createMemoryLog, type SessionLog, type LogSink } from './runtime/log/sessionLog.js';
+
+// The pure functions that read a log (its events' schemas and types, and its text: `dsh/protocol`).
+export { closeOpenWork, type ClosedWork } from './runtime/openWork.js';
+export type { OpenWorkScope } from './runtime/log/sessionIndex.js';
+export { pendingSuspensionOf, type PendingSuspension, type SuspendedStepCall } from './runtime/resume/pendingSuspension.js';
+export { projectPrompt } from './runtime/projection/prompt.js';
+export type { ProjectPromptOptions } from './runtime/projection/promptState.js';
+export { promptSize } from './runtime/projection/promptSize.js';
+export { turnAnswer, type TurnAnswer } from './runtime/projection/turnAnswer.js';
 
 // The model's context: compaction, summaries, request retries.
 export { stubOlderToolResults, compactionEvents, type Compactor, type CompactionOptions, type CompactionResult, type StubOlderToolResultsOptions } from './runtime/context/compaction.js';

@@ -1,9 +1,9 @@
 /**
- * `dsh/protocol`: what a session log holds, and the pure functions that read one, with no runtime.
- * The zod schemas and types of tool-call requests, results, decisions, error codes, token usage and
- * log events; and the readers of a log: its text (`formatLog`), the prompt a model would be sent
- * (`projectPrompt`), a turn's answer, its open work and a pending suspension. Browser-safe. A server,
- * a dashboard or a replay tool that only reads sessions needs this entry alone.
+ * `dsh/protocol`: what a session log holds and what crosses a boundary, with no runtime: the zod
+ * schemas and types of tool-call requests, results, decisions, error codes, token usage and log
+ * events, and a log as text (`formatLog`). Browser-safe. A server, a dashboard or a replay tool
+ * validates what it reads with these; the readers that project a log (`projectPrompt`,
+ * `turnAnswer`, …) are in `dsh`.
  *
  * @example
  * ```ts
@@ -36,12 +36,5 @@ export {
 export { LogEventSchema, TurnOutcomeSchema, ExecutionModeSchema, RequestErrorKindSchema, type LogEvent, type LogEventOf, type LogEventType, type NewLogEvent, type TurnOutcome, type ExecutionMode, type RequestErrorKind } from './protocol/events.js';
 export { TokenUsageSchema, type TokenUsage } from './protocol/usage.js';
 
-// The pure functions that read a log.
-export { formatEvent, formatLog, type LogTextOptions } from './runtime/views/logText.js';
-export { closeOpenWork, type ClosedWork } from './runtime/openWork.js';
-export type { OpenWorkScope } from './runtime/log/sessionIndex.js';
-export { pendingSuspensionOf, type PendingSuspension, type SuspendedStepCall } from './runtime/resume/pendingSuspension.js';
-export { projectPrompt } from './runtime/projection/prompt.js';
-export type { ProjectPromptOptions } from './runtime/projection/promptState.js';
-export { promptSize } from './runtime/projection/promptSize.js';
-export { turnAnswer, type TurnAnswer } from './runtime/projection/turnAnswer.js';
+// A log as text, one line an event (what `dsh log` prints).
+export { formatEvent, formatLog, type LogTextOptions } from './protocol/logText.js';

@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import { scriptedModel } from '../adapters/model/index.js';
 import { createRuntime, defineTool, timeout, type SessionLog } from '../index.js';
-import { formatEvent } from '../protocol.js';
+import { formatEvent } from '../protocol/logText.js';
 import type { TurnResult } from '../runtime/turns.js';
 
 export interface TourOptions {

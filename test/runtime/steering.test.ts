@@ -12,7 +12,7 @@ import { LogEventSchema, type LogEvent, type LogEventOf } from '../../src/protoc
 import { ManualClock, flushMicrotasks, sleep } from '../../src/runtime/clock.js';
 import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
-import { describeEvent } from '../../src/runtime/views/logText.js';
+import { describeEvent } from '../../src/protocol/logText.js';
 import { settle } from './settle.js';
 
 function setup() {

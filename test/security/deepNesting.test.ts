@@ -17,7 +17,7 @@ import { createRuntime } from '../../src/runtime/createRuntime.js';
 import { defineTool } from '../../src/runtime/defineTool.js';
 import { projectPrompt } from '../../src/runtime/projection/prompt.js';
 import { promptSize } from '../../src/runtime/projection/promptSize.js';
-import { formatLog } from '../../src/runtime/views/logText.js';
+import { formatLog } from '../../src/protocol/logText.js';
 import { tempDir } from '../adapters/workspaceFixture.js';
 import { settle } from '../runtime/settle.js';
 

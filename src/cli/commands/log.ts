@@ -21,7 +21,7 @@ line; dsh repair), 2 bad usage.`,
   async run({ values, positionals }, io) {
     const [{ replayJsonlLog }, { formatEvent }, { sessionFileOf }] = await Promise.all([
       import('../../adapters/log/jsonlLog.js'),
-      import('../../runtime/views/logText.js'),
+      import('../../protocol/logText.js'),
       import('../run/sessionFiles.js'),
     ]);
     const file = sessionFileOf(process.cwd(), positionals[0]!);

@@ -24,7 +24,7 @@ import type { InspectionEvent } from 'xstate';
 import { JsonlLogError, openJsonlSessionLog } from '../../adapters/log/jsonlLog.js';
 import type { LogEvent } from '../../protocol/index.js';
 import { closeOpenWork } from '../../runtime/openWork.js';
-import { formatEvent } from '../../runtime/views/logText.js';
+import { formatEvent } from '../../protocol/logText.js';
 import type { CliIo } from '../command.js';
 import type { DshConfig } from '../../config/schema.js';
 import { onFile } from '../describeError.js';

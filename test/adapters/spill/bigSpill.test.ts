@@ -14,7 +14,7 @@ import { createBuiltinTools } from '../../../src/adapters/tools/builtinTools.js'
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { projectPrompt } from '../../../src/runtime/projection/prompt.js';
-import { formatLog } from '../../../src/runtime/views/logText.js';
+import { formatLog } from '../../../src/protocol/logText.js';
 import { DEFAULT_LINE_INDEX_STRIDE } from '../../../src/runtime/spill/lineIndex.js';
 import { SPILL_BLOCK_BYTES } from '../../../src/runtime/spill/spilledLines.js';
 import type { SpillStore } from '../../../src/runtime/spill/spillStore.js';

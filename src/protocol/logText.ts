@@ -1,6 +1,6 @@
 /** The session log as readable text, one line per event: a pure projection for terminals and docs. */
-import { describeProvenance } from '../../protocol/describeProvenance.js';
-import type { LogEvent } from '../../protocol/index.js';
+import { describeProvenance } from './describeProvenance.js';
+import type { LogEvent } from './index.js';
 
 /** Options of `formatLog`. */
 export interface LogTextOptions {
