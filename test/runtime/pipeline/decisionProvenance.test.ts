@@ -11,6 +11,7 @@ import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { applyConfig } from '../../../src/runtime/policies/applyConfig.js';
 import { call, fakeBash, pathTool, recordingApproval } from '../policies/fixtures.js';
+import { abortableBody } from './harness.js';
 
 function logged(rt: ReturnType<typeof createRuntime>, callId: string): ToolResult | undefined {
   for (const e of rt.log.events()) if (e.type === 'tool/result' && e.callId === callId) return e.result;
@@ -80,17 +81,11 @@ describe('decision provenance', () => {
   });
 
   it('a call cancelled while its body runs names the cancel (stage execute), not whoever allowed it', async () => {
-    let started!: () => void;
-    const startedP = new Promise<void>((r) => (started = r));
-    const slow = defineTool({
-      name: 'slow',
-      input: z.object({}),
-      execute: (_a, exec) => new Promise<string>((_resolve, reject) => (started(), exec.signal.addEventListener('abort', () => reject(exec.signal.reason), { once: true }))),
-    });
+    const { tool: slow, started } = abortableBody('slow', 'reject');
     const rt = createRuntime({ tools: [slow] });
     rt.hooks.on('tools/pre-execute', 'allow-slow', () => ({ kind: 'allow' }));
     const handle = rt.runCall({ callId: 'c-body', toolName: 'slow', input: {} });
-    await startedP;
+    await started;
     handle.cancel();
     const r = await handle.result;
     expect(r.error?.code).toBe('ABORTED');

@@ -57,6 +57,25 @@ export function manualTool(name = 'slow', extra: { idempotent?: boolean; honours
   return { tool, runs };
 }
 
+/**
+ * A body that runs until its call is cancelled, then `resolve`s with a value (a body that ignores
+ * the abort and returns anyway) or `reject`s with the signal's reason. `started` settles once it runs.
+ */
+export function abortableBody(name: string, onAbort: 'resolve' | 'reject') {
+  let started!: () => void;
+  const startedP = new Promise<void>((r) => (started = r));
+  const tool = defineTool({
+    name,
+    input: z.object({}),
+    execute: (_a, exec) =>
+      new Promise<string>((resolve, reject) => {
+        started();
+        exec.signal.addEventListener('abort', () => (onAbort === 'resolve' ? resolve('finished anyway') : reject(exec.signal.reason)), { once: true });
+      }),
+  });
+  return { tool, started: startedP };
+}
+
 const live: Runtime[] = [];
 
 /** A runtime on a ManualClock; its log is checked after the test (see `checkLog`). */

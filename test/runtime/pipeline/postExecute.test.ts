@@ -7,7 +7,7 @@ import { ErrorCode, type ToolResult } from '../../../src/protocol/index.js';
 import { sleep } from '../../../src/runtime/clock.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { toolOutput } from '../../../src/runtime/toolOutput.js';
-import { echoTool, expectError, expectOk, isDeepFrozen, isSettled, only, setup, typesOf } from './harness.js';
+import { abortableBody, echoTool, expectError, expectOk, isDeepFrozen, isSettled, only, setup, typesOf } from './harness.js';
 
 /** `list` returns `{ files }`, validated by an output schema, shown as one file a line. */
 function listTool(options: { finalizeContent?: (c: string) => string; files?: unknown } = {}) {
@@ -225,14 +225,8 @@ describe('post-execute listeners that do not apply', () => {
   });
 
   it('a body that returns after its call was cancelled: the call ends ABORTED and no appliesTo is asked about that value', async () => {
-    let started!: () => void;
-    const startedP = new Promise<void>((r) => (started = r));
-    const stubborn = defineTool({
-      name: 'stubborn',
-      input: z.object({}),
-      // Returns a value (not an error) when it hears the abort.
-      execute: (_a, exec) => new Promise<string>((resolve) => (started(), exec.signal.addEventListener('abort', () => resolve('finished anyway'), { once: true }))),
-    });
+    // Returns a value (not an error) when it hears the abort.
+    const { tool: stubborn, started } = abortableBody('stubborn', 'resolve');
     const { rt, call } = setup({ tools: [stubborn], spillStore: false });
     const asked: unknown[] = [];
     rt.hooks.on('tools/post-execute', 'counted', () => ({ kind: 'accept', content: 'rewritten' }), {
@@ -242,7 +236,7 @@ describe('post-execute listeners that do not apply', () => {
       },
     });
     const handle = call('stubborn');
-    await startedP;
+    await started;
     handle.cancel();
     const r = expectError(rt, await handle.result, ErrorCode.ABORTED);
     expect(r.content).not.toContain('rewritten');
