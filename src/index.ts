@@ -67,6 +67,5 @@ export { digestSummarizer, modelSummarizer, type SummaryRequest, type TurnSummar
 export type { FoldedTurn } from './runtime/context/turnDigest.js';
 export { createRequestRetryPolicy, type RequestRetryPolicy, type RequestRetryPolicyOptions, type RetryPolicyInput, type RetryDecision, type RequestErrorInfo } from './runtime/requestErrors.js';
 
-// Models: a scripted model for tests and demos (no network), and the errors a provider throws.
+// Models: a scripted model for tests and demos, no network (the errors a provider throws, to script: `dsh/testing`).
 export { scriptedModel, type ScriptedModel, type ScriptedModelOptions, type ScriptedStep, type ScriptedRequest, type ScriptedResponse, type ScriptedToolCall } from './adapters/model/scriptedModel.js';
-export { apiCallError, contextOverflowError, rateLimitError, serverError } from './adapters/model/modelErrors.js';

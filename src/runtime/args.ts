@@ -1,4 +1,3 @@
-import { freeze, isDraft, isDraftable } from 'immer';
 import { ErrorCode } from '../protocol/index.js';
 import type { AnyTool } from './defineTool.js';
 import { ToolError } from './toolError.js';
@@ -119,6 +118,42 @@ function checkShape(value: unknown, limits: ArgLimits): void {
   }
 }
 
+// What may be frozen, as immer decides it (dsh used three of immer's helpers and no longer ships
+// immer for them): plain objects, arrays, Maps, Sets and classes marked `[immerable]`; an immer
+// draft is left as it is while it lasts. Anything else (a class instance, a typed array, a Date)
+// is neither frozen nor walked.
+const DRAFT_STATE = Symbol.for('immer-state');
+const DRAFTABLE = Symbol.for('immer-draftable');
+const objectCtorString = Object.toString();
+
+function isPlainObject(v: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto === null || proto === Object.prototype) return true;
+  const ctor: unknown = Object.hasOwn(proto as object, 'constructor') && (proto as { constructor: unknown }).constructor;
+  if (ctor === Object) return true;
+  // An object made in another realm (an iframe, a vm context) has that realm's `Object`.
+  return typeof ctor === 'function' && Function.prototype.toString.call(ctor) === objectCtorString;
+}
+
+function isFreezable(v: object): boolean {
+  if (isPlainObject(v) || Array.isArray(v) || v instanceof Map || v instanceof Set) return true;
+  const marked = v as { [DRAFTABLE]?: unknown; constructor?: { [DRAFTABLE]?: unknown } };
+  return !!marked[DRAFTABLE] || !!marked.constructor?.[DRAFTABLE];
+}
+
+const isDraft = (v: object): boolean => !!(v as { [DRAFT_STATE]?: unknown })[DRAFT_STATE];
+
+/** A frozen Map or Set also refuses its mutators (Object.freeze alone leaves `set`/`add` working). */
+const refuse = {
+  value: function frozenCollection(): never {
+    throw new TypeError('This object has been frozen and should not be mutated');
+  },
+};
+function freezeCollection(c: Map<unknown, unknown> | Set<unknown>): void {
+  Object.defineProperties(c, { set: refuse, add: refuse, clear: refuse, delete: refuse });
+  Object.freeze(c);
+}
+
 /**
  * Freezes a value and everything reachable from it (plain objects, arrays, Maps, Sets), without
  * recursion, so a deep value cannot overflow the stack. Unlike immer's deep `freeze`, an object
@@ -137,12 +172,11 @@ export function deepFreeze<T>(value: T): T {
   };
   while (stack.length) {
     const v = stack.pop()!;
-    if (seen?.has(v) || !isDraftable(v)) continue;
+    if (seen?.has(v) || !isFreezable(v)) continue;
     seen?.add(v);
-    // What immer's shallow `freeze` does, without asking again what was just asked: an immer draft
-    // is left as it is, a Map or Set also gets its mutators replaced (immer does that), the rest is frozen.
+    // An immer draft is left as it is; a Map or Set also gets its mutators replaced; the rest is frozen.
     if (!Object.isFrozen(v) && !isDraft(v)) {
-      if (v instanceof Map || v instanceof Set) freeze(v, false);
+      if (v instanceof Map || v instanceof Set) freezeCollection(v);
       else Object.freeze(v);
     }
     if (v instanceof Map) {

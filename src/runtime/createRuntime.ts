@@ -3,10 +3,9 @@
  * turn runner, `runCall`, telemetry, spill, tool changes, disposers), each in its own file. What
  * it returns is the `Runtime` interface (runtime.ts). Browser-safe.
  */
-import { freeze } from 'immer';
 import type { PipelineLimits } from '../../machines/callStages.js';
 import type { ModelCallOptions } from '../../machines/modelCallOptions.js';
-import { defaultArgLimits, type ArgLimits } from './args.js';
+import { deepFreeze, defaultArgLimits, type ArgLimits } from './args.js';
 import { systemClock, type Clock } from './clock.js';
 import { compactAndMeasure, defaultCompactor, type Compactor } from './context/compaction.js';
 import { foldOnOverflow, resolveContextWindow, type ContextWindow } from './context/fitContext.js';
@@ -155,7 +154,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     argLimits,
     approval: options.approval,
     suspensions: suspensions.requests,
-    context: freeze(structuredClone(options.context ?? {}), true),
+    context: deepFreeze(structuredClone(options.context ?? {})),
     ...(options.progressIntervalMs !== undefined ? { progressIntervalMs: options.progressIntervalMs } : {}),
     stageTimings: options.stageTimings === true,
   }));

@@ -2,7 +2,8 @@
  * What listeners and bodies see is frozen all the way down (`deepFreeze`, src/runtime/args.ts):
  * pins what the cheaper walk must keep doing.
  */
-import { castDraft, produce } from 'immer';
+import { runInNewContext } from 'node:vm';
+import { castDraft, immerable, produce } from 'immer';
 import { describe, expect, it } from 'vitest';
 import { deepFreeze } from '../../src/runtime/args.js';
 
@@ -57,6 +58,25 @@ describe('deepFreeze', () => {
     expect(Object.isFrozen(hidden)).toBe(false);
     expect(Object.isFrozen(box)).toBe(false);
     expect(Object.isFrozen(box.inside)).toBe(false);
+  });
+
+  it('freezes what immer would (a plain object from another realm, a class marked [immerable]) and leaves bytes, dates and other instances alone', () => {
+    const foreign = runInNewContext('({ inner: { n: 1 }, list: [1] })') as { inner: object; list: unknown[] };
+    class Marked {
+      [immerable] = true;
+      inside = { z: 3 };
+    }
+    const marked = new Marked();
+    const bytes = new Uint8Array([1, 2, 3]);
+    const date = new Date(0);
+    const held = { foreign, marked, bytes, date };
+    // Object.freeze would throw on a non-empty typed array: it is not walked into.
+    expect(() => deepFreeze(held)).not.toThrow();
+    expect([held, foreign, foreign.inner, foreign.list, marked, marked.inside].every((o) => Object.isFrozen(o))).toBe(true);
+    expect(Object.isFrozen(bytes)).toBe(false);
+    expect(Object.isFrozen(date)).toBe(false);
+    bytes[0] = 9;
+    expect(bytes[0]).toBe(9);
   });
 
   it('returns primitives as they are, and leaves an immer draft unfrozen (as immer does) while it lasts', () => {
