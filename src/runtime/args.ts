@@ -126,17 +126,23 @@ const DRAFT_STATE = Symbol.for('immer-state');
 const DRAFTABLE = Symbol.for('immer-draftable');
 const objectCtorString = Object.toString();
 
+/** Constructors already asked whether they are another realm's `Object` (their source text is read once). */
+const objectLike = new WeakMap<object, boolean>();
+
 function isPlainObject(v: object): boolean {
   const proto: unknown = Object.getPrototypeOf(v);
   if (proto === null || proto === Object.prototype) return true;
   const ctor: unknown = Object.hasOwn(proto as object, 'constructor') && (proto as { constructor: unknown }).constructor;
   if (ctor === Object) return true;
+  if (typeof ctor !== 'function') return false;
   // An object made in another realm (an iframe, a vm context) has that realm's `Object`.
-  return typeof ctor === 'function' && Function.prototype.toString.call(ctor) === objectCtorString;
+  let like = objectLike.get(ctor);
+  if (like === undefined) objectLike.set(ctor, (like = Function.prototype.toString.call(ctor) === objectCtorString));
+  return like;
 }
 
 function isFreezable(v: object): boolean {
-  if (isPlainObject(v) || Array.isArray(v) || v instanceof Map || v instanceof Set) return true;
+  if (Array.isArray(v) || isPlainObject(v) || v instanceof Map || v instanceof Set) return true;
   const marked = v as { [DRAFTABLE]?: unknown; constructor?: { [DRAFTABLE]?: unknown } };
   return !!marked[DRAFTABLE] || !!marked.constructor?.[DRAFTABLE];
 }
