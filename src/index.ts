@@ -67,5 +67,5 @@ export { digestSummarizer, modelSummarizer, type SummaryRequest, type TurnSummar
 export type { FoldedTurn } from './runtime/context/turnDigest.js';
 export { createRequestRetryPolicy, type RequestRetryPolicy, type RequestRetryPolicyOptions, type RetryPolicyInput, type RetryDecision, type RequestErrorInfo } from './runtime/requestErrors.js';
 
-// Models: a scripted model for tests and demos, no network (the errors a provider throws, to script: `dsh/testing`).
+// Models: a scripted model for tests and demos, no network (provider errors to script: `dsh/testing`).
 export { scriptedModel, type ScriptedModel, type ScriptedModelOptions, type ScriptedStep, type ScriptedRequest, type ScriptedResponse, type ScriptedToolCall } from './adapters/model/scriptedModel.js';

@@ -2,7 +2,8 @@
  * `dsh/node`: everything in `dsh`, `dsh/protocol`, `dsh/store`, `dsh/view`, `dsh/inspection`,
  * `dsh/policies` and `dsh/telemetry`, plus the Node-only adapters: the built-in tools and the OS
  * sandbox, file-backed logs, spill and session stores, Postgres, model providers, MCP servers,
- * config files and command hooks. It exports no CLI internals; what is exported is checked against `api/dsh-node.api.md`.
+ * config files and command hooks. It exports no CLI internals; what is exported is checked against
+ * `api/dsh-node.api.md`.
  *
  * @example
  * ```ts
