@@ -15,7 +15,6 @@ export type { FoldedTurn } from './context/turnDigest.js';
 export * from './projection/index.js';
 export * from './requestErrors.js';
 export * from './turns.js';
-export * from '../protocol/logText.js';
 export * from './policies/index.js';
 export * from './spill/index.js';
 export * from './openWork.js';
