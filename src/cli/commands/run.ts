@@ -148,9 +148,12 @@ ${RUN_EXIT_HELP}`,
     });
     if (inspector) {
       inspector.end();
-      info(`dsh run: the run has ended; the inspector stays at ${inspector.url} until Ctrl-C`);
+      // The signal handlers first, then the line that says Ctrl-C works: a `kill` sent as soon as
+      // the line is read must find them installed (else Node's default ends the process by signal).
       const { untilStopped } = await import('../inspect/untilStopped.js');
-      await untilStopped();
+      const stopped = untilStopped();
+      info(`dsh run: the run has ended; the inspector stays at ${inspector.url} until Ctrl-C`);
+      await stopped;
       await inspector.close();
     }
     return code;
