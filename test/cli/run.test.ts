@@ -172,6 +172,20 @@ describe('sessions on disk', () => {
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', turnId: 'turn-2', outcome: 'completed' });
   }, HANG);
 
+  it('--inspect: a kill sent the moment it says the run has ended (and that Ctrl-C stops it) is a clean stop, exit 0', async () => {
+    const dir = workspace({ 'a.txt': 'alpha\n' });
+    const script = join(dir, 'script.json');
+    writeFileSync(script, JSON.stringify([{ toolCalls: [{ toolName: 'read', input: { path: 'a.txt' } }] }, { text: 'done' }]));
+    const run = startDsh(dir, ['run', 'go', '--inspect', '--model', `scripted:${script}`]);
+    await waitFor(() => run.out().includes('the run has ended'), 'the end of the run');
+    run.child.kill('SIGTERM');
+    const r = await run.done;
+    expect(r.signal, r.err).toBeNull();
+    expect(r.code, r.err).toBe(0);
+    const { events } = await readJsonlLog(sessionFile(dir, sessionIds(dir)[0]!));
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', outcome: 'completed' });
+  }, HANG);
+
   it('Ctrl-C (SIGINT) cancels the running turn cleanly: exit 130, the call aborted, the turn cancelled, the log well-formed', async () => {
     const dir = workspace({ 'a.txt': 'alpha\n' });
     const script = join(dir, 'script.json');
