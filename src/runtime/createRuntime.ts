@@ -13,7 +13,7 @@ import { ToolRegistry, type AnyTool } from './defineTool.js';
 import { createDisposers } from './disposers.js';
 import { GuardRegistry, HookRegistry, type ListenerWrapper } from './hooks.js';
 import type { InspectOption } from './inspection/inspectionEvents.js';
-import { createStageRouter } from './inspection/stageRouter.js';
+import { createStageStream } from './inspection/stageStream.js';
 import { createMemoryLog, type SessionLog } from './log/sessionLog.js';
 import { createStepRoutedLog } from './log/stepRoutedLog.js';
 import { checkMessageSize, DEFAULT_MESSAGE_LIMITS, steerLimiter, type MessageLimits } from './messageLimits.js';
@@ -143,8 +143,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   if (options.contextWindow) resolveContextWindow(options.contextWindow);
   // Approvals that outlive the process (issue 15.4): a `suspend` answer parks its call here.
   const suspensions = createSuspensionRequests();
-  // The port goes through the stage router: observed (stage events) only while someone listens.
-  const stages = createStageRouter(createCallStages({
+  // Every stage reports itself to the stage stream, heard only while someone listens.
+  const stages = createStageStream({ clock, record: (event) => void routedLog.append(event) });
+  const pipeline = createCallStages({
     tools,
     hooks,
     guards,
@@ -157,10 +158,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     context: deepFreeze(structuredClone(options.context ?? {})),
     ...(options.progressIntervalMs !== undefined ? { progressIntervalMs: options.progressIntervalMs } : {}),
     stageTimings: options.stageTimings === true,
-  }));
-  const pipeline = stages.pipeline;
+    stages,
+  });
   const telemetry = wireTelemetry(options.telemetry, { clock, log, stages });
-  const runCall = createCallRunner({ stages, log: routedLog, clock, ...(options.inspect ? { inspect: options.inspect } : {}) });
+  const runCall = createCallRunner({ stages, pipeline, log: routedLog, clock, ...(options.inspect ? { inspect: options.inspect } : {}) });
   const toolChanges = createToolChanges();
   const disposers = createDisposers(log, () => telemetry.close());
 

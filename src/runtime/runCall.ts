@@ -5,11 +5,12 @@
  */
 import { createActor, toPromise } from 'xstate';
 import { logCall, logResult, type LogPort } from '../../machines/callPair.js';
+import type { CallStages } from '../../machines/callStages.js';
 import { toolCallMachine } from '../../machines/toolCall.js';
 import { describeThrown, ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';
 import type { Clock } from './clock.js';
 import { combineInspect, toXStateInspect, type InspectOption } from './inspection/inspectionEvents.js';
-import type { StageRouter } from './inspection/stageRouter.js';
+import type { StageStream } from './inspection/stageStream.js';
 import type { CallHandle, RunCallOptions } from './runtime.js';
 
 /** The result of a call whose machine itself failed: the call still gets its `tool/result`. */
@@ -18,7 +19,9 @@ export function crashedCallResult(request: ToolCallRequest, e: unknown): ToolRes
 }
 
 export interface CallRunnerDeps {
-  readonly stages: StageRouter;
+  /** The runtime's stage port, and the stream its stages report to (a call's `onStage` hears its own). */
+  readonly pipeline: CallStages;
+  readonly stages: StageStream;
   readonly log: LogPort;
   readonly clock: Clock;
   /** The runtime's own inspection, beside each call's. */
@@ -29,8 +32,15 @@ export interface CallRunnerDeps {
 export function createCallRunner(deps: CallRunnerDeps): (request: ToolCallRequest, at?: RunCallOptions) => CallHandle {
   return (request, at = {}) => {
     const where = { index: at.index ?? 0, turnId: at.turnId, stepIndex: at.stepIndex };
-    const pipeline = at.onStage ? deps.stages.observe(at.onStage) : deps.stages.pipeline;
-    const prepared = pipeline.prepare(request, where);
+    const pipeline = deps.pipeline;
+    const stopHearing = at.onStage ? deps.stages.onCall(request, at.onStage) : undefined;
+    let prepared;
+    try {
+      prepared = pipeline.prepare(request, where);
+    } catch (e) {
+      stopHearing?.();
+      throw e;
+    }
     const callSeq = logCall(deps.log, where, request, prepared);
     const inspect = toXStateInspect(combineInspect(deps.inspect, at.inspect));
     const actor = createActor(toolCallMachine, {
@@ -45,6 +55,7 @@ export function createCallRunner(deps: CallRunnerDeps): (request: ToolCallReques
       .catch((e: unknown): ToolResult => crashedCallResult(request, e))
       .then((r) => {
         logResult(deps.log, where, callSeq, r);
+        stopHearing?.();
         return r;
       });
     actor.start();

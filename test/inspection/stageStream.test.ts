@@ -72,6 +72,29 @@ describe('the stage stream of a call (runCall)', () => {
     expectWellFormed(events);
   });
 
+  it("a lone call's listener hears that call alone: not a later call of the same request, not the calls after it settled", async () => {
+    const { rt, clock } = setup();
+    const request = { callId: 'same', toolName: 'echo', input: '{"text":"hi","ms":10}' };
+    const first: CallStageEvent[] = [];
+    const second: CallStageEvent[] = [];
+    const one = rt.runCall(request, { onStage: (e) => first.push(e) });
+    // The same request object again while the first call runs: each listener hears its own call.
+    const two = rt.runCall(request, { index: 1 });
+    const three = rt.runCall(request, { index: 2, onStage: (e) => second.push(e) });
+    await settle(clock, Promise.all([one.result, two.result, three.result]));
+    expect(path(first, 'same')).toEqual(['validating:valid', 'executing:ok', 'finalizing:ok']);
+    expect(first.every((e) => e.index === 0)).toBe(true);
+    expect(path(second, 'same')).toEqual(['validating:valid', 'executing:ok', 'finalizing:ok']);
+    expect(second.every((e) => e.index === 2)).toBe(true);
+    // Settled: its listener is let go, and a later call (heard by a runtime listener) is not its.
+    const all: CallStageEvent[] = [];
+    rt.onStage((e) => all.push(e));
+    await rt.runCall({ callId: 'later', toolName: 'echo', input: '{"text":"x"}' }).result;
+    expect(path(all, 'later')).toEqual(['validating:valid', 'executing:ok', 'finalizing:ok']);
+    expect(first.filter((e) => e.callId === 'later')).toEqual([]);
+    expect(second.filter((e) => e.callId === 'later')).toEqual([]);
+  });
+
   it('a call through every stage, awaiting approval: each stage in SPEC order, the wait timed on the clock', async () => {
     let answer!: (a: ApprovalAnswer) => void;
     const { rt, clock } = setup({ approval: { request: () => new Promise((res) => (answer = res)) } });

@@ -1,7 +1,7 @@
 /**
  * The stage stream of a call: one `stage/entered` and one `stage/exited` event per pipeline stage
  * the call passes through (SPEC §2), in order, with the clock time and the stage's outcome. Built
- * at the `CallStages` port (observeStages.ts), so stages that pass within one XState macrostep
+ * by the pipeline's stages themselves (stageStream.ts), so stages that pass within one XState macrostep
  * (validating, a synchronous preExecute, guard) are seen as well. Types only: browser-safe.
  */
 import type { ErrorCode } from '../../protocol/index.js';

@@ -1,10 +1,14 @@
 /**
  * The runtime's `CallStages` (the port of machines/callStages.ts): one function per stage, each
- * in its own file beside this one; this file only assembles them around shared dependencies.
+ * in its own file beside this one; this file only assembles them around shared dependencies and
+ * the explicit inputs every stage has: its report to the stage stream (inspection, telemetry),
+ * durability before the body, and spilled values dropped after it.
  * Synchronous listeners keep a stage synchronous; only a listener that returns a promise makes the
  * stage wait.
  */
-import type { CallStages } from '../../../machines/callStages.js';
+import type { CallStages, CallWhere, PostExecutePlan, PreparedCall, ResultDraft, Settlement, StageMarks } from '../../../machines/callStages.js';
+import type { ToolCallRequest } from '../../protocol/index.js';
+import type { StageReports } from '../inspection/stageStream.js';
 import { createApprovalStage } from './approval.js';
 import { withApprovalPreview } from './approvalPreview.js';
 import { draftFromValue } from './draft.js';
@@ -18,34 +22,54 @@ import { hasPreExecute, runPreExecute } from './preExecute.js';
 import { prepareCall } from './prepare.js';
 import type { StageDeps } from './stageDeps.js';
 
-export type CallStagesDeps = StageDeps;
+export interface CallStagesDeps extends StageDeps {
+  /** Where each stage reports itself (inspection, telemetry): heard only while someone listens. */
+  readonly stages: StageReports;
+}
 
 export function createCallStages(deps: CallStagesDeps): CallStages {
+  const { stages } = deps;
   const approval = createApprovalStage(deps);
+  // Each stage's own work, handed to its report (stageStream.ts) by the port below.
+  const prepare = (request: ToolCallRequest, at: CallWhere) => prepareCall(deps, request, at);
+  // An `ask` gets the preview its question shows (and its tool/approval-request logs).
+  const preExecute = (p: PreparedCall) => withApprovalPreview(deps, runPreExecute(deps, p), p, approval.isRemembered);
+  const guard = (p: PreparedCall) => runGuards(deps, p);
+  // A spilled result keeps its preview and locator, never its full value (SPEC §4).
+  const postExecute = (p: PreparedCall, draft: ResultDraft, plan: PostExecutePlan) => {
+    const outcome = runPostExecute(deps, p, draft, plan);
+    return outcome instanceof Promise ? outcome.then(withoutSpilledValue) : withoutSpilledValue(outcome);
+  };
+  const finalize = (request: ToolCallRequest, p: PreparedCall | undefined, settlement: Settlement, marks: StageMarks | undefined) =>
+    finalizeResult(deps, request, p, settlement, marks);
   return {
     limits: deps.limits,
     now: () => deps.clock.now(),
-    prepare: (request, at) => prepareCall(deps, request, at),
+    prepare: (request, at) => stages.validating(request, at, prepare),
     hasPreExecute: () => hasPreExecute(deps),
-    // An `ask` gets the preview its question shows (and its tool/approval-request logs).
-    preExecute: (p) => withApprovalPreview(deps, runPreExecute(deps, p), p, approval.isRemembered),
+    preExecute: (p) => stages.preExecute(p, preExecute),
     isApprovalRemembered: approval.isRemembered,
     rememberApproval: approval.remember,
-    requestApproval: approval.request,
+    requestApproval: (p, reason, signal, preview) => {
+      stages.awaitingApproval(p);
+      return approval.request(p, reason, signal, preview);
+    },
     hasGuards: (p) => hasGuards(deps, p),
-    guard: (p) => runGuards(deps, p),
+    guard: (p) => stages.guard(p, guard),
     // No body before its tool/call is durable (durableDispatch.ts).
-    execute: (p, signal) => onceDurable(deps.log, () => runExecute(deps, p, signal)),
+    execute: (p, signal) => {
+      stages.executing(p);
+      return onceDurable(deps.log, () => runExecute(deps, p, signal));
+    },
     armDeadline: (_p, expired) => armCallDeadline(deps, expired),
     draftFromValue,
     planPostExecute: (p, draft) => planPostExecute(deps, p, draft),
-    // A spilled result keeps its preview and locator, never its full value (SPEC §4).
-    postExecute: (p, draft, plan) => {
-      const outcome = runPostExecute(deps, p, draft, plan);
-      return outcome instanceof Promise ? outcome.then(withoutSpilledValue) : withoutSpilledValue(outcome);
+    postExecute: (p, draft, plan) => stages.postExecute(p, draft, plan, postExecute),
+    finalize: (request, p, settlement, marks) => stages.finalizing(request, p, settlement, marks, finalize),
+    record: (event) => {
+      deps.log.append(event);
+      stages.recorded(event);
     },
-    finalize: (request, p, settlement, marks) => finalizeResult(deps, request, p, settlement, marks),
-    record: (event) => void deps.log.append(event),
     isMetered: () => deps.stageTimings === true,
   };
 }

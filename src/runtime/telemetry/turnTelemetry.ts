@@ -3,7 +3,7 @@
  * stream, and each model request's own start and end (the turn's model wrapped by `observeModel`).
  * Without `telemetry`, nothing is subscribed and turn options pass through unchanged. Browser-safe.
  */
-import type { StageRouter } from '../inspection/stageRouter.js';
+import type { StageStream } from '../inspection/stageStream.js';
 import type { Clock } from '../clock.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { TurnOptions } from '../turn/types.js';
@@ -17,7 +17,7 @@ export interface TurnTelemetry {
   close(): void;
 }
 
-export function wireTelemetry(telemetry: Telemetry | undefined, at: { clock: Clock; log: SessionLog; stages: StageRouter }): TurnTelemetry {
+export function wireTelemetry(telemetry: Telemetry | undefined, at: { clock: Clock; log: SessionLog; stages: StageStream }): TurnTelemetry {
   const t = telemetry?.({ clock: at.clock });
   if (!t) return { observed: (o) => o, close: () => undefined };
   // The stage stream costs every call something: it is heard only while spans can record. The log

@@ -17,7 +17,7 @@ import type { TurnAnswer } from '../projection/turnAnswer.js';
 import type { RequestRetryPolicy } from '../requestErrors.js';
 import type { InspectOption } from '../inspection/inspectionEvents.js';
 import type { StageListener } from '../inspection/stageEvents.js';
-import type { StageRouter } from '../inspection/stageRouter.js';
+import type { StageStream } from '../inspection/stageStream.js';
 import type { TurnDelta } from '../turnDeltas.js';
 import type { PendingSuspension } from '../resume/pendingSuspension.js';
 import type { ResumedStep } from '../resume/resumedStep.js';
@@ -148,8 +148,8 @@ export interface TurnRunnerDeps {
   argLimits?: ArgLimits;
   /** The window every request must fit in: old results and turns are compacted to stay inside it. */
   contextWindow?: ContextWindow;
-  /** Routes stage events to the turn's listeners (`pipeline` should be its port). */
-  stages?: StageRouter;
+  /** The stage stream `pipeline` reports to: a turn's `onStage` hears its own calls there. */
+  stages?: StageStream;
   /** Inspection of every turn, beside each turn's own `inspect`. */
   inspect?: InspectOption;
   /** Where `suspend` answers park their calls (issue 15.4); absent: turns never suspend. */
