@@ -32,9 +32,9 @@ export interface CallRunnerDeps {
 export function createCallRunner(deps: CallRunnerDeps): (request: ToolCallRequest, at?: RunCallOptions) => CallHandle {
   return (request, at = {}) => {
     const where = { index: at.index ?? 0, turnId: at.turnId, stepIndex: at.stepIndex };
-    const pipeline = deps.pipeline;
+    const { pipeline } = deps;
     const stopHearing = at.onStage ? deps.stages.onCall(request, at.onStage) : undefined;
-    let prepared;
+    let prepared: ReturnType<CallStages['prepare']>;
     try {
       prepared = pipeline.prepare(request, where);
     } catch (e) {
@@ -54,8 +54,8 @@ export function createCallRunner(deps: CallRunnerDeps): (request: ToolCallReques
     const result = toPromise(actor)
       .catch((e: unknown): ToolResult => crashedCallResult(request, e))
       .then((r) => {
+        stopHearing?.(); // its stages are over: finalizing exited before the machine's output
         logResult(deps.log, where, callSeq, r);
-        stopHearing?.();
         return r;
       });
     actor.start();
