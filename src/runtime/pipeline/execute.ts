@@ -113,15 +113,6 @@ function execContext(deps: ExecDeps, view: CallView, signal: AbortSignal, progre
   };
 }
 
-async function runBody(p: PreparedCall, exec: ExecContext, callerSignal: AbortSignal): Promise<ExecOutcome> {
-  // A wrapper may have replaced the signal: fuse it with the caller's so a caller abort always reaches the body.
-  const fused = exec.signal === callerSignal ? undefined : anySignal([callerSignal, exec.signal]);
-  const outcome = await bodyOutcome(p, fused ? { ...exec, signal: fused } : exec);
-  // Once the body settled, the fused signal stops following its sources (bodyOutcome never throws).
-  fused?.clear();
-  return outcome;
-}
-
 /** What the body did, with `exec.signal` the one it runs under: its value, or its failure as an outcome. */
 async function bodyOutcome(p: PreparedCall, exec: ExecContext): Promise<ExecOutcome> {
   const { signal } = exec;
@@ -148,9 +139,11 @@ export function runExecute(deps: ExecDeps, p: PreparedCall, signal: AbortSignal)
     return wellFormedOutcome(o);
   };
   // Stryker disable next-line ConditionalExpression: the fast path; run(0) with no wrappers runs the same body
-  if (wrappers.length === 0) return runBody(p, base, signal).then(settled);
+  if (wrappers.length === 0) return bodyOutcome(p, base).then(settled);
   const run = (i: number, exec: ExecContext): Promise<ExecOutcome> => {
-    if (i >= wrappers.length) return runBody(p, exec, signal);
+    // The body runs under the signal the wrappers handed on: each replaced one was fused with the
+    // one before it (below), so the caller's abort reaches the body through any number of wrappers.
+    if (i >= wrappers.length) return bodyOutcome(p, exec);
     const w = wrappers[i]!;
     const next = (over?: Partial<Pick<ExecContext, 'signal' | 'attempt'>>) => {
       // A replaced signal is fused with the one this wrapper got, so every outer signal (the
