@@ -230,6 +230,23 @@ describe('the stage stream of a call (runCall)', () => {
     expect(warnings[0]).toMatchObject({ code: 'STAGE_LISTENER_FAILED', callId: 'c1' });
     expect(warnings[0]!.type === 'warning' && warnings[0]!.message).toContain('ui bug');
   });
+  it('listeners that throw what is not an Error (a Symbol, an object whose toString throws) are recorded too; the call and the turn go on', async () => {
+    const { rt } = setup();
+    rt.onStage(() => {
+      throw { toString: () => { throw new Error('nested'); } };
+    });
+    const r = await rt.runCall({ callId: 'c2', toolName: 'echo', input: '{"text":"hi"}' }, {
+      onStage: () => {
+        throw Symbol('odd');
+      },
+    }).result;
+    expect(r.content).toBe('hi');
+    const warnings = rt.log.events().filter((e) => e.type === 'warning');
+    // Six stage events (three stages), each failing in both listeners.
+    expect(warnings).toHaveLength(12);
+    for (const w of warnings) expect(w).toMatchObject({ code: 'STAGE_LISTENER_FAILED', callId: 'c2', message: expect.any(String) });
+    expect(rt.log.events().at(-1)).toMatchObject({ type: 'tool/result', callId: 'c2' });
+  });
 });
 
 describe('stage event types', () => {
