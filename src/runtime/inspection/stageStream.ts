@@ -73,7 +73,8 @@ interface Track {
   open: OpenStage | undefined;
 }
 
-const callOf = (view: CallView): StageEventCall => ({
+/** Which call an event is about, from its view (or, at validation, its request and where it runs). */
+const callOf = (view: Pick<CallView, 'callId' | 'toolName' | 'index' | 'turnId' | 'stepIndex'>): StageEventCall => ({
   callId: view.callId,
   toolName: view.toolName,
   index: view.index,
@@ -271,13 +272,7 @@ export function createStageStream(at: { clock: Clock; record: (event: NewLogEven
     validating(request, where, run) {
       if (!listening()) return run(request, where);
       const t: Track = {
-        call: {
-          callId: request.callId,
-          toolName: request.toolName,
-          index: where.index,
-          ...(where.turnId !== undefined ? { turnId: where.turnId } : {}),
-          ...(where.stepIndex !== undefined ? { stepIndex: where.stepIndex } : {}),
-        },
+        call: callOf({ callId: request.callId, toolName: request.toolName, index: where.index, turnId: where.turnId, stepIndex: where.stepIndex }),
         listeners: lone.get(request),
         open: undefined,
       };
