@@ -27,6 +27,8 @@ export interface W1Point {
   aiSdkRatio?: number;
   /** N=64 only: dsh's µs per call ÷ `@openai/agents-core`'s `Runner` on the same turn, same reps. */
   agentsCoreRatio?: number;
+  /** N=64 and N=256: dsh's µs per call ÷ its machines alone, every stage stubbed (issue 33: ≤ 1.5). */
+  machinesRatio?: number;
 }
 export type W1Result = Record<'n1' | 'n8' | 'n64' | 'n256', W1Point>;
 
@@ -125,25 +127,48 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
     aiSdk: new Map(),
     agentsCore: new Map(),
   };
+  // A ratio side (every side a "÷ dsh" row compares with dsh) is sampled next to a dsh sample of
+  // its own, dsh first in even reps and second in odd ones: this machine's speed drifts by tens of
+  // per cent within a second, so a ratio of samples taken a whole rotation apart measured the drift.
+  const pairedAt = (n: number): readonly Side[] =>
+    n === W1_INSPECTED_N ? ['machines', 'dshInspected', 'dshTelemetry', 'dshNoopTelemetry', 'aiSdk', 'agentsCore'] : n === 256 ? ['machines'] : [];
+  /** pairedDsh[side][n][rep]: ms per dsh turn, sampled beside that side's sample. */
+  const pairedDsh = new Map<Side, Map<number, number[]>>();
+  const take = async (side: Side, n: number, into: Map<number, number[]>) => {
+    // Steady state, no forced GC (each side pays for its own garbage, as in a running process):
+    // an untimed fifth of the sample first, so the other side's young garbage is collected
+    // on that side's time.
+    const kk = k.get(`${side}${n}`)!;
+    await sample(run[side](n), Math.max(1, Math.round(kk / 5)));
+    const ms = await sample(run[side](n), kk);
+    const list = into.get(n) ?? [];
+    list.push(ms);
+    into.set(n, list);
+  };
   for (let rep = 0; rep < reps; rep++) {
     for (const n of ns) {
       const sides = sidesAt(n);
       for (let i = 0; i < sides.length; i++) {
         const side = sides[(rep + i) % sides.length]!;
-        // Steady state, no forced GC (each side pays for its own garbage, as in a running process):
-        // an untimed fifth of the sample first, so the other side's young garbage is collected
-        // on that side's time.
-        const kk = k.get(`${side}${n}`)!;
-        await sample(run[side](n), Math.max(1, Math.round(kk / 5)));
-        const ms = await sample(run[side](n), kk);
-        const list = times[side].get(n) ?? [];
-        list.push(ms);
-        times[side].set(n, list);
+        if (!pairedAt(n).includes(side)) {
+          await take(side, n, times[side]);
+          continue;
+        }
+        const beside = pairedDsh.get(side) ?? new Map<number, number[]>();
+        pairedDsh.set(side, beside);
+        if (rep % 2 === 0) await take('dsh', n, beside);
+        await take(side, n, times[side]);
+        if (rep % 2 === 1) await take('dsh', n, beside);
       }
     }
     opts.log(`  w1 rep ${rep + 1}/${reps}`);
   }
   const perCall = (side: Side, n: number) => times[side].get(n)!.map((ms, rep) => ((ms - times[side].get(0)![rep]!) * 1000) / n);
+  /** Per rep, µs per call of `side` ÷ µs per call of the dsh sample taken beside it (both less their rep's N=0 turn). */
+  const besideDsh = (side: Side, n: number): number[] => {
+    const own = perCall(side, n);
+    return pairedDsh.get(side)!.get(n)!.map((ms, rep) => own[rep]! / (((ms - times.dsh.get(0)![rep]!) * 1000) / n));
+  };
   const result = {} as W1Result;
   const turnMs: W1Detail['turnMs'] = { dsh: {}, floor: {} };
   const modelStreamUs: Record<number, number> = {};
@@ -163,16 +188,18 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
     modelStreamUs[n] = (((await modelStreamMs(n, n >= 64 ? 20 : 200)) - m0) * 1000) / n;
   }
   const inspected = perCall('dshInspected', W1_INSPECTED_N);
-  const plain = perCall('dsh', W1_INSPECTED_N);
-  result[`n${W1_INSPECTED_N}`].inspectedRatio = median(inspected.map((x, rep) => x / plain[rep]!));
+  const at = result[`n${W1_INSPECTED_N}`];
+  at.inspectedRatio = median(besideDsh('dshInspected', W1_INSPECTED_N));
   const telemetry = perCall('dshTelemetry', W1_INSPECTED_N);
   const noop = perCall('dshNoopTelemetry', W1_INSPECTED_N);
-  result[`n${W1_INSPECTED_N}`].telemetryRatio = median(telemetry.map((x, rep) => x / plain[rep]!));
-  result[`n${W1_INSPECTED_N}`].noopTelemetryRatio = median(noop.map((x, rep) => x / plain[rep]!));
+  at.telemetryRatio = median(besideDsh('dshTelemetry', W1_INSPECTED_N));
+  at.noopTelemetryRatio = median(besideDsh('dshNoopTelemetry', W1_INSPECTED_N));
   const aiSdk = perCall('aiSdk', W1_INSPECTED_N);
   const agentsCore = perCall('agentsCore', W1_INSPECTED_N);
-  result[`n${W1_INSPECTED_N}`].aiSdkRatio = median(plain.map((x, rep) => x / aiSdk[rep]!));
-  result[`n${W1_INSPECTED_N}`].agentsCoreRatio = median(plain.map((x, rep) => x / agentsCore[rep]!));
+  // The peers' rows say dsh ÷ peer: the inverse of each rep's peer ÷ dsh.
+  at.aiSdkRatio = median(besideDsh('aiSdk', W1_INSPECTED_N).map((x) => 1 / x));
+  at.agentsCoreRatio = median(besideDsh('agentsCore', W1_INSPECTED_N).map((x) => 1 / x));
+  for (const n of [W1_INSPECTED_N, 256] as const) result[`n${n}`].machinesRatio = median(besideDsh('machines', n).map((x) => 1 / x));
   return {
     result,
     detail: {
