@@ -29,6 +29,8 @@ export interface W1Point {
   agentsCoreRatio?: number;
   /** N=64 and N=256: dsh's µs per call ÷ its machines alone, every stage stubbed (issue 33: ≤ 1.5). */
   machinesRatio?: number;
+  /** N=256 only: dsh's µs per call at N=256 ÷ at N=64, each N=256 sample beside an N=64 one (flat per-call cost). */
+  flatRatio?: number;
 }
 export type W1Result = Record<'n1' | 'n8' | 'n64' | 'n256', W1Point>;
 
@@ -134,6 +136,8 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
     n === W1_INSPECTED_N ? ['machines', 'dshInspected', 'dshTelemetry', 'dshNoopTelemetry', 'aiSdk', 'agentsCore'] : n === 256 ? ['machines'] : [];
   /** pairedDsh[side][n][rep]: ms per dsh turn, sampled beside that side's sample. */
   const pairedDsh = new Map<Side, Map<number, number[]>>();
+  /** ms per dsh turn at N=64, sampled beside each rep's dsh sample at N=256 (for the flat ratio). */
+  const besideFlat = new Map<number, number[]>();
   const take = async (side: Side, n: number, into: Map<number, number[]>) => {
     // Steady state, no forced GC (each side pays for its own garbage, as in a running process):
     // an untimed fifth of the sample first, so the other side's young garbage is collected
@@ -150,6 +154,13 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
       const sides = sidesAt(n);
       for (let i = 0; i < sides.length; i++) {
         const side = sides[(rep + i) % sides.length]!;
+        if (side === 'dsh' && n === 256) {
+          // The flat ratio (N=256 ÷ N=64) from two dsh samples side by side, too.
+          if (rep % 2 === 0) await take('dsh', W1_INSPECTED_N, besideFlat);
+          await take(side, n, times[side]);
+          if (rep % 2 === 1) await take('dsh', W1_INSPECTED_N, besideFlat);
+          continue;
+        }
         if (!pairedAt(n).includes(side)) {
           await take(side, n, times[side]);
           continue;
@@ -200,6 +211,8 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   at.aiSdkRatio = median(besideDsh('aiSdk', W1_INSPECTED_N).map((x) => 1 / x));
   at.agentsCoreRatio = median(besideDsh('agentsCore', W1_INSPECTED_N).map((x) => 1 / x));
   for (const n of [W1_INSPECTED_N, 256] as const) result[`n${n}`].machinesRatio = median(besideDsh('machines', n).map((x) => 1 / x));
+  const at256 = perCall('dsh', 256);
+  result.n256.flatRatio = median(besideFlat.get(W1_INSPECTED_N)!.map((ms, rep) => at256[rep]! / (((ms - times.dsh.get(0)![rep]!) * 1000) / W1_INSPECTED_N)));
   return {
     result,
     detail: {
