@@ -17,15 +17,15 @@ export interface W1Point {
   dshUs: number;
   floorUs: number;
   ratio: number;
-  /** N=64 only: µs per call with an inspector attached to the turn ÷ µs per call without (same reps). */
+  /** N=64 only: µs per call with an inspector attached to the turn ÷ µs per call without (each sample beside a dsh sample). */
   inspectedRatio?: number;
   /** N=64 only: µs per call with telemetry on (the OpenTelemetry SDK, spans and metrics) ÷ without (issue 27). */
   telemetryRatio?: number;
   /** N=64 only: µs per call with telemetry given `@opentelemetry/api` and no provider registered ÷ without. */
   noopTelemetryRatio?: number;
-  /** N=64 only: dsh's µs per call ÷ the AI SDK's `streamText` on the same turn (bench/lib/peers.ts), same reps. */
+  /** N=64 only: dsh's µs per call ÷ the AI SDK's `streamText` on the same turn (bench/lib/peers.ts), each sample beside a dsh sample. */
   aiSdkRatio?: number;
-  /** N=64 only: dsh's µs per call ÷ `@openai/agents-core`'s `Runner` on the same turn, same reps. */
+  /** N=64 only: dsh's µs per call ÷ `@openai/agents-core`'s `Runner` on the same turn, each sample beside a dsh sample. */
   agentsCoreRatio?: number;
   /** N=64 and N=256: dsh's µs per call ÷ its machines alone, every stage stubbed (issue 33: ≤ 1.5). */
   machinesRatio?: number;
@@ -136,6 +136,11 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
     n === W1_INSPECTED_N ? ['machines', 'dshInspected', 'dshTelemetry', 'dshNoopTelemetry', 'aiSdk', 'agentsCore'] : n === 256 ? ['machines'] : [];
   /** pairedDsh[side][n][rep]: ms per dsh turn, sampled beside that side's sample. */
   const pairedDsh = new Map<Side, Map<number, number[]>>();
+  const besideOf = (side: Side): Map<number, number[]> => {
+    let m = pairedDsh.get(side);
+    if (!m) pairedDsh.set(side, (m = new Map()));
+    return m;
+  };
   /** ms per dsh turn at N=64, sampled beside each rep's dsh sample at N=256 (for the flat ratio). */
   const besideFlat = new Map<number, number[]>();
   const take = async (side: Side, n: number, into: Map<number, number[]>) => {
@@ -154,31 +159,27 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
       const sides = sidesAt(n);
       for (let i = 0; i < sides.length; i++) {
         const side = sides[(rep + i) % sides.length]!;
-        if (side === 'dsh' && n === 256) {
-          // The flat ratio (N=256 ÷ N=64) from two dsh samples side by side, too.
-          if (rep % 2 === 0) await take('dsh', W1_INSPECTED_N, besideFlat);
-          await take(side, n, times[side]);
-          if (rep % 2 === 1) await take('dsh', W1_INSPECTED_N, besideFlat);
-          continue;
-        }
-        if (!pairedAt(n).includes(side)) {
+        // The flat ratio (N=256 ÷ N=64) from two dsh samples side by side, too.
+        const besideAt = side === 'dsh' && n === 256 ? W1_INSPECTED_N : pairedAt(n).includes(side) ? n : undefined;
+        if (besideAt === undefined) {
           await take(side, n, times[side]);
           continue;
         }
-        const beside = pairedDsh.get(side) ?? new Map<number, number[]>();
-        pairedDsh.set(side, beside);
-        if (rep % 2 === 0) await take('dsh', n, beside);
+        const beside = besideAt !== n ? besideFlat : besideOf(side);
+        if (rep % 2 === 0) await take('dsh', besideAt, beside);
         await take(side, n, times[side]);
-        if (rep % 2 === 1) await take('dsh', n, beside);
+        if (rep % 2 === 1) await take('dsh', besideAt, beside);
       }
     }
     opts.log(`  w1 rep ${rep + 1}/${reps}`);
   }
-  const perCall = (side: Side, n: number) => times[side].get(n)!.map((ms, rep) => ((ms - times[side].get(0)![rep]!) * 1000) / n);
-  /** Per rep, µs per call of `side` ÷ µs per call of the dsh sample taken beside it (both less their rep's N=0 turn). */
+  /** µs per call of one `side` sample of `ms` per turn at N=n in repetition `rep` (less that side's N=0 turn in the rep). */
+  const usPerCall = (side: Side, ms: number, rep: number, n: number) => ((ms - times[side].get(0)![rep]!) * 1000) / n;
+  const perCall = (side: Side, n: number) => times[side].get(n)!.map((ms, rep) => usPerCall(side, ms, rep, n));
+  /** Per rep, µs per call of `side` ÷ µs per call of the dsh sample taken beside it. */
   const besideDsh = (side: Side, n: number): number[] => {
     const own = perCall(side, n);
-    return pairedDsh.get(side)!.get(n)!.map((ms, rep) => own[rep]! / (((ms - times.dsh.get(0)![rep]!) * 1000) / n));
+    return pairedDsh.get(side)!.get(n)!.map((ms, rep) => own[rep]! / usPerCall('dsh', ms, rep, n));
   };
   const result = {} as W1Result;
   const turnMs: W1Detail['turnMs'] = { dsh: {}, floor: {} };
@@ -212,7 +213,7 @@ export async function runW1(opts: { quick: boolean; log: (s: string) => void }):
   at.agentsCoreRatio = median(besideDsh('agentsCore', W1_INSPECTED_N).map((x) => 1 / x));
   for (const n of [W1_INSPECTED_N, 256] as const) result[`n${n}`].machinesRatio = median(besideDsh('machines', n).map((x) => 1 / x));
   const at256 = perCall('dsh', 256);
-  result.n256.flatRatio = median(besideFlat.get(W1_INSPECTED_N)!.map((ms, rep) => at256[rep]! / (((ms - times.dsh.get(0)![rep]!) * 1000) / W1_INSPECTED_N)));
+  result.n256.flatRatio = median(besideFlat.get(W1_INSPECTED_N)!.map((ms, rep) => at256[rep]! / usPerCall('dsh', ms, rep, W1_INSPECTED_N)));
   return {
     result,
     detail: {
