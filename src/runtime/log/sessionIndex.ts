@@ -151,6 +151,11 @@ export class SessionIndex {
     return this.turns.has(turnId);
   }
 
+  /** Whether this step has started and not ended. */
+  isStepOpen(turnId: string, stepIndex: number): boolean {
+    return this.steps.has(stepKey(turnId, stepIndex));
+  }
+
   /** Open steps as [turnId, stepIndex]. */
   openSteps(): Array<[string, number]> {
     return [...this.steps.values()].map((s) => [s.turnId, s.stepIndex]);

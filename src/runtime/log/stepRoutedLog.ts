@@ -8,10 +8,10 @@
  * dropped event whole in `data.event` (nothing is lost), attached to the turn while the turn is
  * open, else to the session (no `turnId`), so nothing lands in a closed turn either.
  *
- * It keeps only what is open (turns, steps) and a short memory of recently closed steps, so a
- * long-lived session does not grow per turn. Browser-safe.
+ * Which turns and steps are open it reads from the log's index; of its own it keeps only a short
+ * memory of steps it found not open, so a long-lived session does not grow per turn. Browser-safe.
  */
-import type { LogEvent, NewLogEvent } from '../../protocol/index.js';
+import type { NewLogEvent } from '../../protocol/index.js';
 import type { SessionLog } from './sessionLog.js';
 
 /** The warning code that replaces an event which arrived after its step was closed. */
@@ -22,66 +22,27 @@ const MEMORY = 64;
 
 /** A view of `log` whose `append` routes events of closed steps (see the file comment). */
 export function createStepRoutedLog(log: SessionLog): SessionLog {
-  const openTurns = new Set<string>();
-  const openSteps = new Map<string, Set<number>>();
-  /** `turnId\0stepIndex` → true when that step has ended, false when the log holds no such step. */
-  const known = new Map<string, boolean>();
-  const remember = (key: string, closed: boolean) => {
-    known.delete(key);
-    known.set(key, closed);
-    if (known.size > MEMORY) known.delete(known.keys().next().value!);
-  };
-  const key = (turnId: string, stepIndex: number) => `${turnId}\u0000${stepIndex}`;
-
-  const track = (e: LogEvent) => {
-    switch (e.type) {
-      case 'turn/start':
-        openTurns.add(e.turnId);
-        break;
-      case 'turn/end':
-        openTurns.delete(e.turnId);
-        break;
-      case 'step/start': {
-        let steps = openSteps.get(e.turnId);
-        if (!steps) openSteps.set(e.turnId, (steps = new Set()));
-        steps.add(e.stepIndex);
-        known.delete(key(e.turnId, e.stepIndex));
-        break;
-      }
-      case 'step/end': {
-        const steps = openSteps.get(e.turnId);
-        steps?.delete(e.stepIndex);
-        if (steps?.size === 0) openSteps.delete(e.turnId);
-        remember(key(e.turnId, e.stepIndex), true);
-        break;
-      }
-      default:
-        break;
-    }
-  };
-  // What is open now comes from the log's index (no scan of the log); then the view keeps track.
+  // What is open is the log's index's to know (sessionIndex.ts); the view only remembers, for a
+  // step that is not open, whether the log showed it ended, and up to which `seq` it looked.
   const index = log.index;
-  for (const turnId of index.openTurns()) openTurns.add(turnId);
-  for (const [turnId, stepIndex] of index.openSteps()) {
-    let steps = openSteps.get(turnId);
-    if (!steps) openSteps.set(turnId, (steps = new Set()));
-    steps.add(stepIndex);
-  }
-  log.subscribe(track);
+  const known = new Map<string, { ended: boolean; upTo: number }>();
 
-  /** True when the log shows this step ended (it is not open): a backwards look, then remembered. */
+  /** True when the log shows this step ended: a backwards look over what it has not seen yet, then remembered. */
   const hasEnded = (turnId: string, stepIndex: number): boolean => {
-    const k = key(turnId, stepIndex);
+    const k = `${turnId}\u0000${stepIndex}`;
     const memo = known.get(k);
-    if (memo !== undefined) return memo;
+    if (memo?.ended) return true;
     let ended = false;
-    for (let seq = log.lastSeq; seq >= (log.firstSeq ?? 1); seq--) {
+    const from = Math.max(memo ? memo.upTo + 1 : 1, log.firstSeq ?? 1);
+    for (let seq = log.lastSeq; seq >= from; seq--) {
       const e = log.get(seq);
       if (!e || (e.type !== 'step/end' && e.type !== 'step/start') || e.turnId !== turnId || e.stepIndex !== stepIndex) continue;
       ended = e.type === 'step/end';
       break;
     }
-    remember(k, ended);
+    known.delete(k);
+    known.set(k, { ended, upTo: log.lastSeq });
+    if (known.size > MEMORY) known.delete(known.keys().next().value!);
     return ended;
   };
 
@@ -90,7 +51,7 @@ export function createStepRoutedLog(log: SessionLog): SessionLog {
     const turnId = 'turnId' in event ? event.turnId : undefined;
     const stepIndex = 'stepIndex' in event ? event.stepIndex : undefined;
     if (turnId === undefined || stepIndex === undefined) return false;
-    if (openSteps.get(turnId)?.has(stepIndex)) return false;
+    if (index.isStepOpen(turnId, stepIndex)) return false;
     return hasEnded(turnId, stepIndex);
   };
 
@@ -100,7 +61,7 @@ export function createStepRoutedLog(log: SessionLog): SessionLog {
       const callId = 'callId' in event && typeof event.callId === 'string' ? event.callId : undefined;
       return log.append({
         type: 'warning',
-        ...(openTurns.has(event.turnId) ? { turnId: event.turnId } : {}),
+        ...(index.isTurnOpen(event.turnId) ? { turnId: event.turnId } : {}),
         ...(callId !== undefined ? { callId } : {}),
         code: LATE_EVENT_DISCARDED,
         message: `a ${event.type} event for step ${event.stepIndex} of ${event.turnId} arrived after that step was closed; it was discarded (kept in data.event)`,
