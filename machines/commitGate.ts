@@ -8,8 +8,13 @@
  * list on its first write and hands back a new gate, so one event costs one copy of the list
  * (however many calls it starts, settles or commits), and an event that changes nothing copies
  * nothing.
+ *
+ * Below the gate: the two log events that bracket every call (SPEC §1, §3), `logCall` and
+ * `logResult`. A call's `tool/call` is appended as it enters the gate (before it can run), its
+ * `tool/result` as the gate commits it, naming the `tool/call` it answers; the scheduler's batches
+ * and `runtime.runCall`'s lone calls write them alike.
  */
-import type { ExecutionMode, ToolCallRequest, ToolResult } from '../src/protocol/index.js';
+import type { ExecutionMode, NewLogEvent, ToolCallRequest, ToolResult } from '../src/protocol/index.js';
 import type { PrepareOutcome } from './callStages.js';
 
 /**
@@ -181,4 +186,44 @@ export class GateEdit {
       maxRunning: this.maxRunning,
     });
   }
+}
+
+/** The part of the session log the machines need: append, get the stamped seq back. */
+export interface LogPort {
+  /** Appends the event and returns it stamped with its `seq`. */
+  append(event: NewLogEvent): { readonly seq: number };
+}
+
+/** Where a call runs: its place in its step's batch, and the step's turn. */
+export interface CallPlace {
+  readonly index: number;
+  readonly turnId: string | undefined;
+  readonly stepIndex: number | undefined;
+}
+
+/** Appends the call's `tool/call` (with the execution mode it was planned in); returns its `seq`. */
+export function logCall(log: LogPort, at: CallPlace, request: ToolCallRequest, prepared: PrepareOutcome): number {
+  return log.append({
+    type: 'tool/call',
+    turnId: at.turnId,
+    stepIndex: at.stepIndex,
+    callId: request.callId,
+    toolName: request.toolName,
+    input: request.input,
+    index: at.index,
+    executionMode: plannedMode(prepared),
+  }).seq;
+}
+
+/** Appends the `tool/result` answering the `tool/call` at `callSeq`. */
+export function logResult(log: LogPort, at: Omit<CallPlace, 'index'>, callSeq: number, result: ToolResult): void {
+  log.append({
+    type: 'tool/result',
+    turnId: at.turnId,
+    stepIndex: at.stepIndex,
+    callId: result.callId,
+    toolName: result.toolName,
+    sourceEventSeqs: [callSeq],
+    result,
+  });
 }

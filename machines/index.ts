@@ -49,8 +49,7 @@ export type {
   ListenerFailure,
   SyncOrAsync,
 } from './callStages.js';
-export type { LogPort } from './callPair.js';
 export type { ModelStreamInput, ModelStreamEvent } from './modelStream.js';
 export type { ReadyToolCall } from './toolInputTracker.js';
-export type { CommitGate, BatchEntry, EntryStatus } from './commitGate.js';
+export type { CommitGate, BatchEntry, EntryStatus, LogPort } from './commitGate.js';
 export type { ModelCallOptions } from './modelCallOptions.js';

@@ -12,12 +12,11 @@
  */
 import { enqueueActions, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import { ErrorCode, errorNameFor, type ToolCallRequest, type ToolResult } from '../src/protocol/index.js';
-import { logCall, logResult, type LogPort } from './callPair.js';
 import type { CallStages } from './callStages.js';
-import { allCommitted, emptyGate, GateEdit, type BatchEntry, type CommitGate, type EntryStatus } from './commitGate.js';
+import { allCommitted, emptyGate, GateEdit, logCall, logResult, type BatchEntry, type CommitGate, type EntryStatus, type LogPort } from './commitGate.js';
 import { releaseStoppedCall, toolCallMachine, type ToolCallInput } from './toolCall.js';
 
-export type { LogPort } from './callPair.js';
+export type { LogPort } from './commitGate.js';
 
 /** One step's calls to run: the pipeline, the log, and the calls known up front. */
 export interface SchedulerInput {

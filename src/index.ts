@@ -35,7 +35,7 @@ export { systemClock, ManualClock, type Clock } from './runtime/clock.js';
 // Tools: definitions, what a body is given, what it may return or throw.
 export { defineTool, type ToolSpec, type ToolDefinition, type AnyTool, type ExecContext, type PreviewContext } from './runtime/defineTool.js';
 export { ToolError, type ToolErrorDetails } from './runtime/toolError.js';
-export { toolOutput, type ToolOutput } from './runtime/toolOutput.js';
+export { toolOutput, type ToolOutput } from './runtime/pipeline/draft.js';
 export type { ToolProgress } from './runtime/pipeline/progress.js';
 export { ErrorCode } from './protocol/errorCodes.js';
 

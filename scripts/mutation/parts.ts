@@ -26,7 +26,7 @@ export const MUTATION_PARTS: Readonly<Record<string, MutationPart>> = {
   'machines-turn': { room: 'machines', mutate: ['machines/turn.ts', 'machines/turnLifecycle.ts', 'machines/steering.ts'], target: 95 },
   'machines-commit': {
     room: 'machines',
-    mutate: ['machines/callPair.ts', 'machines/groupCommit.ts', 'machines/snapshotSelectors.ts', 'machines/registry.ts', 'machines/callStageNames.ts'],
+    mutate: ['machines/groupCommit.ts', 'machines/snapshotSelectors.ts', 'machines/registry.ts', 'machines/callStageNames.ts'],
     target: 95,
   },
   'pipeline-decide': {
@@ -36,7 +36,7 @@ export const MUTATION_PARTS: Readonly<Record<string, MutationPart>> = {
   },
   'pipeline-run': {
     room: 'pipeline',
-    mutate: ['src/runtime/pipeline/prepare.ts', 'src/runtime/pipeline/draft.ts', 'src/runtime/pipeline/durableDispatch.ts', 'src/runtime/pipeline/execute.ts', 'src/runtime/pipeline/progress.ts', 'src/runtime/pipeline/postExecute.ts', 'src/runtime/pipeline/finalize.ts', 'src/runtime/pipeline/callStages.ts', 'src/runtime/pipeline/stageDeps.ts'],
+    mutate: ['src/runtime/pipeline/prepare.ts', 'src/runtime/pipeline/draft.ts', 'src/runtime/pipeline/execute.ts', 'src/runtime/pipeline/progress.ts', 'src/runtime/pipeline/postExecute.ts', 'src/runtime/pipeline/finalize.ts', 'src/runtime/pipeline/callStages.ts', 'src/runtime/pipeline/stageDeps.ts'],
     target: 95,
   },
   'policies-shell': { room: 'policies', mutate: ['src/runtime/policies/shellCommands.ts', 'src/runtime/policies/shellSyntax.ts', 'src/runtime/policies/bashDenyGuard.ts'], target: 90 },

@@ -19,7 +19,7 @@ export * from './policies/index.js';
 export * from './spill/index.js';
 export * from './openWork.js';
 export * from './typedHooks.js';
-export * from './toolOutput.js';
+export { isToolOutput, toolOutput, type ToolOutput } from './pipeline/draft.js';
 export * from './inspection/index.js';
 export * from './turnDeltas.js';
 export * from './resume/pendingSuspension.js';

@@ -1,10 +1,10 @@
 /**
  * `runtime.runCall`: one call outside any turn, through the same pipeline and the same call/result
- * pairing (machines/callPair.ts) as a step's calls: its `tool/call` is appended before it can run,
+ * pairing (`logCall` / `logResult`, machines/commitGate.ts) as a step's calls: its `tool/call` is appended before it can run,
  * its `tool/result` once it settled. Browser-safe.
  */
 import { createActor, toPromise } from 'xstate';
-import { logCall, logResult, type LogPort } from '../../machines/callPair.js';
+import { logCall, logResult, type LogPort } from '../../machines/commitGate.js';
 import type { CallStages } from '../../machines/callStages.js';
 import { toolCallMachine } from '../../machines/toolCall.js';
 import { describeThrown, ErrorCode, errorResult, type ToolCallRequest, type ToolResult } from '../protocol/index.js';

@@ -17,7 +17,7 @@
  * that call's progress in the file (SPEC §9.1: what its INTERRUPTED result can tell).
  *
  * `whenDurable(seq)` asks for a commit on the next turn of the event loop: the runtime awaits it
- * before a tool body runs (see src/runtime/pipeline/durableDispatch.ts), so every call's `tool/call` is on
+ * before a tool body runs (see src/runtime/pipeline/execute.ts), so every call's `tool/call` is on
  * disk before its side effects can start; calls dispatched together share one write+fsync.
  */
 import { closeSync, fsync, openSync, write } from 'node:fs';

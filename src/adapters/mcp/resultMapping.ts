@@ -6,7 +6,7 @@
 import type { CallToolResult, ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, type ContentPart } from '../../protocol/index.js';
 import { ToolError } from '../../runtime/toolError.js';
-import { toolOutput, type ToolOutput } from '../../runtime/toolOutput.js';
+import { toolOutput, type ToolOutput } from '../../runtime/pipeline/draft.js';
 
 /** Bounds on an MCP tool result's typed parts. */
 export interface ResultMappingLimits {

@@ -32,17 +32,15 @@ export function argsPreview(args: unknown): ApprovalPreview {
 }
 
 /**
- * An `ask` outcome with its preview; any other outcome as it is. A tool preview that throws falls
- * back to the arguments (with why); one that has not answered within `hookTimeoutMs` too.
+ * An `ask` outcome with its preview (the stages ask for one only for a question that will be put).
+ * A tool preview that throws falls back to the arguments (with why); one that has not answered
+ * within `hookTimeoutMs` too.
  */
 export function withApprovalPreview(
   deps: Pick<StageDeps, 'clock' | 'limits'>,
-  outcome: SyncOrAsync<PreExecuteOutcome>,
+  outcome: Extract<PreExecuteOutcome, { kind: 'ask' }>,
   p: PreparedCall,
-  isRemembered: (p: PreparedCall) => boolean,
 ): SyncOrAsync<PreExecuteOutcome> {
-  if (isPromise(outcome)) return outcome.then((o) => withApprovalPreview(deps, o, p, isRemembered));
-  if (outcome.kind !== 'ask' || isRemembered(p)) return outcome;
   const tool = toolOf(p);
   if (!tool.preview) return { ...outcome, preview: argsPreview(p.view.args) };
   const fallback = (why: string): PreExecuteOutcome => {

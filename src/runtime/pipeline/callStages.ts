@@ -6,17 +6,17 @@
  * Synchronous listeners keep a stage synchronous; only a listener that returns a promise makes the
  * stage wait.
  */
-import type { CallStages, CallWhere, PostExecutePlan, PreparedCall, ResultDraft, Settlement, StageMarks } from '../../../machines/callStages.js';
+import type { CallStages, CallWhere, PostExecutePlan, PreExecuteOutcome, PreparedCall, ResultDraft, Settlement, StageMarks } from '../../../machines/callStages.js';
 import type { ToolCallRequest } from '../../protocol/index.js';
 import type { StageReports } from '../inspection/stageStream.js';
 import { createApprovalStage } from './approval.js';
 import { withApprovalPreview } from './approvalPreview.js';
 import { draftFromValue } from './draft.js';
-import { onceDurable } from './durableDispatch.js';
 import { withoutSpilledValue } from '../spill/spilledResult.js';
 import { armCallDeadline, runExecute } from './execute.js';
 import { finalizeResult } from './finalize.js';
 import { hasGuards, runGuards } from './guard.js';
+import { isPromise } from './listenerAnswers.js';
 import { planPostExecute, runPostExecute } from './postExecute.js';
 import { hasPreExecute, runPreExecute } from './preExecute.js';
 import { prepareCall } from './prepare.js';
@@ -32,8 +32,13 @@ export function createCallStages(deps: CallStagesDeps): CallStages {
   const approval = createApprovalStage(deps);
   // Each stage's own work, handed to its report (stageStream.ts) by the port below.
   const prepare = (request: ToolCallRequest, at: CallWhere) => prepareCall(deps, request, at);
-  // An `ask` gets the preview its question shows (and its tool/approval-request logs).
-  const preExecute = (p: PreparedCall) => withApprovalPreview(deps, runPreExecute(deps, p), p, approval.isRemembered);
+  // An `ask` that will be put gets the preview its question shows (and its tool/approval-request
+  // logs); any other answer goes on as it is, without a look at the preview's file.
+  const withPreview = (p: PreparedCall, o: PreExecuteOutcome) => (o.kind === 'ask' && !approval.isRemembered(p) ? withApprovalPreview(deps, o, p) : o);
+  const preExecute = (p: PreparedCall) => {
+    const outcome = runPreExecute(deps, p);
+    return isPromise(outcome) ? outcome.then((o) => withPreview(p, o)) : withPreview(p, outcome);
+  };
   const guard = (p: PreparedCall) => runGuards(deps, p);
   // A spilled result keeps its preview and locator, never its full value (SPEC §4).
   const postExecute = (p: PreparedCall, draft: ResultDraft, plan: PostExecutePlan) => {
@@ -56,10 +61,10 @@ export function createCallStages(deps: CallStagesDeps): CallStages {
     },
     hasGuards: (p) => hasGuards(deps, p),
     guard: (p) => stages.guard(p, guard),
-    // No body before its tool/call is durable (durableDispatch.ts).
+    // No body before its tool/call is durable (execute.ts).
     execute: (p, signal) => {
       stages.executing(p);
-      return onceDurable(deps.log, () => runExecute(deps, p, signal));
+      return runExecute(deps, p, signal);
     },
     armDeadline: (_p, expired) => armCallDeadline(deps, expired),
     draftFromValue,

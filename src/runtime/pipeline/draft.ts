@@ -1,13 +1,42 @@
 /**
  * A result in the making: the body's value checked against the tool's output schema, and its
- * model-facing content (`toContent`). Post-execute listeners rewrite drafts through the same checks.
+ * model-facing content (`toContent`), or the content and parts a body brought along (`toolOutput`).
+ * Post-execute listeners rewrite drafts through the same checks.
  */
 import type { PreparedCall, Settlement } from '../../../machines/callStages.js';
-import { describeThrown, ErrorCode } from '../../protocol/index.js';
+import { describeThrown, ErrorCode, type ContentPart } from '../../protocol/index.js';
 import type { AnyTool } from '../defineTool.js';
 import { errorInfo } from '../toolError.js';
-import { isToolOutput } from '../toolOutput.js';
 import { toolOf } from './prepare.js';
+
+const BRAND = Symbol.for('dsh.toolOutput');
+
+/**
+ * What a body returns when it knows its model-facing text and typed parts better than `toContent`
+ * (e.g. a tool served over MCP, whose server already split its result into text, images and a
+ * structured value). The pipeline unwraps it: `value` is checked against the output schema and
+ * becomes the result's value; `content` replaces `toContent(value)`; `parts` follow the content.
+ */
+export interface ToolOutput {
+  /** Marks a value `toolOutput` made (a lookalike without it, or not frozen, is a plain value). */
+  readonly [BRAND]: true;
+  /** The result's value, checked against the tool's output schema. */
+  readonly value: unknown;
+  /** What the model reads, in place of `toContent(value)`. */
+  readonly content: string;
+  /** Typed parts (images, resources) that follow the content; absent when there are none. */
+  readonly parts?: readonly ContentPart[];
+}
+
+/** Wraps a body's result with its own content and typed parts (see ToolOutput). */
+export function toolOutput(o: { value: unknown; content: string; parts?: readonly ContentPart[] }): ToolOutput {
+  return Object.freeze({ [BRAND]: true as const, value: o.value, content: o.content, ...(o.parts?.length ? { parts: Object.freeze([...o.parts]) } : {}) });
+}
+
+/** True for a value made by `toolOutput` (a plain object lookalike from elsewhere is not one). */
+export function isToolOutput(v: unknown): v is ToolOutput {
+  return v !== null && typeof v === 'object' && (v as Record<symbol, unknown>)[BRAND] === true && Object.isFrozen(v);
+}
 
 /** The tool's content for a value; throws when `toContent` throws or gives no string. */
 export function contentOf(tool: AnyTool, value: unknown): string {
@@ -37,7 +66,7 @@ export function validateOutput(tool: AnyTool, value: unknown): { ok: true; value
 /** The first draft from the body's value; an output-schema failure gives INVALID_OUTPUT. */
 export function draftFromValue(p: PreparedCall, returned: unknown): Settlement {
   const tool = toolOf(p);
-  // A body that already split its result (see toolOutput.ts) brings its own content and parts.
+  // A body that already split its result (toolOutput, above) brings its own content and parts.
   const own = isToolOutput(returned) ? returned : undefined;
   const value = own ? own.value : returned;
   const checked = validateOutput(tool, value);

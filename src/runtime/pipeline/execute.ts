@@ -2,6 +2,16 @@
  * Stages 3 and 4: the `tools/execute` around-wrappers and the tool body (SPEC §2.3–2.4). A wrapper
  * may replace the signal; every replaced signal is fused with the one it replaced, so a caller
  * abort always reaches the body. Never rejects: every failure is an outcome.
+ *
+ * No tool body starts before its `tool/call` is durable (SPEC §1: the call is in the log before it
+ * can run; with a log on disk, "in the log" means on disk). The scheduler (and `runCall`) append
+ * `tool/call` before the call's actor exists; this stage first waits until the log is durable up
+ * to its last event, which includes that `tool/call`. Only then do the `tools/execute` wrappers and
+ * the body run. A crash after a body started thus always leaves its `tool/call` on disk, and
+ * resuming closes it as `INTERRUPTED`. Calls reaching this stage together share one write+fsync
+ * (the sink's group commit). A log that cannot be made durable runs no body: the call settles
+ * `ABORTED_BEFORE_DISPATCH`. A log without `whenDurable` (the in-memory log) is durable at once:
+ * the body runs without a wait.
  */
 import { anySignal } from 'any-signal';
 import type { CallView, ExecOutcome, PreparedCall } from '../../../machines/callStages.js';
@@ -129,7 +139,30 @@ async function bodyOutcome(p: PreparedCall, exec: ExecContext): Promise<ExecOutc
   }
 }
 
+const notDurable = (e: unknown): ExecOutcome => ({
+  ok: false,
+  error: errorInfo(
+    ErrorCode.ABORTED_BEFORE_DISPATCH,
+    `the session log could not make this call's tool/call durable, so it did not run: ${e instanceof Error ? e.message : String(e)}`,
+  ),
+});
+
+/** The execute stage: once everything the log holds is durable, the wrappers around the body. */
 export function runExecute(deps: ExecDeps, p: PreparedCall, signal: AbortSignal): Promise<ExecOutcome> {
+  const { log } = deps;
+  if (!log.whenDurable) return runWrapped(deps, p, signal);
+  let wait: Promise<void> | undefined;
+  try {
+    wait = log.whenDurable(log.lastSeq);
+  } catch (e) {
+    return Promise.resolve(notDurable(e));
+  }
+  // After the wait the body's stage sees an abort that came meanwhile (ABORTED, no body).
+  return wait ? wait.then(() => runWrapped(deps, p, signal), notDurable) : runWrapped(deps, p, signal);
+}
+
+/** The `tools/execute` wrappers in order, then the body. */
+function runWrapped(deps: ExecDeps, p: PreparedCall, signal: AbortSignal): Promise<ExecOutcome> {
   const wrappers = deps.hooks.list('tools/execute');
   const progress = lazyProgress(deps, p.view, signal);
   const base = execContext(deps, p.view, signal, progress.report);

@@ -7,7 +7,7 @@ import { projectPrompt } from '../../../src/runtime/projection/prompt.js';
 import { createRuntime } from '../../../src/runtime/createRuntime.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { ToolError } from '../../../src/runtime/toolError.js';
-import { toolOutput } from '../../../src/runtime/toolOutput.js';
+import { toolOutput } from '../../../src/runtime/pipeline/draft.js';
 
 const where = { server: 's', tool: 't' };
 

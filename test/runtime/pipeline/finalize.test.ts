@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ErrorCode, type ToolResult } from '../../../src/protocol/index.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
 import { ToolError } from '../../../src/runtime/toolError.js';
-import { toolOutput } from '../../../src/runtime/toolOutput.js';
+import { toolOutput } from '../../../src/runtime/pipeline/draft.js';
 import { echoTool, expectError, expectOk, isDeepFrozen, isSettled, only, setup, typesOf } from './harness.js';
 
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ErrorCode, type ToolResult } from '../../../src/protocol/index.js';
 import { sleep } from '../../../src/runtime/clock.js';
 import { defineTool } from '../../../src/runtime/defineTool.js';
-import { toolOutput } from '../../../src/runtime/toolOutput.js';
+import { toolOutput } from '../../../src/runtime/pipeline/draft.js';
 import { abortableBody, echoTool, expectError, expectOk, isDeepFrozen, isSettled, only, setup, typesOf } from './harness.js';
 
 /** `list` returns `{ files }`, validated by an output schema, shown as one file a line. */
