@@ -123,6 +123,35 @@ describe('a tool body starts only once its tool/call is durable', () => {
     expect(started).toEqual(['a']);
   });
 
+  it('a log port failing with a hostile value: no body, the call says why in visible, bounded text', async () => {
+    // No prototype (String() throws), a terminal escape in the message, a toString that throws.
+    const unprintable = {
+      toString: () => {
+        throw new Error('no');
+      },
+    };
+    const failures: unknown[] = [Object.create(null), new Error('disk \u001b]0;owned\u0007full'), unprintable];
+    let next = 0;
+    const sink: LogSink = { write: () => undefined, whenDurable: () => Promise.reject(failures[next++]) };
+    const started: string[] = [];
+    const tool = defineTool({
+      name: 'bash',
+      input: z.object({}),
+      execute: (_a, exec) => {
+        started.push(exec.callId);
+        return 'ran';
+      },
+    });
+    const rt = createRuntime({ tools: [tool], log: createMemoryLog({ sink }) });
+    for (const callId of ['x', 'y', 'z']) {
+      const r = await rt.runCall({ callId, toolName: 'bash', input: {} }).result;
+      expect(r.error?.code, callId).toBe(ErrorCode.ABORTED_BEFORE_DISPATCH);
+      expect(r.content).toMatch(/could not make this call's tool\/call durable/);
+      expect(r.content).not.toContain('\u001b');
+    }
+    expect(started).toEqual([]);
+  });
+
   it('the in-memory log is durable at once: a body runs without waiting for a commit', async () => {
     const rt = createRuntime({ tools: [defineTool({ name: 'now', input: z.object({}), execute: () => 'ran' })] });
     expect(rt.log.whenDurable).toBeUndefined();

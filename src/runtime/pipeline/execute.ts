@@ -143,7 +143,8 @@ const notDurable = (e: unknown): ExecOutcome => ({
   ok: false,
   error: errorInfo(
     ErrorCode.ABORTED_BEFORE_DISPATCH,
-    `the session log could not make this call's tool/call durable, so it did not run: ${e instanceof Error ? e.message : String(e)}`,
+    // What the log port failed with is the port's (a user's sink): read safely, made visible.
+    `the session log could not make this call's tool/call durable, so it did not run: ${thrownMessage(e)}`,
   ),
 });
 
