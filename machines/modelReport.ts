@@ -4,7 +4,7 @@
  */
 import type { LanguageModelV3Usage, SharedV3ProviderMetadata, SharedV3Warning } from '@ai-sdk/provider';
 import { addTokenUsage, tokenUsageOf, type TokenUsage } from '../src/protocol/index.js';
-import type { LogPort } from './scheduler.js';
+import type { LogPort } from './commitGate.js';
 
 /** One `warning` event (code `MODEL_WARNING`) per provider warning: unsupported settings, clamped limits. */
 export function logModelWarnings(log: LogPort, turnId: string, stepIndex: number, warnings: readonly SharedV3Warning[]): void {

@@ -16,8 +16,6 @@ import type { CallStages } from './callStages.js';
 import { allCommitted, emptyGate, GateEdit, logCall, logResult, type BatchEntry, type CommitGate, type EntryStatus, type LogPort } from './commitGate.js';
 import { releaseStoppedCall, toolCallMachine, type ToolCallInput } from './toolCall.js';
 
-export type { LogPort } from './commitGate.js';
-
 /** One step's calls to run: the pipeline, the log, and the calls known up front. */
 export interface SchedulerInput {
   readonly pipeline: CallStages;

@@ -8,10 +8,11 @@ import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Promp
 import { assertEvent, assign, enqueueActions, setup } from 'xstate';
 import type { RequestErrorKind, TokenUsage, ToolCallRequest } from '../src/protocol/index.js';
 import type { CallStages } from './callStages.js';
+import type { LogPort } from './commitGate.js';
 import type { ModelCallOptions } from './modelCallOptions.js';
 import { logModelWarnings, logReasoningEnd, stepUsageAfter } from './modelReport.js';
 import { modelStreamLogic, type ModelStreamEvent } from './modelStream.js';
-import { schedulerMachine, type LogPort, type SchedulerOutput } from './scheduler.js';
+import { schedulerMachine, type SchedulerOutput } from './scheduler.js';
 import type { ReadyToolCall } from './toolInputTracker.js';
 
 /** What the retry policy decided about one failed model request. */

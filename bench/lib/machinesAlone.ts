@@ -11,7 +11,8 @@
  */
 import { createActor, toPromise } from 'xstate';
 import type { CallStages, PreparedCall, ResultDraft } from '../../machines/callStages.js';
-import { schedulerMachine, type LogPort } from '../../machines/scheduler.js';
+import type { LogPort } from '../../machines/commitGate.js';
+import { schedulerMachine } from '../../machines/scheduler.js';
 import type { ToolCallRequest, ToolResult } from '../../src/protocol/index.js';
 
 const SKIP_POST = Object.freeze({ kind: 'skip' as const });

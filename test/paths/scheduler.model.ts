@@ -11,7 +11,8 @@
  */
 import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import type { CallStages } from '../../machines/callStages.js';
-import { schedulerMachine, type LogPort, type SchedulerContext, type SchedulerInput } from '../../machines/scheduler.js';
+import type { LogPort } from '../../machines/commitGate.js';
+import { schedulerMachine, type SchedulerContext, type SchedulerInput } from '../../machines/scheduler.js';
 import { ErrorCode, errorNameFor, type NewLogEvent, type ToolCallRequest, type ToolResult } from '../../src/protocol/index.js';
 import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from '../../src/testing/paths/planner.js';
 

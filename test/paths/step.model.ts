@@ -9,7 +9,7 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import { stepMachine, type StepDeps, type StepInput } from '../../machines/step.js';
-import type { LogPort } from '../../machines/scheduler.js';
+import type { LogPort } from '../../machines/commitGate.js';
 import type { NewLogEvent } from '../../src/protocol/index.js';
 import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from '../../src/testing/paths/planner.js';
 import { scriptedSchedulerPipeline } from './scheduler.model.js';

@@ -10,7 +10,7 @@ import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { getNextTransitions, type AnyEventObject, type AnyMachineSnapshot } from 'xstate';
 import type { StepOutput } from '../../machines/step.js';
 import { turnMachine, type TurnInput } from '../../machines/turn.js';
-import type { LogPort } from '../../machines/scheduler.js';
+import type { LogPort } from '../../machines/commitGate.js';
 import type { NewLogEvent } from '../../src/protocol/index.js';
 import { enumerateConfigs, exploreGraph, planPaths, type Dimensions, type GraphModel, type Plan } from '../../src/testing/paths/planner.js';
 import { scriptedSchedulerPipeline } from './scheduler.model.js';

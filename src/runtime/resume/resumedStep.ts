@@ -19,7 +19,7 @@
  */
 import type { LanguageModelV3, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import type { CallStages, PrepareOutcome, PreparedCall } from '../../../machines/callStages.js';
-import type { LogPort } from '../../../machines/scheduler.js';
+import type { LogPort } from '../../../machines/commitGate.js';
 import { ErrorCode, errorNameFor, type LogEvent, type NewLogEvent, type ToolResult } from '../../protocol/index.js';
 import { deepFreeze } from '../args.js';
 import type { PendingSuspension, SuspendedStepCall } from './pendingSuspension.js';

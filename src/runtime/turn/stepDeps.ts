@@ -12,7 +12,7 @@ import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3Promp
 import * as z from 'zod';
 import type { CallStages } from '../../../machines/callStages.js';
 import { mergeModelCallOptions, type ModelCallOptions } from '../../../machines/modelCallOptions.js';
-import type { LogPort } from '../../../machines/scheduler.js';
+import type { LogPort } from '../../../machines/commitGate.js';
 import type { RequestErrorDecision, StepDeps } from '../../../machines/step.js';
 import type { AnyTool } from '../defineTool.js';
 import { fitBeforeRequest } from '../context/fitContext.js';
