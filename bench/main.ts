@@ -127,9 +127,10 @@ export async function main(argv: readonly string[]): Promise<void> {
   }
   if (want('coldStart')) {
     log('cold start of the built `dsh --version`, and of `dsh run` to its first model request');
-    // Compiled: the bench's own build of the CLI (the same tsc output as dist/); with --tsx: dist/.
-    const bin = compiled ? join(here, '..', 'src', 'cli', 'bin.js') : join(root, 'dist', 'src', 'cli', 'bin.js');
-    const r = runColdStart({ quick, bin, binLabel: compiled ? 'bench/.build/src/cli/bin.js' : 'dist/src/cli/bin.js' });
+    // Compiled: the bench's own build of the CLI, bundled as `npm run build` bundles dist/cli/
+    // (scripts/bundleCli.ts); with --tsx: dist/cli/ itself.
+    const bin = compiled ? join(here, '..', 'cli', 'bin.js') : join(root, 'dist', 'cli', 'bin.js');
+    const r = runColdStart({ quick, bin, binLabel: compiled ? 'bench/.build/cli/bin.js' : 'dist/cli/bin.js' });
     if ('result' in r) {
       results.coldStart = r.result;
       notes.coldStart = r.detail;

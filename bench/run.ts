@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildForBench } from './lib/build.js';
+import { bundleCli } from '../scripts/bundleCli.js';
 
 const args = process.argv.slice(2);
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -20,6 +21,8 @@ if (args.includes('--tsx')) {
   await main(args);
 } else {
   const out = buildForBench(root);
+  // The `dsh` command as it ships (dist/cli/): the compiled CLI bundled, for the cold start rows.
+  await bundleCli(out);
   const child = spawnSync(process.execPath, ['--expose-gc', join(out, 'bench', 'main.js'), ...args], { stdio: 'inherit' });
   process.exitCode = child.status ?? 1;
 }

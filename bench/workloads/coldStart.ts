@@ -45,7 +45,7 @@ function spawnMs(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEn
   return ms;
 }
 
-/** `bin`: the compiled `dsh` entry (bench/.build/src/cli/bin.js or dist/src/cli/bin.js). */
+/** `bin`: the `dsh` command as it ships, bundled (bench/.build/cli/bin.js, or dist/cli/bin.js with --tsx). */
 export function runColdStart(options: { quick: boolean; bin: string; binLabel: string }): { result: ColdStartResult; detail: ColdStartDetail } | { notMeasured: string } {
   if (!existsSync(options.bin)) return { notMeasured: `no built bin at ${options.binLabel} (npm run build)` };
   const reps = options.quick ? 7 : 21;

@@ -92,12 +92,12 @@ afterAll(() => {
 }, HANG);
 
 describe('the packed tarball', () => {
-  it('ships the build, the diagrams (dsh inspect shows them), the README, the docs pages and package.json only: no sources, tests, bench or CI files', async () => {
+  it('ships the build, the bundled command, the diagrams (dsh inspect shows them), the README, the docs pages and package.json only: no sources, tests, bench or CI files', async () => {
     const files = ok(await run('tar', ['-tzf', tarball], work), 'tar').out.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
     const diagrams = readdirSync(join(root, 'visualizations')).filter((f) => f.endsWith('.svg')).map((f) => `visualizations/${f}`);
     const docs = [...readdirSync(join(root, 'docs')).filter((f) => /\.(md|png)$/.test(f)), 'hooks.schema.json', 'protocol.schema.json'].map((f) => `docs/${f}`);
-    expect(files.filter((f) => !/^dist\/(src|machines)\/.+\.(js|d\.ts)$/.test(f)).sort()).toEqual(['README.md', ...docs, 'package.json', ...diagrams].sort());
-    for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/protocol.js', 'dist/src/protocol.d.ts', 'dist/src/view.js', 'dist/src/view.d.ts', 'dist/src/inspection.js', 'dist/src/inspection.d.ts', 'dist/src/store.js', 'dist/src/store.d.ts', 'dist/src/policies.js', 'dist/src/policies.d.ts', 'dist/src/telemetry.js', 'dist/src/telemetry.d.ts', 'dist/src/react/index.js', 'dist/src/react/index.d.ts', 'dist/src/server/index.js', 'dist/src/server/index.d.ts', 'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/src/cli/bin.js']) {
+    expect(files.filter((f) => !/^dist\/(src|machines)\/.+\.(js|d\.ts)$/.test(f) && !/^dist\/cli\/[^/]+\.js$/.test(f)).sort()).toEqual(['README.md', ...docs, 'package.json', ...diagrams].sort());
+    for (const entry of ['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/node.js', 'dist/src/node.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts', 'dist/src/protocol.js', 'dist/src/protocol.d.ts', 'dist/src/view.js', 'dist/src/view.d.ts', 'dist/src/inspection.js', 'dist/src/inspection.d.ts', 'dist/src/store.js', 'dist/src/store.d.ts', 'dist/src/policies.js', 'dist/src/policies.d.ts', 'dist/src/telemetry.js', 'dist/src/telemetry.d.ts', 'dist/src/react/index.js', 'dist/src/react/index.d.ts', 'dist/src/server/index.js', 'dist/src/server/index.d.ts', 'dist/src/client/index.js', 'dist/src/client/index.d.ts', 'dist/cli/bin.js']) {
       expect(files).toContain(entry);
     }
     expect(files.some((f) => /(^|\/)test\/|\.test\.|^bench\/|^\.ci\/|tsx/.test(f))).toBe(false);
