@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { availableParallelism, loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { renderTable, type Notes, type Results } from './lib/report.js';
 import { hasGc, round } from './lib/stats.js';
 import { runW1 } from './workloads/w1.js';
@@ -21,6 +21,7 @@ import { runBashStart } from './workloads/bashStart.js';
 import { runViewScale } from './workloads/viewScale.js';
 import { runWire } from './workloads/wire.js';
 import { runExploreBench } from './workloads/explore.js';
+import { runWhereTimeGoes } from './workloads/whereTimeGoes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const compiled = import.meta.url.endsWith('.js');
@@ -76,6 +77,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     wire: null,
     explore: null,
     bundle: null,
+    profile: null,
   };
   // How quiet the machine was: the 1-minute load average when the run started, and the cores it has.
   const notes: Notes = { mode: compiled ? 'compiled (tsc transpile, bench/.build)' : 'tsx (sources, esbuild keepNames)', quiet: { load1: loadavg()[0]!, cores: availableParallelism() } };
@@ -85,6 +87,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     const { result, detail } = await runW1({ quick, log });
     results.w1 = result;
     notes.w1 = detail;
+  }
+  if (want('profile')) {
+    log('where W1\'s time goes at N=64: a sampled CPU profile of dsh, its machines alone, and dsh with telemetry on');
+    // The directory whose machines/ and src/ run: bench/.build/ compiled, the repository with --tsx.
+    results.profile = await runWhereTimeGoes({ quick, base: pathToFileURL(join(here, '..')).href + '/' });
   }
   if (want('w2')) {
     log('W2 parallel efficiency');

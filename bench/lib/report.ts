@@ -11,6 +11,7 @@ import type { BashStartResult } from '../workloads/bashStart.js';
 import { VIEW_SCALE_TARGET, type ViewScaleResult } from '../workloads/viewScale.js';
 import type { ExploreBenchResult } from '../workloads/explore.js';
 import type { WireResult } from '../workloads/wire.js';
+import { AREA_LABELS, AREAS, type ProfiledSide, type WhereTimeGoesResult } from '../workloads/whereTimeGoes.js';
 
 export interface Results {
   node: string;
@@ -38,6 +39,8 @@ export interface Results {
   explore?: ExploreBenchResult | null;
   /** The session wire protocol: SSE fan-out, latency, idle connections (issue 34; absent in results from before it was measured). */
   wire?: WireResult | null;
+  /** Where W1's time goes at N=64, from a sampled CPU profile (issue 33 item 7; absent in results from before it was measured). */
+  profile?: WhereTimeGoesResult | null;
 }
 
 /** What the table shows besides results.json: the floor's side of W2/W4, sample counts, mode. */
@@ -256,6 +259,7 @@ export function renderTable(r: Results, notes: Notes): string {
     }
   }
   rows.push(...storeRows(r.store, notes.store, f));
+  if (r.profile) rows.push(...profileRows(r.profile));
   const head = ['workload', 'measure', 'dsh', 'target', 'holds', 'reference / detail'];
   const lines = [
     `dsh bench — node ${r.node}, ${r.date}, ${r.quick ? '**quick** run' : 'full run'}, ${notes.mode}${notes.seconds ? `, ${notes.seconds.toFixed(0)} s` : ''}${notes.quiet ? `, load ${notes.quiet.load1.toFixed(2)} on ${notes.quiet.cores} cores at the start` : ''}`,
@@ -278,4 +282,36 @@ export function renderTable(r: Results, notes: Notes): string {
     );
   }
   return lines.join('\n');
+}
+
+/** A side's split: its areas, largest first, with their share. */
+function split(side: ProfiledSide): string {
+  return [...AREAS]
+    .filter((a) => side.usPerCall[a] >= 0.05)
+    .sort((a, b) => side.usPerCall[b] - side.usPerCall[a])
+    .map((a) => `${AREA_LABELS[a]} ${f(side.usPerCall[a])} µs (${f((100 * side.usPerCall[a]) / side.totalUsPerCall, 0)} %)`)
+    .join('; ');
+}
+
+/** What `b` adds to `a`, by area, largest first. */
+function added(a: ProfiledSide, b: ProfiledSide): string {
+  return [...AREAS]
+    .map((x) => [x, b.usPerCall[x] - a.usPerCall[x]] as const)
+    .filter(([, d]) => Math.abs(d) >= 0.05)
+    .sort((x, y) => y[1] - x[1])
+    .map(([x, d]) => `${AREA_LABELS[x]} ${d >= 0 ? '+' : '−'}${f(Math.abs(d))}`)
+    .join('; ');
+}
+
+function profileRows(p: WhereTimeGoesResult): string[][] {
+  const how = `sampled CPU µs of ${p.turns} W1 turns ÷ (turns × ${p.n}), by area`;
+  const us = (side: ProfiledSide) => `**${f(side.totalUsPerCall)} µs**`;
+  const diff = (a: ProfiledSide, b: ProfiledSide) => `${b.totalUsPerCall >= a.totalUsPerCall ? '+' : '−'}${f(Math.abs(b.totalUsPerCall - a.totalUsPerCall))} µs`;
+  return [
+    ['profile N=64', `where dsh's time per call goes (${how})`, us(p.dsh), '—', '', split(p.dsh)],
+    ['profile N=64', "the same for dsh's machines alone, every stage stubbed (the reference of `w1.n64.machinesRatio`)", us(p.machines), '—', '', split(p.machines)],
+    ['profile N=64', 'what dsh adds to its machines alone, by area (dsh − machines alone)', diff(p.machines, p.dsh), '—', '', added(p.machines, p.dsh)],
+    ['profile N=64', 'where the time goes with OpenTelemetry on (the SDK, as the telemetry row)', us(p.telemetry), '—', '', split(p.telemetry)],
+    ['profile N=64', 'what telemetry on adds, by area (telemetry on − off)', diff(p.dsh, p.telemetry), '—', '', added(p.dsh, p.telemetry)],
+  ];
 }
