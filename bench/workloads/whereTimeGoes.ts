@@ -4,7 +4,8 @@
  * `node:inspector`, over W1 turns at N=64 (bench/lib/fixtures.ts) run three ways one after the
  * other: dsh; its machines alone (bench/lib/machinesAlone.ts: the scheduler and one toolCall actor
  * per call, every stage stubbed); dsh with OpenTelemetry on (the SDK, as W1's telemetry row sets it
- * up). Each sample's self time is charged to what was running ({@link AREAS}) and shown per call:
+ * up). Each sample's self time is charged to what was running ({@link AREAS}: zod apart, as the
+ * validation of every call's arguments runs in it) and shown per call:
  * sampled CPU of all the turns ÷ (turns × N), so a turn's fixed cost (its steps, its runtime) is
  * spread over its calls as in W1's µs per call.
  *
@@ -17,7 +18,7 @@ import { machineRequests, machinesAloneBatch } from '../lib/machinesAlone.js';
 import { sdkTelemetry } from '../lib/telemetry.js';
 
 /** What a sample's self time is charged to. */
-export const AREAS = ['xstate', 'gc', 'machines', 'dsh', 'telemetry', 'otel', 'node', 'other'] as const;
+export const AREAS = ['xstate', 'gc', 'machines', 'dsh', 'telemetry', 'zod', 'otel', 'node', 'other'] as const;
 export type Area = (typeof AREAS)[number];
 
 /** How the table names each area. */
@@ -28,6 +29,7 @@ export const AREA_LABELS: Record<Area, string> = {
   // src/ but its telemetry: the runtime, its log, the pipeline, the scripted model the turn reads.
   dsh: 'dsh src/',
   telemetry: 'dsh src/runtime/telemetry/',
+  zod: 'zod',
   otel: '@opentelemetry/*',
   node: 'Node internals',
   // The bench harness (bench/), other packages, V8 outside JavaScript (`(program)`).
@@ -63,6 +65,7 @@ interface CpuProfile {
 export function areaOf(url: string, functionName: string, base: string): Area {
   if (!url) return functionName === '(garbage collector)' ? 'gc' : 'other';
   if (url.includes('/node_modules/xstate/')) return 'xstate';
+  if (url.includes('/node_modules/zod/')) return 'zod';
   if (url.includes('/node_modules/@opentelemetry/')) return 'otel';
   if (url.startsWith('node:')) return 'node';
   if (url.includes('/node_modules/') || !url.startsWith(base)) return 'other';
