@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * The `dsh` executable (compiled to dist/src/cli/bin.js, then bundled into package.json's `bin`,
- * dist/cli/bin.js, by scripts/bundleCli.ts): runs main.ts on the process's arguments. `dsh --version` alone is answered before main.ts and its commands load.
+ * dist/cli/bin.js, by scripts/bundleCli.ts): runs main.ts on the process's arguments.
+ * `dsh --version` alone is answered before main.ts and its commands load.
  */
 const argv = process.argv.slice(2);
 

@@ -1,7 +1,7 @@
 /**
  * `runtime.runCall`: one call outside any turn, through the same pipeline and the same call/result
- * pairing (`logCall` / `logResult`, machines/commitGate.ts) as a step's calls: its `tool/call` is appended before it can run,
- * its `tool/result` once it settled. Browser-safe.
+ * pairing (`logCall` / `logResult`, machines/commitGate.ts) as a step's calls: its `tool/call` is
+ * appended before it can run, its `tool/result` once it settled. Browser-safe.
  */
 import { createActor, toPromise } from 'xstate';
 import { logCall, logResult, type LogPort } from '../../machines/commitGate.js';

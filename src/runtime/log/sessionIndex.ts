@@ -39,7 +39,8 @@ export interface OpenWork {
   turns: Array<{ turnId: string; steps: number }>;
 }
 
-const stepKey = (turnId: string, stepIndex: number) => `${turnId}\u0000${stepIndex}`;
+/** A step's key in maps of steps: its turn and its index. */
+export const stepKey = (turnId: string, stepIndex: number) => `${turnId}\u0000${stepIndex}`;
 /** Where a call is: its turn, step and id (as the approval stage matches them). */
 const placeKey = (e: { turnId?: string; stepIndex?: number; callId: string }) => `${e.turnId ?? ''}\u0000${e.stepIndex ?? ''}\u0000${e.callId}`;
 

@@ -12,6 +12,7 @@
  * memory of steps it found not open, so a long-lived session does not grow per turn. Browser-safe.
  */
 import type { NewLogEvent } from '../../protocol/index.js';
+import { stepKey } from './sessionIndex.js';
 import type { SessionLog } from './sessionLog.js';
 
 /** The warning code that replaces an event which arrived after its step was closed. */
@@ -29,7 +30,7 @@ export function createStepRoutedLog(log: SessionLog): SessionLog {
 
   /** True when the log shows this step ended: a backwards look over what it has not seen yet, then remembered. */
   const hasEnded = (turnId: string, stepIndex: number): boolean => {
-    const k = `${turnId}\u0000${stepIndex}`;
+    const k = stepKey(turnId, stepIndex);
     const memo = known.get(k);
     if (memo?.ended) return true;
     let ended = false;
